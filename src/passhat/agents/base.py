@@ -1,0 +1,49 @@
+"""What an agent under test is to the orchestrator: given the conversation so far, its next turn."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from typing import Any, Protocol
+
+from passhat.domains.model import Domain, Task
+from passhat.trajectory import Event
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolCall:
+    """A tool call as the agent asked for it. ``arguments`` is a str when the model sent invalid JSON."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] | str
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentTurn:
+    """Text for the customer, tool calls, or both. Tool calls run before the customer sees the text."""
+
+    text: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentSetup:
+    """Everything an agent may know at the start of a trial.
+
+    ``task`` is there for the reference agents, which play a known plan; agents under test must not
+    read it. ``db`` is a read-only use for wording proposals (reference agents only).
+    """
+
+    domain: Domain
+    task: Task
+    tool_schemas: list[dict[str, Any]]
+    policy: str
+    rng: random.Random
+    db: Any
+
+
+class Agent(Protocol):
+    async def act(self, events: list[Event]) -> AgentTurn:
+        """The next turn, given every event so far (messages and tool results)."""
+        ...

@@ -1,0 +1,57 @@
+"""Plain-language conventions shared by simulated customers, reference agents and graders.
+
+Customers and agents talk in words only, so "did the customer say yes?" and "was this fact said?" are
+questions about text. Keeping the answers in one place means the graders judge exactly the wording
+the simulators produce, and a real model's wording by the same rules.
+"""
+
+from __future__ import annotations
+
+import re
+
+_YES = re.compile(
+    r"^\W*(yes|yeah|yep|yup|sure|correct|confirm(ed)?|i confirm|go ahead|please do|please proceed|"
+    r"proceed|ok(ay)?|do it|that'?s (right|correct)|sounds good|absolutely|definitely)\b",
+    re.I,
+)
+_NEGATION = re.compile(r"\b(no|not|don'?t|do not|never|wait|stop|hold on|cancel that|wrong)\b", re.I)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+def is_affirmative(text: str) -> bool:
+    """An explicit yes: opens with a word of assent and takes nothing back."""
+    return bool(_YES.match(text)) and not _NEGATION.search(text)
+
+
+def emails_in(text: str) -> list[str]:
+    return _EMAIL.findall(text)
+
+
+def numbers_in(text: str) -> list[float]:
+    out = []
+    for token in _NUMBER.findall(text):
+        try:
+            out.append(float(token.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def fact_said(fact: str, text: str) -> bool:
+    """Whether ``fact`` appears in ``text``: numbers by value ("$1,204.50" says 1204.5), words by case."""
+    cleaned = fact.strip().lstrip("$")
+    try:
+        value = float(cleaned.replace(",", ""))
+    except ValueError:
+        return cleaned.lower() in text.lower()
+    return any(abs(value - n) < 0.005 for n in numbers_in(text))
+
+
+def mentions(text: str, value: object) -> bool:
+    """Whether a call's argument value is named in a message (ids, zips, amounts)."""
+    if isinstance(value, (list, tuple)):
+        return all(mentions(text, v) for v in value)
+    if isinstance(value, (int, float)):
+        return fact_said(str(value), text)
+    return str(value).lower() in text.lower()

@@ -1,0 +1,46 @@
+"""The domain registry and the loader of task files."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from passhat.domains.model import Domain, Task
+from passhat.errors import UserError
+
+_BUILT_IN = ("retail",)
+
+
+def domain_names() -> list[str]:
+    return list(_BUILT_IN)
+
+
+def load_domain(name: str) -> Domain:
+    """The domain called ``name``; its module exposes ``DOMAIN``. Loaded once per process."""
+    if name not in _BUILT_IN:
+        raise UserError(f"unknown domain {name!r} (--domain): the domains are {', '.join(_BUILT_IN)}.")
+    return importlib.import_module(f"passhat.domains.{name}").DOMAIN
+
+
+def load_task_files(folder: Path) -> list[Task]:
+    """Every ``*.yaml`` task in ``folder``, sorted by id; a broken file is a UserError naming it."""
+    tasks: dict[str, Task] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        try:
+            raw = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            raise UserError(f"task file {path} is not valid YAML: {exc}") from None
+        try:
+            task = Task.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+            )
+            raise UserError(f"task file {path} is invalid: {problems}.") from None
+        if task.id in tasks:
+            raise UserError(f"task file {path} repeats the task id {task.id!r}; task ids must be unique.")
+        tasks[task.id] = task
+    return sorted(tasks.values(), key=lambda t: t.id)

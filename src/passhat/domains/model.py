@@ -1,0 +1,156 @@
+"""The shape of a domain and of its tasks.
+
+A task file is a boundary (people write them by hand), so tasks are pydantic models with
+``extra="forbid"``: a misspelt field is an error naming the file and the field, not a silent default.
+A domain is a plain dataclass of data and small functions; the engine only ever talks to this.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Action(_Strict):
+    """One tool call with its arguments: a ground-truth write, a lookup, or a forbidden request."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Identity(_Strict):
+    """Who the customer is and which identifying facts they can give the agent."""
+
+    customer_id: str
+    first_name: str
+    last_name: str
+    zip: str
+    email: str | None = None  # None: the customer does not remember it and must use name + zip
+
+
+class ItemRef(_Strict):
+    """An item as the customer knows it: its id (which they may read out) and how they describe it."""
+
+    item_id: str
+    description: str
+
+
+Outcome = Literal["done", "refused", "answered", "transferred"]
+
+
+class Goal(_Strict):
+    """One thing the customer wants, stated in order.
+
+    ``outcome`` says what a correct agent does: carry out ``actions`` (done), decline because the
+    policy forbids ``forbidden`` (refused), answer with the ``tell`` facts (answered), or hand the
+    customer to a human (transferred, with the transfer among ``actions``).
+    """
+
+    kind: str
+    request: list[str] = Field(min_length=1)  # alternative first-person phrasings
+    outcome: Outcome
+    order_id: str | None = None
+    knows_order_id: bool = True
+    order_hint: str | None = None  # how the customer describes the order when they lack its id
+    items: list[ItemRef] = Field(default_factory=list)
+    new_items: list[ItemRef] = Field(default_factory=list)
+    payment: str | None = None  # how the customer names the payment method they want used
+    address: dict[str, str] | None = None
+    reason: str | None = None
+    actions: list[Action] = Field(default_factory=list)
+    lookups: list[Action] = Field(default_factory=list)  # reads an answer needs beyond the domain's own
+    forbidden: list[Action] = Field(default_factory=list)
+    tell: list[str] = Field(default_factory=list)
+    explanation: str | None = None  # why the request is refused, in the agent's words
+
+    @model_validator(mode="after")
+    def _outcome_fits(self) -> Goal:
+        if self.outcome == "done" and not self.actions:
+            raise ValueError("a goal with outcome 'done' needs at least one action")
+        if self.outcome == "refused" and (self.actions or not self.forbidden):
+            raise ValueError("a refused goal has no actions and names the forbidden call(s)")
+        if self.outcome == "answered" and (self.actions or not self.tell):
+            raise ValueError("an answered goal has no actions and at least one 'tell' fact")
+        if not self.knows_order_id and self.order_id and not self.order_hint:
+            raise ValueError("a customer without the order id needs an 'order_hint'")
+        return self
+
+
+class Task(_Strict):
+    id: str
+    summary: str
+    tags: list[str] = Field(default_factory=list)
+    customer: Identity
+    instruction: str  # the whole scenario in words, for LLM customers
+    preferences: dict[str, str] = Field(default_factory=dict)
+    goals: list[Goal] = Field(min_length=1)
+
+    @cached_property
+    def actions(self) -> list[Action]:
+        """The ground-truth calls, in order: the unique correct outcome is replaying these."""
+        return [a for g in self.goals for a in g.actions]
+
+    @cached_property
+    def outputs(self) -> list[str]:
+        """Facts the agent must tell the customer."""
+        return [fact for g in self.goals for fact in g.tell]
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """A tool call as rules see it: the proposed call, or an earlier one with its result."""
+
+    name: str
+    args: dict[str, Any]
+    result: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A machine-checkable clause of the written policy.
+
+    ``check(db, call, history)`` runs *before* the call executes, against the backend as it is then,
+    and returns the reason the call breaks the rule, or None. ``history`` holds the trial's earlier
+    calls with their results (for rules such as "authenticate first").
+    """
+
+    id: str
+    description: str
+    tools: tuple[str, ...]
+    check: Callable[[sqlite3.Connection, Call, list[Call]], str | None]
+
+
+@dataclasses.dataclass(frozen=True, eq=False)  # identity-hashed: cached per process
+class Domain:
+    """A customer-service world. Everything the engine needs from a domain is named here."""
+
+    name: str
+    description: str
+    schema_sql: str
+    generate: Callable[[sqlite3.Connection, int], None]  # fills a fresh schema, deterministically
+    data_seed: int
+    tools: tuple[Callable[..., Any], ...]
+    policy: str
+    rules: tuple[Rule, ...]
+    load_tasks: Callable[[], list[Task]]
+    # Conversation helpers, so the engine's scripted customer and reference agent stay domain-free:
+    id_pattern: str  # regex matching entity ids written in text (orders, items, payment methods)
+    proposal_keywords: dict[str, tuple[str, ...]]  # goal kind -> words a proposal for it must use
+    describe_action: Callable[[sqlite3.Connection, Action], str]  # a proposal's wording for a call
+    lookups: Callable[[sqlite3.Connection, Action], list[Action]]  # reads a careful agent makes first
+    authenticate: Callable[[Identity, str], Action | None]  # the lookup call the customer's words allow
+    near_misses: Callable[[sqlite3.Connection, Action], list[tuple[str, Action]]]  # (label, call)
+    ignored_columns: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+
+    @cached_property
+    def tasks(self) -> dict[str, Task]:
+        return {t.id: t for t in self.load_tasks()}

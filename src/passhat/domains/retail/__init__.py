@@ -1,0 +1,32 @@
+"""The retail domain: an online shop's customers, orders, returns and exchanges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from passhat.domains import load_task_files
+from passhat.domains.model import Domain
+from passhat.domains.retail import conversation, data
+from passhat.domains.retail.rules import RULES
+from passhat.domains.retail.tools import TOOLS
+
+_HERE = Path(__file__).parent
+
+DOMAIN = Domain(
+    name="retail",
+    description="An online shop: customers look up, cancel and change orders, and return or exchange delivered items.",
+    schema_sql=(_HERE / "schema.sql").read_text(encoding="utf-8"),
+    generate=data.generate,
+    data_seed=20240917,
+    tools=TOOLS,
+    policy=(_HERE / "policy.md").read_text(encoding="utf-8"),
+    rules=RULES,
+    load_tasks=lambda: load_task_files(_HERE / "tasks"),
+    id_pattern=conversation.ID_PATTERN,
+    proposal_keywords=conversation.PROPOSAL_KEYWORDS,
+    describe_action=conversation.describe_action,
+    lookups=conversation.lookups,
+    authenticate=conversation.authenticate,
+    near_misses=conversation.near_misses,
+    ignored_columns={"handoffs": frozenset({"summary"})},  # free text written for a human, never compared
+)

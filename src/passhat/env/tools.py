@@ -1,0 +1,113 @@
+"""Typed tools: JSON schemas derived from signatures, validated arguments, and the result contract.
+
+Every call ends in exactly one of three shapes, so an agent can always tell them apart:
+
+- ``{"status": "ok", "data": ...}``                      the call worked (data may be a list or a dict)
+- ``{"status": "not_found", "found": false, "message": ...}``   it worked and found nothing
+- ``{"status": "error", "error": {"type", "message", "retryable"}}``  it could not be carried out
+
+An empty list never stands for a failed lookup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import sqlite3
+from collections.abc import Callable
+from typing import Any, Literal, get_type_hints
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from passhat.domains.toolkit import NotFound, ToolFailure, ToolMeta
+
+Status = Literal["ok", "not_found", "error"]
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolSpec:
+    name: str
+    fn: Callable[..., Any]
+    meta: ToolMeta
+    args_model: type[BaseModel]
+    schema: dict[str, Any]  # OpenAI-style function schema: name, description, parameters
+
+
+def ok(data: Any) -> dict[str, Any]:
+    return {"status": "ok", "data": data}
+
+
+def not_found(message: str) -> dict[str, Any]:
+    return {"status": "not_found", "found": False, "message": message}
+
+
+def error(type: str, message: str, retryable: bool = False) -> dict[str, Any]:
+    return {"status": "error", "error": {"type": type, "message": message, "retryable": retryable}}
+
+
+def status_of(result: dict[str, Any]) -> Status:
+    return result["status"]
+
+
+def spec_for(fn: Callable[..., Any]) -> ToolSpec:
+    """Build a tool's spec from its signature and docstring; the first parameter is the backend."""
+    meta: ToolMeta | None = getattr(fn, "__passhat_tool__", None)
+    if meta is None:
+        raise TypeError(f"{fn.__qualname__} is not marked with @tool")
+    hints = get_type_hints(fn)
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    doc = inspect.getdoc(fn) or ""
+    summary, arg_docs = _parse_doc(doc)
+    fields: dict[str, Any] = {}
+    for p in params:
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[p.name] = (hints[p.name], default)
+    model = create_model(  # type: ignore[call-overload]
+        f"{fn.__name__}_args", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    parameters = model.model_json_schema()
+    parameters.pop("title", None)
+    for name, prop in parameters.get("properties", {}).items():
+        prop.pop("title", None)
+        if name in arg_docs:
+            prop["description"] = arg_docs[name]
+    return ToolSpec(
+        name=fn.__name__,
+        fn=fn,
+        meta=meta,
+        args_model=model,
+        schema={"name": fn.__name__, "description": summary, "parameters": parameters},
+    )
+
+
+def _parse_doc(doc: str) -> tuple[str, dict[str, str]]:
+    """Split a Google-style docstring into its description and its ``Args:`` entries."""
+    head, _, args = doc.partition("\nArgs:\n")
+    entries = dict(re.findall(r"^\s+(\w+):\s*(.+)$", args, flags=re.M))
+    return head.strip(), entries
+
+
+def validate_args(spec: ToolSpec, args: Any) -> dict[str, Any] | dict[str, Any]:
+    """The call's arguments, checked and coerced; raises ToolFailure with a message a model can act on."""
+    if not isinstance(args, dict):
+        raise ToolFailure("invalid_arguments", f"arguments for {spec.name} must be a JSON object")
+    try:
+        return spec.args_model.model_validate(args).model_dump()
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
+        raise ToolFailure("invalid_arguments", f"invalid arguments for {spec.name}: {problems}") from None
+
+
+def invoke(spec: ToolSpec, db: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+    """Run a tool whose arguments are already valid, inside one transaction, as a three-shape result.
+
+    A tool that fails leaves the backend as it found it: the transaction rolls back.
+    """
+    try:
+        with db:
+            return ok(spec.fn(db, **args))
+    except NotFound as exc:
+        return not_found(str(exc))
+    except ToolFailure as exc:
+        return error(exc.type, exc.message, exc.retryable)

@@ -1,0 +1,99 @@
+"""Proving a task: its ground truth earns reward 1, and every near miss of it earns 0 for the right reason.
+
+This is what makes "exactly one correct outcome" a checked property rather than a hope. Each case is a
+synthetic conversation — the customer identifies themselves, each write is proposed in the domain's
+own words and confirmed — replayed on a fresh backend and graded like any trial.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from passhat.domains.model import Action, Domain, Task
+from passhat.env import Environment
+from passhat.grade.expected import ground_truth_calls, identity_text
+from passhat.grade.graders import Grade, Mode, grade_trial
+from passhat.trajectory import Event
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    label: str
+    writes: list[Action]
+    confirm: bool = True
+    tell_facts: bool = True
+    expect: str | None = None  # the failure signature it must get; None: it must pass
+    mode: Mode = "strict"
+
+
+@dataclasses.dataclass(frozen=True)
+class CaseResult:
+    case: Case
+    grade: Grade
+
+    @property
+    def holds(self) -> bool:
+        wanted = 1 if self.case.expect is None else 0
+        return self.grade.reward == wanted and self.grade.signature == self.case.expect
+
+
+def replay_case(domain: Domain, task: Task, case: Case) -> Grade:
+    """Play a synthetic conversation that makes ``case.writes`` and grade it."""
+    env = Environment(domain)
+    try:
+        events = [Event("user", identity_text(task.customer) + ". " + task.goals[0].request[0])]
+        auth = ground_truth_calls(domain, task)[0]
+        events.append(_tool_event(env, auth))
+        planned = [r for a in task.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
+        events.extend(_tool_event(env, read) for read in planned)
+        for action in case.writes:
+            events.extend(_tool_event(env, read) for read in domain.lookups(env.db, action))
+            if case.confirm:
+                events.append(Event("agent", f"I can {domain.describe_action(env.db, action)}. Shall I go ahead?"))
+                events.append(Event("user", "Yes, please go ahead."))
+            events.append(_tool_event(env, action))
+        facts = "; ".join(task.outputs) if case.tell_facts else ""
+        events.append(Event("agent", f"All done. {facts} Anything else?"))
+        events += [Event("user", "No, that's all. Thanks!"), Event("end", "satisfied")]
+        return grade_trial(domain, task, env, events, case.mode)
+    finally:
+        env.close()
+
+
+def _tool_event(env: Environment, action: Action) -> Event:
+    ex = env.execute(action.tool, dict(action.args))
+    violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
+    return Event("tool", call_id=None, name=ex.name, args=ex.args, result=ex.result, violations=violations)
+
+
+def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
+    """The ground truth and the perturbations that apply to this task."""
+    writes = list(task.actions)
+    cases = [Case("ground truth", writes), Case("ground truth (tau mode)", writes, mode="tau")]
+    for i, action in enumerate(writes):
+        for label, miss in domain.near_misses(env.db, action):
+            expect = {"wrong_order": "wrong_entity_write", "wrong_item": "wrong_arguments"}.get(label)
+            if expect:
+                cases.append(Case(f"{label} in write {i + 1}", writes[:i] + [miss] + writes[i + 1 :], expect=expect, mode="tau"))
+    if writes:
+        cases.append(Case("missing last write", writes[:-1], expect="partial_resolution" if len(writes) > 1 else "no_write", mode="tau"))
+        if any(env.tools[a.tool].meta.needs_confirmation for a in writes):
+            cases.append(Case("unconfirmed writes", writes, confirm=False, expect="unconfirmed_write"))
+        extra = next((m for a in writes for label, m in domain.near_misses(env.db, a) if label == "wrong_order"), None)
+        if extra is not None:
+            cases.append(Case("extra write", writes + [extra], expect="extra_write", mode="tau"))
+    for goal in task.goals:
+        for forbidden in goal.forbidden:
+            cases.append(Case(f"forbidden {forbidden.tool}", writes + [forbidden], expect="policy_violation"))
+    if task.outputs:
+        cases.append(Case("facts not told", writes, tell_facts=False, expect="missing_output"))
+    return cases
+
+
+def check_task(domain: Domain, task: Task) -> list[CaseResult]:
+    env = Environment(domain)
+    try:
+        cases = cases_for(domain, task, env)
+    finally:
+        env.close()
+    return [CaseResult(c, replay_case(domain, task, c)) for c in cases]

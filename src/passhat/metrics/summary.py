@@ -1,0 +1,165 @@
+"""From trial outcomes to the figures a report shows: pass^k, pass@k, and where failures come from.
+
+Only judged trials count. An infra error (the trial could not be judged) and a user simulator
+error (the simulated customer broke its instruction) say nothing about the agent, so both are
+left out of every estimate and counted apart.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from passhat.metrics.estimators import pass_at_curve, pass_hat_curve
+
+USER_SIMULATOR_ERROR = "user_simulator_error"
+UNCLASSIFIED = "unclassified"
+
+Scenario = tuple[str, str]  # (task_id, persona)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialOutcome:
+    """What metrics need from one trial; reward is 1 or 0 for a judged trial, None when not judged."""
+
+    task_id: str
+    persona: str
+    trial: int
+    reward: int | None
+    signature: str | None
+    infra_error: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class GroupStats:
+    """Estimates over one slice of the scenarios (a persona, a task tag), k = 1..min n of the slice."""
+
+    scenarios: int
+    avg_reward: float
+    pass_hat_k: dict[int, float]
+    pass_at_k: dict[int, float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "scenarios": self.scenarios,
+            "avg_reward": self.avg_reward,
+            "pass_hat_k": _str_keys(self.pass_hat_k),
+            "pass_at_k": _str_keys(self.pass_at_k),
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class Summary:
+    """Run-level figures.
+
+    avg_reward is the mean over scenarios of c / n (equal to pass^1), so every scenario weighs the
+    same even when infra errors left some with fewer judged trials than others. It is None, and the
+    k dictionaries are empty, when no trial was judged.
+    """
+
+    scenarios: int
+    trials_per_scenario: int
+    avg_reward: float | None
+    pass_hat_k: dict[int, float]
+    pass_at_k: dict[int, float]
+    by_persona: dict[str, GroupStats]
+    by_tag: dict[str, GroupStats]
+    failure_signatures: dict[str, int]
+    infra_errors: int
+    user_simulator_errors: int
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON-ready dicts; k keys become strings ("1", "2", ...) as JSON requires."""
+        return {
+            "scenarios": self.scenarios,
+            "trials_per_scenario": self.trials_per_scenario,
+            "avg_reward": self.avg_reward,
+            "pass_hat_k": _str_keys(self.pass_hat_k),
+            "pass_at_k": _str_keys(self.pass_at_k),
+            "by_persona": {name: group.to_json() for name, group in self.by_persona.items()},
+            "by_tag": {name: group.to_json() for name, group in self.by_tag.items()},
+            "failure_signatures": dict(self.failure_signatures),
+            "infra_errors": self.infra_errors,
+            "user_simulator_errors": self.user_simulator_errors,
+        }
+
+
+def headline_ks(n: int) -> list[int]:
+    """The k a report shows for n trials per scenario: powers of two below n, then n itself."""
+    ks: list[int] = []
+    k = 1
+    while k < n:
+        ks.append(k)
+        k *= 2
+    return ks + [n] if n >= 1 else []
+
+
+def summarize(outcomes: Iterable[TrialOutcome], tags: Mapping[str, Sequence[str]] | None = None) -> Summary:
+    """Summarize a run; tags maps task_id to its task tags and fills Summary.by_tag."""
+    outcomes = list(outcomes)
+    judged = [o for o in outcomes if _is_judged(o)]
+    counts = _scenario_counts(judged)
+    overall = _group(list(counts.values())) if counts else None
+    return Summary(
+        scenarios=len(counts),
+        trials_per_scenario=min((n for _, n in counts.values()), default=0),
+        avg_reward=overall.avg_reward if overall else None,
+        pass_hat_k=overall.pass_hat_k if overall else {},
+        pass_at_k=overall.pass_at_k if overall else {},
+        by_persona=_by(counts, lambda scenario: [scenario[1]]),
+        by_tag=_by(counts, lambda scenario: (tags or {}).get(scenario[0], [])),
+        failure_signatures=_failure_signatures(judged),
+        infra_errors=sum(o.infra_error for o in outcomes),
+        user_simulator_errors=sum(not o.infra_error and o.signature == USER_SIMULATOR_ERROR for o in outcomes),
+    )
+
+
+def _is_judged(outcome: TrialOutcome) -> bool:
+    """A trial that says something about the agent; its reward must then be 0 or 1."""
+    if outcome.infra_error or outcome.signature == USER_SIMULATOR_ERROR:
+        return False
+    if outcome.reward not in (0, 1):
+        raise ValueError(
+            f"trial {outcome.trial} of {outcome.task_id}/{outcome.persona} was judged but has reward "
+            f"{outcome.reward!r}; a judged trial's reward is 0 or 1"
+        )
+    return True
+
+
+def _scenario_counts(judged: list[TrialOutcome]) -> dict[Scenario, tuple[int, int]]:
+    """(successes, judged trials) per scenario, in sorted scenario order."""
+    counts: dict[Scenario, list[int]] = defaultdict(lambda: [0, 0])
+    for o in judged:
+        entry = counts[(o.task_id, o.persona)]
+        entry[0] += o.reward == 1
+        entry[1] += 1
+    return {scenario: (c, n) for scenario, (c, n) in sorted(counts.items())}
+
+
+def _group(counts: list[tuple[int, int]]) -> GroupStats:
+    """Estimates for a non-empty set of scenarios; pass^1 is the mean of c / n."""
+    successes = [c for c, _ in counts]
+    trials = [n for _, n in counts]
+    hat = pass_hat_curve(successes, trials)
+    return GroupStats(len(counts), hat[1], hat, pass_at_curve(successes, trials))
+
+
+def _by(counts: dict[Scenario, tuple[int, int]], labels: Callable[[Scenario], Iterable[str]]) -> dict[str, GroupStats]:
+    """Group scenarios under each label that labels(scenario) gives, sorted by label."""
+    slices: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for scenario, cn in counts.items():
+        for label in set(labels(scenario)):  # a tag listed twice still counts the scenario once
+            slices[label].append(cn)
+    return {label: _group(slices[label]) for label in sorted(slices)}
+
+
+def _failure_signatures(judged: list[TrialOutcome]) -> dict[str, int]:
+    """Why judged trials failed, most frequent first; a failure without a signature is 'unclassified'."""
+    tally = Counter(o.signature or UNCLASSIFIED for o in judged if o.reward == 0)
+    return dict(sorted(tally.items(), key=lambda item: (-item[1], item[0])))
+
+
+def _str_keys(curve: dict[int, float]) -> dict[str, float]:
+    return {str(k): v for k, v in curve.items()}

@@ -1,0 +1,85 @@
+"""The terminal summary: pass^k next to pass@k, by persona, why trials failed, which scenarios fail."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from passhat.metrics import headline_ks
+
+
+def _fmt(x: float | None) -> str:
+    return "—" if x is None else f"{x:.3f}"
+
+
+def print_report(report: dict[str, Any], console: Console) -> None:
+    cfg, m = report["config"], report["metrics"]
+    console.print(
+        f"[bold]run {report['run_id']}[/]  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} "
+        f"mode={cfg['mode']} seed={cfg['seed']}"
+    )
+    console.print(
+        f"{m['scenarios']} scenarios (tasks × personas) × {m['trials_per_scenario']} trials; "
+        f"average reward {_fmt(m['avg_reward'])}; infra errors {m['infra_errors']}"
+        + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else "")
+    )
+    if not m["scenarios"]:
+        console.print("[red]no trial could be judged[/]")
+        return
+    ks = headline_ks(m["trials_per_scenario"])
+    console.print(_headline(m, ks))
+    console.print(_by_persona(m, ks))
+    if m["failure_signatures"]:
+        console.print(_signatures(m))
+    worst = _worst_scenarios(report["scenarios"])
+    if worst:
+        console.print(worst)
+
+
+def _headline(m: dict[str, Any], ks: list[int]) -> Table:
+    table = Table(title="pass^k (all k trials succeed) vs pass@k (at least one does)")
+    table.add_column("k", justify="right")
+    table.add_column("pass^k", justify="right")
+    table.add_column("pass@k", justify="right")
+    for k in ks:
+        table.add_row(str(k), _fmt(m["pass_hat_k"][str(k)]), _fmt(m["pass_at_k"][str(k)]))
+    return table
+
+
+def _by_persona(m: dict[str, Any], ks: list[int]) -> Table:
+    table = Table(title="by persona")
+    table.add_column("persona")
+    table.add_column("scenarios", justify="right")
+    table.add_column("avg reward", justify="right")
+    for k in ks:
+        table.add_column(f"pass^{k}", justify="right")
+    for name, g in m["by_persona"].items():
+        table.add_row(name, str(g["scenarios"]), _fmt(g["avg_reward"]), *(_fmt(g["pass_hat_k"].get(str(k))) for k in ks))
+    return table
+
+
+def _signatures(m: dict[str, Any]) -> Table:
+    total = sum(m["failure_signatures"].values())
+    table = Table(title="why trials failed (failure signatures)")
+    table.add_column("signature")
+    table.add_column("trials", justify="right")
+    table.add_column("share", justify="right")
+    for sig, count in sorted(m["failure_signatures"].items(), key=lambda kv: -kv[1]):
+        table.add_row(sig, str(count), f"{count / total:.0%}")
+    return table
+
+
+def _worst_scenarios(scenarios: list[dict[str, Any]], limit: int = 10) -> Table | None:
+    failing = [s for s in scenarios if s["rewards"] and sum(s["rewards"]) < len(s["rewards"])]
+    if not failing:
+        return None
+    failing.sort(key=lambda s: (sum(s["rewards"]) / len(s["rewards"]), s["task_id"], s["persona"]))
+    table = Table(title=f"scenarios that fail most ({len(failing)} of {len(scenarios)} fail at least once)")
+    for col in ("task", "persona", "passed", "signatures"):
+        table.add_column(col)
+    for s in failing[:limit]:
+        sigs = sorted({x for x in s["signatures"] if x})
+        table.add_row(s["task_id"], s["persona"], f"{sum(s['rewards'])}/{len(s['rewards'])}", ", ".join(sigs))
+    return table

@@ -1,0 +1,1 @@
+"""Running evaluations: the orchestrator of one trial, and runs of many trials."""

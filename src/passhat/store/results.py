@@ -1,0 +1,239 @@
+"""The results database: one SQLite file per run directory, one committed transaction per trial.
+
+WAL journal mode with synchronous=NORMAL means a trial is durable once record() returns, even if the
+process is killed the next instant (only an OS crash or power loss can drop the last commits), and
+a report can read the store while the run is still writing it. The store knows nothing of agents,
+models or domains: it keeps what it is given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from passhat.errors import UserError
+from passhat.metrics import TrialOutcome
+
+STORE_FILE = "results.sqlite"
+SCHEMA_VERSION = 1
+APPLICATION_ID = 0x70687374  # "phst": marks a SQLite file as a passhat store
+
+SCHEMA = (
+    """CREATE TABLE run (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        run_id TEXT NOT NULL,
+        config TEXT NOT NULL,
+        created REAL NOT NULL
+    )""",
+    """CREATE TABLE trials (
+        task_id TEXT NOT NULL,
+        persona TEXT NOT NULL,
+        trial INTEGER NOT NULL,
+        seed INTEGER NOT NULL,
+        reward INTEGER,
+        signature TEXT,
+        infra_error TEXT,
+        events TEXT NOT NULL,
+        grade TEXT NOT NULL,
+        started REAL NOT NULL,
+        finished REAL NOT NULL,
+        PRIMARY KEY (task_id, persona, trial)
+    )""",
+    f"PRAGMA application_id = {APPLICATION_ID}",
+    f"PRAGMA user_version = {SCHEMA_VERSION}",
+)
+
+COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished"
+
+# One statement, so one transaction: a new key inserts; an existing key is overwritten only when its
+# row was an infra error (resume re-runs those), otherwise nothing changes and rowcount is 0.
+UPSERT = f"""
+INSERT INTO trials ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (task_id, persona, trial) DO UPDATE SET
+    seed = excluded.seed, reward = excluded.reward, signature = excluded.signature,
+    infra_error = excluded.infra_error, events = excluded.events, grade = excluded.grade,
+    started = excluded.started, finished = excluded.finished
+WHERE trials.infra_error IS NOT NULL
+"""
+
+
+class DuplicateTrialError(ValueError):
+    """A judged trial is already stored under this (task_id, persona, trial): a harness bug."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TrialRecord:
+    """One trial as stored. reward is None exactly when infra_error (the message) is set."""
+
+    task_id: str
+    persona: str
+    trial: int
+    seed: int
+    reward: int | None
+    signature: str | None
+    infra_error: str | None
+    events: list[dict[str, Any]]
+    grade: dict[str, Any]
+    started: float
+    finished: float
+
+    def __post_init__(self) -> None:
+        if self.infra_error is not None and self.reward is not None:
+            raise ValueError(f"{self.key}: an infra error has no reward, got {self.reward!r}")
+        if self.infra_error is None and self.reward not in (0, 1):
+            raise ValueError(f"{self.key}: a judged trial's reward is 0 or 1, got {self.reward!r}")
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.task_id, self.persona, self.trial)
+
+    def to_outcome(self) -> TrialOutcome:
+        """The part of the record that metrics read."""
+        return TrialOutcome(
+            self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None
+        )
+
+
+class ResultStore:
+    """A run's trials in `<run_dir>/results.sqlite`. Use create() or open(), not the constructor."""
+
+    def __init__(self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float]):
+        self.path = path
+        self._conn = conn
+        self.run_id, self._config_json, self.created = run
+
+    @classmethod
+    def create(cls, run_dir: Path, run_id: str, config: dict[str, Any]) -> ResultStore:
+        """Create the run directory and its store; refuse to touch an existing store."""
+        path = Path(run_dir) / STORE_FILE
+        run = (run_id, json.dumps(config), time.time())  # serialize first: a bad config leaves no file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.touch(exist_ok=False)  # claims the file atomically against a concurrent create
+        except FileExistsError:
+            raise UserError(
+                f"a results store already exists at {path}; choose another run id, or resume that run"
+            ) from None
+        conn = _configure(_connect(str(path)))
+        conn.execute("PRAGMA journal_mode = WAL")  # persistent in the file; cannot run inside a transaction
+        with _transaction(conn):
+            for statement in SCHEMA:
+                conn.execute(statement)
+            conn.execute("INSERT INTO run (id, run_id, config, created) VALUES (1, ?, ?, ?)", run)
+        return cls(path, conn, run)
+
+    @classmethod
+    def open(cls, run_dir: Path) -> ResultStore:
+        """Open an existing store; a missing or foreign file is a UserError naming the path."""
+        path = Path(run_dir) / STORE_FILE
+        if not path.is_file():
+            raise UserError(f"no passhat results store at {path}; pass a run directory, one that holds {STORE_FILE}")
+        conn = _connect(f"{path.resolve().as_uri()}?mode=rw")  # mode=rw: never create a database here
+        try:
+            return cls(path, _configure(conn), _identify(conn, path))
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise UserError(f"{path} is not a readable passhat results store ({exc})") from None
+        except UserError:
+            conn.close()
+            raise
+
+    @property
+    def config(self) -> dict[str, Any]:
+        """The run's configuration as given to create(), a fresh copy on every access."""
+        config: dict[str, Any] = json.loads(self._config_json)
+        return config
+
+    def record(self, trial: TrialRecord) -> None:
+        """Store one trial in its own transaction, committed before returning.
+
+        A key already stored replaces the old row only if that row was an infra error.
+        """
+        row = (
+            trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
+            trial.infra_error, json.dumps(trial.events), json.dumps(trial.grade), trial.started, trial.finished,
+        )  # fmt: skip
+        if self._conn.execute(UPSERT, row).rowcount == 0:
+            raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
+
+    def trials(self) -> list[TrialRecord]:
+        """Every stored trial, ordered by (task_id, persona, trial)."""
+        rows = self._conn.execute(f"SELECT {COLUMNS} FROM trials ORDER BY task_id, persona, trial")
+        return [
+            TrialRecord(t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end)
+            for t, p, i, seed, reward, sig, infra, events, grade, start, end in rows
+        ]
+
+    def completed_keys(self) -> set[tuple[str, str, int]]:
+        """Keys of judged trials; infra errors are left out so that resume runs them again."""
+        rows = self._conn.execute("SELECT task_id, persona, trial FROM trials WHERE infra_error IS NULL")
+        return {(t, p, i) for t, p, i in rows}
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> ResultStore:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def list_runs(out_dir: Path) -> list[tuple[str, float, dict[str, Any]]]:
+    """(run_id, created, config) of every store directly under out_dir, newest first."""
+    runs = []
+    for run_dir in sorted(Path(out_dir).iterdir()) if Path(out_dir).is_dir() else []:
+        try:
+            with ResultStore.open(run_dir) as store:
+                runs.append((store.run_id, store.created, store.config))
+        except UserError:
+            continue  # not a store: any other folder may live next to the runs
+    return sorted(runs, key=lambda run: run[1], reverse=True)
+
+
+def _connect(target: str) -> sqlite3.Connection:
+    """isolation_level=None: each statement is its own transaction unless BEGIN is issued."""
+    return sqlite3.connect(target, uri=target.startswith("file:"), isolation_level=None, timeout=30.0)
+
+
+def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
+    """synchronous is per connection; NORMAL in WAL mode keeps every commit through a killed process.
+    This is the first statement on a connection, so a file that is not SQLite fails here."""
+    conn.execute("PRAGMA synchronous = NORMAL")
+    return conn
+
+
+def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
+    """(run_id, config JSON, created) of a passhat store; any other SQLite file is a UserError."""
+    if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+        raise UserError(f"{path} is not a passhat results store (an empty file, or another program's database)")
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version != SCHEMA_VERSION:
+        raise UserError(
+            f"{path} has results store schema version {version}, this passhat reads version "
+            f"{SCHEMA_VERSION}; use the passhat version that wrote it"
+        )
+    # create() sets application_id in the transaction that inserts the run row, so the row is there.
+    run_id, config, created = conn.execute("SELECT run_id, config, created FROM run WHERE id = 1").fetchone()
+    return run_id, config, created
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

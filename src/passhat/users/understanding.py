@@ -1,0 +1,178 @@
+"""What a customer takes from an agent's message: a few kinds of thing a customer reacts to.
+
+The scripted customer must understand *any* agent, not only ours, so this reads wording the way a
+customer skims it: by cue phrases, sentence by sentence. A message can be several things at once
+("Done! Anything else?"), so the reading is a set of flags rather than one label. Everything here is
+domain-free; the domain only contributes its action words and its id pattern.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+Slot = str  # "identity" | "order" | "items" | "payment" | "address" | "reason"
+SLOTS: tuple[Slot, ...] = ("identity", "order", "items", "payment", "address", "reason")
+
+
+def _cue(*phrases: str) -> re.Pattern[str]:
+    return re.compile(r"\b(?:" + "|".join(phrases) + r")", re.I)
+
+
+_HANDOFF = _cue(
+    r"transferr?(?:ing|ed)? you", r"transfer (?:this|your) (?:case|request|conversation)", r"connect(?:ing)? you (?:with|to)",
+    r"hand(?:ing)? you (?:over|off)", r"pass(?:ing)? you (?:on|over|along) to", r"escalat(?:e|ing|ed) (?:this|your)",
+    r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)", r"specialist will",
+)
+_CONFIRM_QUESTION = _cue(
+    r"shall i", r"should i", r"would you like (?:me )?to", r"do you want (?:me )?to", r"want me to", r"like me to",
+    r"can i (?:go ahead|proceed)", r"may i (?:go ahead|proceed)", r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
+    r"(?:does|do) (?:that|this|these) (?:sound|look|work)", r"confirm", r"proceed", r"go ahead", r"yes or no",
+    r"are you sure", r"(?:ok|okay) to",
+)
+_CONFIRM_REQUEST = _cue(
+    r"please confirm", r"(?:reply|answer|respond|say) (?:with )?['\"]?yes", r"yes or no", r"yes/no", r"\(y/n\)",
+    r"let me know if (?:you'?d like|you want) me to", r"confirm (?:that|this|and)", r"to confirm",
+)
+_REPORT = _cue(
+    r"(?:has|have) (?:now )?(?:been|gone through)", r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
+    r"(?:\w+ed|made|sent|put|set|gone ahead)", r"is now", r"are now", r"successfully", r"all set", r"(?:it'?s|that'?s|all) done",
+    r"\bdone\b[.!]", r"went through", r"is complete", r"completed", r"processed", r"submitted", r"(?:was|were) (?:\w+ed)\b",
+    r"you(?:'ll| will) (?:receive|get|see)",
+)
+_FAILURE = _cue(
+    r"(?:an|the) error", r"went wrong", r"failed", r"did(?:n'?t| not) go through", r"was(?:n'?t| not) able to",
+    r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
+)
+_REFUSAL = _cue(
+    r"can'?t", r"cannot", r"can not", r"unable to", r"not able to", r"(?:not|isn'?t|is not) possible", r"not allowed",
+    r"not permitted", r"(?:policy|rules?) (?:does not|doesn'?t|do not|don'?t|won'?t) (?:allow|permit|let)",
+    r"against (?:our|the) polic", r"not eligible", r"ineligible", r"won'?t be able", r"unfortunately", r"i'?m afraid",
+    r"no longer (?:be )?(?:possible|allowed|eligible)",
+)
+_NOT_FOUND = _cue(
+    r"(?:couldn'?t|could not|can'?t|cannot|unable to|wasn'?t able to|was not able to|weren'?t able to|did not|didn'?t) "
+    r"(?:find|locate|match|see any)", r"no (?:account|order|record|customer|match|result)s? (?:was |were )?(?:found|matching|with|under|for)",
+    r"not (?:be )?found", r"double[- ]check", r"does(?:n'?t| not) (?:match|seem to (?:exist|match))", r"no results",
+)
+_CLOSING = _cue(
+    r"good ?bye", r"bye\b", r"have a (?:great|good|nice|wonderful|lovely) (?:day|one|evening|weekend|afternoon)", r"take care",
+    r"thank(?:s| you) for (?:contacting|reaching out|chatting|shopping)",
+)
+_ANYTHING_ELSE = _cue(
+    r"anything else", r"something else", r"any other", r"anything more", r"further (?:questions|assistance|help)",
+    r"how (?:can|may) i (?:help|assist)", r"what can i (?:do|help)", r"help you with today", r"other questions",
+)
+_WORKING = _cue(
+    r"let me (?:check|look|see|pull|find|verify|review)", r"one moment", r"just a (?:moment|second|sec)", r"bear with me",
+    r"please (?:wait|hold)", r"give me a (?:moment|second|sec)", r"i'?ll (?:check|look)", r"checking (?:on )?(?:that|this)",
+)
+_ASKING = _cue(
+    r"please (?:provide|share|give|tell|send|enter|confirm|let me know|specify|clarify)", r"(?:could|can|would) you",
+    r"may i (?:have|get|ask)", r"can i (?:have|get)", r"i(?:'ll| will)? need", r"let me know", r"what(?:'s| is)",
+)
+_SLOT_CUES: dict[Slot, re.Pattern[str]] = {
+    "identity": _cue(
+        r"e-?mail", r"zip", r"postal code", r"(?:full|first and last|first|last|your) name", r"verify (?:your )?(?:identity|account)",
+        r"authenticat", r"(?:locate|find|look up|pull up|access) your (?:account|profile|details)",
+    ),
+    "order": _cue(
+        r"which order", r"what order", r"order (?:id|number)", r"(?:the|your) order'?s? (?:id|number)",
+        r"which (?:one|purchase) (?:is|are|was|were)", r"which of (?:your|these|the) orders",
+    ),
+    "items": _cue(
+        r"which (?:items?|products?|ones?|options?|variants?|sizes?|colou?rs?|versions?)",
+        r"what (?:items?|products?|options?|variants?|sizes?|colou?rs?)", r"(?:items?|products?) (?:id|ids|numbers?)",
+        r"which .{0,30}(?:would you like|do you want) (?:to|instead)", r"exchange (?:it|them) for",
+    ),
+    "payment": _cue(
+        r"which (?:payment|card|method|account)", r"what payment", r"payment method (?:would|do|should|you)",
+        r"how would you like to (?:pay|be refunded|receive)", r"(?:refund|pay|charge)\w* (?:to|with|on) which",
+        r"(?:refund|payment)s? (?:go|be sent) to", r"gift card or", r"original payment method or",
+    ),
+    "address": _cue(
+        r"(?:new|shipping|delivery|correct|full|updated) address", r"what address", r"which address",
+        r"address (?:should|would|do|you)", r"where (?:should|would|do) (?:we|you|i)",
+    ),
+    "reason": _cue(r"\breason", r"why (?:do|did|would) you (?:want|like|need)", r"what(?:'s| is) wrong with"),
+}
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
+@dataclasses.dataclass(frozen=True)
+class Reading:
+    """Everything a customer notices in one agent message."""
+
+    handoff: bool = False
+    proposal: bool = False  # asks the customer to confirm an action
+    report: bool = False  # says something was done
+    failure: bool = False  # says an attempted action did not go through
+    refusal: bool = False
+    not_found: bool = False
+    asks: frozenset[Slot] = frozenset()
+    anything_else: bool = False
+    closing: bool = False
+    working: bool = False  # "let me check", nothing to answer yet
+    question: bool = False  # any other question to the customer
+    ids: tuple[str, ...] = ()
+
+    @property
+    def informative(self) -> bool:
+        """Plain information: something was told, nothing is asked or pending."""
+        return not (
+            self.proposal or self.asks or self.question or self.working or self.refusal or self.not_found
+            or self.failure or self.handoff
+        )
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def _asks(sentence: str) -> frozenset[Slot]:
+    """Slots a sentence asks the customer for: only questions and requests ask."""
+    if "?" not in sentence and not _ASKING.search(sentence):
+        return frozenset()
+    return frozenset(slot for slot, cue in _SLOT_CUES.items() if cue.search(sentence))
+
+
+def _asks_confirmation(sentence: str) -> bool:
+    return bool(_CONFIRM_REQUEST.search(sentence) or ("?" in sentence and _CONFIRM_QUESTION.search(sentence)))
+
+
+def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Reading:
+    """Read one agent message. ``action_words`` are the domain's proposal keywords, all kinds together.
+
+    A proposal is a request for confirmation together with an action (an action word or an entity id
+    anywhere in the message). A sentence that asks for a detail ("could you confirm your email?") is
+    an ask, not a proposal; an "anything else?" sentence is neither.
+    """
+    text = text.translate(_QUOTES)
+    lowered = text.lower()
+    ids = tuple(dict.fromkeys(m.group(0) for m in re.finditer(id_pattern, text)))
+    parts = sentences(text)
+    open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
+    rest = [s for s in parts if s not in open_parts]
+    asks = frozenset().union(*map(_asks, rest)) if rest else frozenset()
+    has_action = bool(ids) or any(w.lower() in lowered for w in action_words)
+    confirming = [s for s in rest if not _asks(s) and _asks_confirmation(s)]
+    proposal = bool(confirming) and has_action
+    body = " ".join(rest)
+    not_found = bool(_NOT_FOUND.search(body))
+    handoff = bool(_HANDOFF.search(body)) and not proposal
+    question = any("?" in s for s in rest) and not (proposal or asks)
+    return Reading(
+        handoff=handoff,
+        proposal=proposal,
+        report=bool(_REPORT.search(body)) and not proposal,
+        failure=bool(_FAILURE.search(body)) and not not_found,
+        refusal=bool(_REFUSAL.search(body)) and not (not_found or proposal),
+        not_found=not_found,
+        asks=asks,
+        anything_else=bool(open_parts),
+        closing=bool(_CLOSING.search(text)) and "?" not in text,
+        working=bool(_WORKING.search(body)) and not (proposal or asks or question),
+        question=question,
+        ids=ids,
+    )

@@ -1,0 +1,95 @@
+"""Shared fixtures: a tiny domain built in code, so engine tests do not depend on the retail data."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from passhat.domains.model import Action, Call, Domain, Identity, Rule
+from passhat.domains.toolkit import NotFound, ToolFailure, tool
+
+SCHEMA = """
+CREATE TABLE accounts (id TEXT PRIMARY KEY, owner TEXT NOT NULL, email TEXT NOT NULL, status TEXT NOT NULL);
+CREATE TABLE notes (account_id TEXT NOT NULL, n INTEGER NOT NULL, body TEXT, PRIMARY KEY (account_id, n));
+"""
+
+
+def _generate(db: sqlite3.Connection, seed: int) -> None:
+    db.executemany(
+        "INSERT INTO accounts VALUES (?, ?, ?, ?)",
+        [(f"A-{i}", f"owner{i}", f"o{i}@example.com", "open" if i % 2 else "closed") for i in range(1, 11)],
+    )
+
+
+@tool()
+def find_account(db: sqlite3.Connection, email: str) -> str:
+    """Find an account by its owner's email.
+
+    Args:
+        email: the owner's email address
+    """
+    row = db.execute("SELECT id FROM accounts WHERE email = ?", (email,)).fetchone()
+    if row is None:
+        raise NotFound("account", email)
+    return row[0]
+
+
+@tool()
+def get_account(db: sqlite3.Connection, account_id: str) -> dict:
+    """Get an account.
+
+    Args:
+        account_id: the account id, such as A-1
+    """
+    row = db.execute("SELECT id, owner, status FROM accounts WHERE id = ?", (account_id,)).fetchone()
+    if row is None:
+        raise NotFound("account", account_id)
+    return dict(zip(("id", "owner", "status"), tuple(row)))
+
+
+@tool(write=True, target="account_id")
+def close_account(db: sqlite3.Connection, account_id: str, note: str = "") -> dict:
+    """Close an account.
+
+    Args:
+        account_id: the account to close
+        note: why it is closed
+    """
+    if db.execute("UPDATE accounts SET status = 'closed' WHERE id = ?", (account_id,)).rowcount == 0:
+        raise ToolFailure("unknown_account", f"no account {account_id}")
+    db.execute("INSERT INTO notes VALUES (?, 1, ?)", (account_id, note))
+    return {"account_id": account_id, "status": "closed"}
+
+
+def _open_only(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
+    row = db.execute("SELECT status FROM accounts WHERE id = ?", (call.args["account_id"],)).fetchone()
+    return "the account is not open" if row and row[0] != "open" else None
+
+
+def make_toy_domain() -> Domain:
+    return Domain(
+        name="toy",
+        description="accounts that can be closed",
+        schema_sql=SCHEMA,
+        generate=_generate,
+        data_seed=1,
+        tools=(find_account, get_account, close_account),
+        policy="Close only open accounts.",
+        rules=(Rule("close-open-only", "only open accounts can be closed", ("close_account",), _open_only),),
+        load_tasks=list,
+        id_pattern=r"A-\d+",
+        proposal_keywords={"close": ("close",)},
+        describe_action=lambda db, a: f"close account {a.args['account_id']}",
+        lookups=lambda db, a: [Action(tool="get_account", args={"account_id": a.args["account_id"]})],
+        authenticate=lambda identity, text: Action(tool="find_account", args={"email": identity.email}),
+        near_misses=lambda db, a: [],
+    )
+
+
+@pytest.fixture(scope="session")
+def toy_domain() -> Domain:
+    return make_toy_domain()
+
+
+TOY_IDENTITY = Identity(customer_id="A-1", first_name="Owner", last_name="One", zip="00001", email="o1@example.com")

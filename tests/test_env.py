@@ -1,0 +1,100 @@
+"""The environment: forks are private and cheap, diffs see exactly the rows that changed, and every
+tool call ends in one of the three result shapes."""
+
+from __future__ import annotations
+
+from passhat.env import Environment, diff_backends, fork_backend, template_for, tool_registry
+
+
+def test_forks_are_independent(toy_domain):
+    a, b = Environment(toy_domain), Environment(toy_domain)
+    a.execute("close_account", {"account_id": "A-1"})
+    status = lambda env: env.db.execute("SELECT status FROM accounts WHERE id='A-1'").fetchone()[0]  # noqa: E731
+    assert (status(a), status(b)) == ("closed", "open")
+
+
+def test_template_is_built_once_per_process(toy_domain):
+    assert template_for(toy_domain) is template_for(toy_domain)
+
+
+def test_diff_reports_only_rows_that_differ(toy_domain):
+    actual, expected = Environment(toy_domain), Environment(toy_domain)
+    expected.execute("close_account", {"account_id": "A-1"})
+    actual.execute("close_account", {"account_id": "A-3"})
+    diff = diff_backends(actual.db, expected.db, actual.template)
+    changed = {(d.table, d.key) for d in diff}
+    assert changed == {("accounts", '["A-1"]'), ("accounts", '["A-3"]'), ("notes", '["A-1",1]'), ("notes", '["A-3",1]')}
+    assert diff_backends(expected.db, expected.db, expected.template) == []
+
+
+def test_ignored_columns_are_not_compared(toy_domain):
+    a, b = Environment(toy_domain), Environment(toy_domain)
+    a.execute("close_account", {"account_id": "A-1", "note": "moving away"})
+    b.execute("close_account", {"account_id": "A-1", "note": "other words"})
+    assert diff_backends(a.db, b.db, a.template)
+    assert diff_backends(a.db, b.db, a.template, {"notes": frozenset({"body"})}) == []
+
+
+def test_a_change_undone_is_no_difference(toy_domain):
+    a, b = Environment(toy_domain), Environment(toy_domain)
+    with a.db:
+        a.db.execute("UPDATE accounts SET status='open' WHERE id='A-2'")
+        a.db.execute("UPDATE accounts SET status='closed' WHERE id='A-2'")
+    assert diff_backends(a.db, b.db, a.template) == []
+
+
+def test_three_result_shapes(toy_domain):
+    env = Environment(toy_domain)
+    assert env.execute("get_account", {"account_id": "A-1"}).result == {
+        "status": "ok", "data": {"id": "A-1", "owner": "owner1", "status": "open"}
+    }
+    missing = env.execute("get_account", {"account_id": "A-99"}).result
+    assert missing["status"] == "not_found" and missing["found"] is False
+    failed = env.execute("close_account", {"account_id": "A-99"}).result
+    assert failed["status"] == "error" and failed["error"]["type"] == "unknown_account"
+    assert set(failed["error"]) == {"type", "message", "retryable"}
+
+
+def test_a_failed_write_leaves_no_trace(toy_domain):
+    env = Environment(toy_domain)
+    env.execute("close_account", {"account_id": "A-99"})
+    assert env.db.execute("SELECT count(*) FROM notes").fetchone()[0] == 0
+
+
+def test_bad_arguments_are_error_results_not_crashes(toy_domain):
+    env = Environment(toy_domain)
+    for name, args in [
+        ("get_account", {}),
+        ("get_account", {"account_id": "A-1", "extra": 1}),
+        ("get_account", {"account_id": ["A-1"]}),
+        ("get_account", "not an object"),
+        ("no_such_tool", {}),
+    ]:
+        result = env.execute(name, args).result
+        assert result["status"] == "error", (name, args)
+        assert result["error"]["type"] in {"invalid_arguments", "unknown_tool"}
+
+
+def test_schemas_are_derived_from_signatures_and_docstrings(toy_domain):
+    schema = tool_registry(toy_domain)["close_account"].schema
+    assert schema["name"] == "close_account"
+    assert schema["description"] == "Close an account."
+    params = schema["parameters"]
+    assert params["required"] == ["account_id"]
+    assert params["properties"]["account_id"] == {"type": "string", "description": "the account to close"}
+    assert "db" not in params["properties"]
+
+
+def test_rules_are_checked_before_a_write_runs(toy_domain):
+    env = Environment(toy_domain)
+    closed = env.execute("close_account", {"account_id": "A-2"})  # A-2 is closed in the seed data
+    assert [v.rule for v in closed.violations] == ["close-open-only"]
+    assert env.execute("close_account", {"account_id": "A-1"}).violations == ()
+    assert env.execute("get_account", {"account_id": "A-2"}).violations == ()
+
+
+def test_fork_is_writable_copy_of_template(toy_domain):
+    db = fork_backend(template_for(toy_domain))
+    assert db.execute("SELECT count(*) FROM accounts").fetchone()[0] == 10
+    db.execute("DELETE FROM accounts")
+    assert fork_backend(template_for(toy_domain)).execute("SELECT count(*) FROM accounts").fetchone()[0] == 10
