@@ -218,7 +218,7 @@ def check(domain: str, task_ids: str, verbose: bool) -> None:
         console.print(f"{task.id}: {status} ({len(results)} cases)")
         for r in results if verbose else bad:
             want = "reward 1" if r.case.expect is None else f"reward 0 / {r.case.expect}"
-            got = f"reward {r.grade.reward} / {r.grade.signature}"
+            got = f"reward {r.grade.reward} / {r.grade.signature}" if r.applied else "skipped: the backend rejects this near miss"
             console.print(f"    {r.case.label} [{r.case.mode}]: want {want}, got {got}", highlight=False)
     console.print(f"{len(chosen) - broken} of {len(chosen)} tasks hold.")
     if broken:

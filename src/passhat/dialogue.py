@@ -16,7 +16,7 @@ _YES = re.compile(
 )
 _NEGATION = re.compile(r"\b(no|not|don'?t|do not|never|wait|stop|hold on|cancel that|wrong)\b", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+_NUMBER = re.compile(r"(?<![\w#-])\d[\d,]*(?:\.\d+)?(?!\w|-\d)")  # not the digits of an id such as card_1234
 
 
 def is_affirmative(text: str) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from passhat.dialogue import fact_said
 from passhat.domains.model import Action, Domain, Task
 from passhat.env import Environment
 from passhat.grade.expected import ground_truth_calls, identity_text
@@ -30,14 +31,17 @@ class Case:
 class CaseResult:
     case: Case
     grade: Grade
+    applied: bool  # every write of the case took effect; a near miss the backend rejects proves nothing
 
     @property
     def holds(self) -> bool:
+        if not self.applied:
+            return self.case.expect is not None
         wanted = 1 if self.case.expect is None else 0
         return self.grade.reward == wanted and self.grade.signature == self.case.expect
 
 
-def replay_case(domain: Domain, task: Task, case: Case) -> Grade:
+def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
     """Play a synthetic conversation that makes ``case.writes`` and grade it."""
     env = Environment(domain)
     try:
@@ -46,16 +50,18 @@ def replay_case(domain: Domain, task: Task, case: Case) -> Grade:
         events.append(_tool_event(env, auth))
         planned = [r for a in task.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
         events.extend(_tool_event(env, read) for read in planned)
+        applied = True
         for action in case.writes:
             events.extend(_tool_event(env, read) for read in domain.lookups(env.db, action))
             if case.confirm:
                 events.append(Event("agent", f"I can {domain.describe_action(env.db, action)}. Shall I go ahead?"))
                 events.append(Event("user", "Yes, please go ahead."))
             events.append(_tool_event(env, action))
+            applied &= events[-1].ok
         facts = "; ".join(task.outputs) if case.tell_facts else ""
         events.append(Event("agent", f"All done. {facts} Anything else?"))
         events += [Event("user", "No, that's all. Thanks!"), Event("end", "satisfied")]
-        return grade_trial(domain, task, env, events, case.mode)
+        return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied)
     finally:
         env.close()
 
@@ -85,7 +91,8 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     for goal in task.goals:
         for forbidden in goal.forbidden:
             cases.append(Case(f"forbidden {forbidden.tool}", writes + [forbidden], expect="policy_violation"))
-    if task.outputs:
+    proposals = " ".join(domain.describe_action(env.db, a) for a in writes)
+    if any(not fact_said(f, proposals) for f in task.outputs):  # facts a proposal already says are told
         cases.append(Case("facts not told", writes, tell_facts=False, expect="missing_output"))
     return cases
 
@@ -96,4 +103,4 @@ def check_task(domain: Domain, task: Task) -> list[CaseResult]:
         cases = cases_for(domain, task, env)
     finally:
         env.close()
-    return [CaseResult(c, replay_case(domain, task, c)) for c in cases]
+    return [replay_case(domain, task, c) for c in cases]

@@ -28,15 +28,16 @@ _CONFIRM_QUESTION = _cue(
     r"shall i", r"should i", r"would you like (?:me )?to", r"do you want (?:me )?to", r"want me to", r"like me to",
     r"can i (?:go ahead|proceed)", r"may i (?:go ahead|proceed)", r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
     r"(?:does|do) (?:that|this|these) (?:sound|look|work)", r"confirm", r"proceed", r"go ahead", r"yes or no",
-    r"are you sure", r"(?:ok|okay) to",
+    r"are you sure", r"(?:ok|okay) to", r"(?:correct|right|accurate)\s*\?",
 )
 _CONFIRM_REQUEST = _cue(
     r"please confirm", r"(?:reply|answer|respond|say) (?:with )?['\"]?yes", r"yes or no", r"yes/no", r"\(y/n\)",
     r"let me know if (?:you'?d like|you want) me to", r"confirm (?:that|this|and)", r"to confirm",
 )
+_READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = _cue(
     r"(?:has|have) (?:now )?(?:been|gone through)", r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
-    r"(?:\w+ed|made|sent|put|set|gone ahead)", r"is now", r"are now", r"successfully", r"all set", r"(?:it'?s|that'?s|all) done",
+    rf"(?!{_READ_VERBS}\b)(?:\w+ed|made|sent|put|set|gone ahead)", r"is now", r"are now", r"successfully", r"all set", r"(?:it'?s|that'?s|all) done",
     r"\bdone\b[.!]", r"went through", r"is complete", r"completed", r"processed", r"submitted", r"(?:was|were) (?:\w+ed)\b",
     r"you(?:'ll| will) (?:receive|get|see)",
 )
@@ -47,8 +48,8 @@ _FAILURE = _cue(
 _REFUSAL = _cue(
     r"can'?t", r"cannot", r"can not", r"unable to", r"not able to", r"(?:not|isn'?t|is not) possible", r"not allowed",
     r"not permitted", r"(?:policy|rules?) (?:does not|doesn'?t|do not|don'?t|won'?t) (?:allow|permit|let)",
-    r"against (?:our|the) polic", r"not eligible", r"ineligible", r"won'?t be able", r"unfortunately", r"i'?m afraid",
-    r"no longer (?:be )?(?:possible|allowed|eligible)",
+    r"against (?:our|the) polic", r"not eligible", r"ineligible", r"won'?t be able", r"(?:can|could) only be",
+    r"only\b[^.?!]{0,40}\bcan be", r"no longer (?:be )?(?:possible|allowed|eligible)",
 )
 _NOT_FOUND = _cue(
     r"(?:couldn'?t|could not|can'?t|cannot|unable to|wasn'?t able to|was not able to|weren'?t able to|did not|didn'?t) "
@@ -57,7 +58,6 @@ _NOT_FOUND = _cue(
 )
 _CLOSING = _cue(
     r"good ?bye", r"bye\b", r"have a (?:great|good|nice|wonderful|lovely) (?:day|one|evening|weekend|afternoon)", r"take care",
-    r"thank(?:s| you) for (?:contacting|reaching out|chatting|shopping)",
 )
 _ANYTHING_ELSE = _cue(
     r"anything else", r"something else", r"any other", r"anything more", r"further (?:questions|assistance|help)",
@@ -66,6 +66,7 @@ _ANYTHING_ELSE = _cue(
 _WORKING = _cue(
     r"let me (?:check|look|see|pull|find|verify|review)", r"one moment", r"just a (?:moment|second|sec)", r"bear with me",
     r"please (?:wait|hold)", r"give me a (?:moment|second|sec)", r"i'?ll (?:check|look)", r"checking (?:on )?(?:that|this)",
+    r"let me (?:process|take care of|handle|do|get|sort)",
 )
 _ASKING = _cue(
     r"please (?:provide|share|give|tell|send|enter|confirm|let me know|specify|clarify)", r"(?:could|can|would) you",
@@ -83,12 +84,13 @@ _SLOT_CUES: dict[Slot, re.Pattern[str]] = {
     "items": _cue(
         r"which (?:items?|products?|ones?|options?|variants?|sizes?|colou?rs?|versions?)",
         r"what (?:items?|products?|options?|variants?|sizes?|colou?rs?)", r"(?:items?|products?) (?:id|ids|numbers?)",
-        r"which .{0,30}(?:would you like|do you want) (?:to|instead)", r"exchange (?:it|them) for",
+        r"exchange (?:it|them) for",
     ),
     "payment": _cue(
         r"which (?:payment|card|method|account)", r"what payment", r"payment method (?:would|do|should|you)",
         r"how would you like to (?:pay|be refunded|receive)", r"(?:refund|pay|charge)\w* (?:to|with|on) which",
-        r"(?:refund|payment)s? (?:go|be sent) to", r"gift card or", r"original payment method or",
+        r"(?:refund|payment|money)s? (?:to )?(?:go|be sent|be issued|be refunded)", r"gift card or",
+        r"payment method\b.{0,40}\bor\b",
     ),
     "address": _cue(
         r"(?:new|shipping|delivery|correct|full|updated) address", r"what address", r"which address",
@@ -115,18 +117,19 @@ class Reading:
     closing: bool = False
     working: bool = False  # "let me check", nothing to answer yet
     question: bool = False  # any other question to the customer
+    says: bool = False  # states something besides asking (an "anything else?" alone says nothing)
     ids: tuple[str, ...] = ()
 
     @property
     def informative(self) -> bool:
         """Plain information: something was told, nothing is asked or pending."""
-        return not (
+        return self.says and not (
             self.proposal or self.asks or self.question or self.working or self.refusal or self.not_found
             or self.failure or self.handoff
         )
 
 
-def sentences(text: str) -> list[str]:
+def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
@@ -151,28 +154,29 @@ def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Rea
     text = text.translate(_QUOTES)
     lowered = text.lower()
     ids = tuple(dict.fromkeys(m.group(0) for m in re.finditer(id_pattern, text)))
-    parts = sentences(text)
+    parts = _sentences(text)
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
     asks = frozenset().union(*map(_asks, rest)) if rest else frozenset()
     has_action = bool(ids) or any(w.lower() in lowered for w in action_words)
     confirming = [s for s in rest if not _asks(s) and _asks_confirmation(s)]
     proposal = bool(confirming) and has_action
-    body = " ".join(rest)
+    body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
     handoff = bool(_HANDOFF.search(body)) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)
     return Reading(
         handoff=handoff,
         proposal=proposal,
-        report=bool(_REPORT.search(body)) and not proposal,
+        report=bool(_REPORT.search(body)),
         failure=bool(_FAILURE.search(body)) and not not_found,
-        refusal=bool(_REFUSAL.search(body)) and not (not_found or proposal),
+        refusal=bool(_REFUSAL.search(body)) and not (not_found or proposal or asks),
         not_found=not_found,
         asks=asks,
         anything_else=bool(open_parts),
         closing=bool(_CLOSING.search(text)) and "?" not in text,
         working=bool(_WORKING.search(body)) and not (proposal or asks or question),
         question=question,
+        says=any("?" not in s for s in rest),
         ids=ids,
     )

@@ -18,7 +18,7 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "plain": ("Hi there.", "Hello!", "Good afternoon.", "Hi, I hope you can help me."),
         "terse": ("Hi.", "Quick one.", "Hello."),
         "upset": ("Hi, I really need help right now!", "Hello, I'm so stressed about this!", "Please help me, this is urgent!"),
-        "scattered": ("hiya, um", "oh hi, so", "hello hello, ok so"),
+        "scattered": ("hiya, um", "oh hi,", "hello hello, ok"),
     },
     "urgency": {
         "plain": ("",),
@@ -140,12 +140,12 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "terse": ("{address}.",),
     },
     "reason": {
-        "plain": ("The reason is: {reason}.", "Because {reason}."),
+        "plain": ("The reason is: {reason}.", "My reason: {reason}."),
         "terse": ("{reason}.",),
     },
     "vague": {
         "plain": ("I have a problem with something I ordered.", "It's about an order."),
-        "scattered": ("so it's about my order, kind of", "I have this thing with an order, um", "ok so, my order"),
+        "scattered": ("so it's about my order, kind of", "I have this thing with an order, um", "so, um, my order"),
     },
     "rest": {
         "plain": ("And what I need:", "About my request:"),

@@ -112,22 +112,52 @@ def authenticate(identity: Identity, text: str) -> Action | None:
 
 
 def near_misses(db: sqlite3.Connection, action: Action) -> list[tuple[str, Action]]:
-    """Plausible wrong versions of ``action``: the same call on another order of the customer, or on another item."""
+    """Plausible wrong versions of ``action``: the same call on another order of the customer, or on another item.
+
+    Item calls are re-aimed at items that really are in the order (with new items of the matching product), so
+    each miss is a mistake the backend would accept rather than one it rejects.
+    """
     a = action.args
     order = one(db, "SELECT id, customer_id, status FROM orders WHERE id = ?", a.get("order_id"))
     if order is None:
         return []
     out = []
-    others = rows(db, "SELECT id, status FROM orders WHERE customer_id = ? AND id != ? ORDER BY id", order["customer_id"], order["id"])
-    if others:  # prefer an order in the same status: the mistake most likely to go through
-        other = next((o for o in others if o["status"] == order["status"]), others[0])
-        out.append(("wrong_order", Action(tool=action.tool, args={**a, "order_id": other["id"]})))
     chosen = a.get("item_ids") or []
-    spare = [i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", order["id"])
-             if i["variant_id"] not in chosen]
-    if chosen and spare:
-        out.append(("wrong_item", Action(tool=action.tool, args={**a, "item_ids": [*chosen[:-1], spare[0]]})))
+    others = rows(db, "SELECT id, status FROM orders WHERE customer_id = ? AND id != ? ORDER BY id", order["customer_id"], order["id"])
+    others.sort(key=lambda o: o["status"] != order["status"])  # the mistake most likely to go through first
+    for other in others:
+        items = _order_items(db, other["id"])[: len(chosen)] if chosen else []
+        moved = _with_items(db, {**a, "order_id": other["id"]}, items) if chosen else {**a, "order_id": other["id"]}
+        if moved is not None and (not chosen or len(items) == len(chosen)):
+            out.append(("wrong_order", Action(tool=action.tool, args=moved)))
+            break
+    spare = [i for i in _order_items(db, order["id"]) if i not in chosen]
+    swapped = _with_items(db, a, [*chosen[:-1], spare[0]]) if chosen and spare else None
+    if swapped is not None:
+        out.append(("wrong_item", Action(tool=action.tool, args=swapped)))
     return out
+
+
+def _order_items(db: sqlite3.Connection, order_id: str) -> list[str]:
+    return [i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", order_id)]
+
+
+def _with_items(db: sqlite3.Connection, args: dict[str, Any], items: list[str]) -> dict[str, Any] | None:
+    """``args`` acting on ``items``; new items, if the call has them, re-chosen as another option of each item's product."""
+    if "new_item_ids" not in args:
+        return {**args, "item_ids": items}
+    new_items = []
+    for item in items:
+        sibling = one(
+            db,
+            "SELECT v.id FROM variants v JOIN variants old ON old.product_id = v.product_id"
+            " WHERE old.id = ? AND v.id != old.id AND v.available = 1 ORDER BY v.id",
+            item,
+        )
+        if sibling is None:
+            return None
+        new_items.append(sibling["id"])
+    return {**args, "item_ids": items, "new_item_ids": new_items}
 
 
 # -- wording ----------------------------------------------------------------------------------------

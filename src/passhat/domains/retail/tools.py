@@ -15,6 +15,7 @@ import json
 import math
 import operator
 import sqlite3
+import unicodedata
 from typing import Any
 
 from passhat.domains.toolkit import NotFound, ToolFailure, tool
@@ -91,14 +92,21 @@ def find_customer_by_name_zip(db: sqlite3.Connection, first_name: str, last_name
         last_name: The customer's last name, e.g. Lopez.
         zip: The 5-digit zip code of the customer's address, e.g. 97310.
     """
-    found = one(
-        db,
-        "SELECT id FROM customers WHERE lower(first_name) = lower(?) AND lower(last_name) = lower(?) AND zip = ?",
-        first_name.strip(), last_name.strip(), zip.strip(),
+    wanted = (_fold(first_name), _fold(last_name))
+    found = next(
+        (c for c in rows(db, "SELECT id, first_name, last_name FROM customers WHERE zip = ? ORDER BY id", zip.strip())
+         if (_fold(c["first_name"]), _fold(c["last_name"])) == wanted),
+        None,
     )
     if found is None:
         raise NotFound("customer", f"{first_name} {last_name}, {zip}")
     return found["id"]
+
+
+def _fold(name: str) -> str:
+    """Names compared as people type them: any case, with or without accents (Grünewald = grunewald)."""
+    decomposed = unicodedata.normalize("NFKD", name.strip().casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 @tool()

@@ -1,0 +1,295 @@
+"""Reference agents: a careful human agent who knows the task's plan, and the same agent with known flaws.
+
+The plan (``task.goals``) says what the right outcome is, but the agent still reaches it the honest
+way: it authenticates from what the customer said, reads before it writes, proposes each write in
+words and waits for a yes, and tells the facts it looked up. So a perfect reference agent shows that a
+task is solvable under the graders, and the flawed profiles show that the graders catch the failures
+seen on real agents (τ-bench's failure mix: wrong arguments or facts, wrong decisions, partial work).
+
+The conversation is one generator: each ``yield`` is a turn, and the agent resumes when the
+orchestrator calls ``act`` again, with the new events (tool results, or the customer's reply).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Generator
+from typing import TypeVar
+
+from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
+from passhat.dialogue import is_affirmative, mentions
+from passhat.domains.model import Action, Goal
+from passhat.env import tool_registry
+from passhat.trajectory import Event
+
+T = TypeVar("T")
+Script = Generator[AgentTurn, None, T]
+
+PROFILE_TOOL = "get_customer"  # read right after authentication, where the domain has it
+MAX_IDENTITY_TRIES = 4
+MAX_PROPOSAL_ROUNDS = 4  # proposal, explanation(s), one retry after a no
+
+ASK_IDENTITY = (
+    "I can help with that. First I need to verify your identity: could you tell me the email address on your "
+    "account, or your first and last name and zip code?"
+)
+ASK_IDENTITY_AGAIN = "I still need to verify your identity. Could you give me your email address, or your full name and zip code?"
+NOT_FOUND = "I couldn't find an account with those details. Could you double-check them for me?"
+CANNOT_VERIFY = "I'm sorry, I can't verify your identity, so I can't make changes to the account. Goodbye."
+CONFIRM = "Shall I go ahead? Please answer yes or no."
+EXPLAIN = "That is the change you asked for, and I have checked it against your account and our policy:"
+APOLOGY = "I'm sorry, I must have misunderstood. Let me try again:"
+GIVE_UP = "Understood, I won't make that change."
+ANYTHING_ELSE = "Is there anything else I can help you with?"
+GOODBYE = "Thank you for contacting us. Have a great day, goodbye!"
+TRANSFER = "I'm transferring you to a human agent who can help with this. Please hold."
+DECLINE = "I'm sorry, but I'm not able to do that under our policy."
+DECLINE_AGAIN = "I understand, but I'm afraid I can't make an exception."
+DETAIL_QUESTIONS = {
+    "order": "Which order is this about?",
+    "items": "Which items do you mean?",
+    "payment": "Which payment method would you like to use?",
+    "address": "What is the new address?",
+    "reason": "What is the reason for the request?",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ErrorProfile:
+    """How often the agent slips, each a probability per step of the kind named.
+
+    ``asks_before_writing=False`` makes the agent announce a write and make it in the same turn;
+    ``stops_after_first_goal`` makes it say goodbye once the first goal is handled.
+    """
+
+    wrong_arguments: float = 0.0  # per write: a near miss of the right call (another order, a sibling item)
+    wrong_facts: float = 0.0  # per goal with facts to tell: a number mis-stated, or a fact left out
+    wrong_decisions: float = 0.0  # per goal: a forbidden request done, an allowed one declined, a needless transfer
+    early_close: float = 0.0  # per goal with goals after it: goodbye instead of "anything else?"
+    asks_before_writing: bool = True
+    stops_after_first_goal: bool = False
+
+
+PROFILES: dict[str, ErrorProfile] = {
+    "perfect": ErrorProfile(),
+    "flaky": ErrorProfile(wrong_arguments=0.03, wrong_facts=0.03, wrong_decisions=0.015, early_close=0.03),
+    "hasty": ErrorProfile(asks_before_writing=False, stops_after_first_goal=True),
+}
+
+
+class ReferenceAgent:
+    """Plays ``setup.task``'s plan through the conversation and the tools (see the module docstring)."""
+
+    def __init__(self, setup: AgentSetup, profile: ErrorProfile):
+        self._setup, self._profile = setup, profile
+        self._domain, self._task, self._rng = setup.domain, setup.task, setup.rng
+        self._tools = tool_registry(setup.domain)
+        self._events: list[Event] = []
+        self._call_numbers = itertools.count(1)
+        self._script = self._conversation()
+
+    async def act(self, events: list[Event]) -> AgentTurn:
+        self._events = events
+        return next(self._script, AgentTurn(text=GOODBYE))  # the plan is played out
+
+    # -- conversation primitives --------------------------------------------------------------------
+
+    def _say(self, text: str) -> Script[str]:
+        """Say ``text``; resumes with the customer's reply."""
+        yield AgentTurn(text=text)
+        return self._customer_texts()[-1]
+
+    def _call(self, actions: list[Action], text: str | None = None) -> Script[list[Event]]:
+        """Make the calls in one round (saying ``text`` alongside); resumes with their result events."""
+        calls = tuple(ToolCall(f"call_{next(self._call_numbers)}", a.tool, dict(a.args)) for a in actions)
+        yield AgentTurn(text=text or None, tool_calls=calls)
+        ids = {c.id for c in calls}
+        return [e for e in self._events if e.kind == "tool" and e.call_id in ids]
+
+    def _customer_texts(self) -> list[str]:
+        return [e.text for e in self._events if e.kind == "user"]
+
+    def _slips(self, probability: float) -> bool:
+        return probability > 0 and self._rng.random() < probability
+
+    def _describe(self, action: Action) -> str:
+        return self._domain.describe_action(self._setup.db, action)
+
+    # -- the plan -----------------------------------------------------------------------------------
+
+    def _conversation(self) -> Script[None]:
+        if not (yield from self._authenticate()):
+            yield AgentTurn(text=CANNOT_VERIFY)
+            return
+        goals = self._task.goals
+        for number, goal in enumerate(goals, 1):
+            lead = yield from self._goal(goal)
+            more = number < len(goals)
+            if self._profile.stops_after_first_goal or more and self._slips(self._profile.early_close):
+                yield AgentTurn(text=_join(lead, GOODBYE))
+                return
+            yield from self._say(_join(lead, ANYTHING_ELSE))
+
+    def _authenticate(self) -> Script[bool]:
+        """Look the customer up from their own words (latest first), asking until they allow it."""
+        tried: list[Action] = []
+        asked = False
+        for _ in range(MAX_IDENTITY_TRIES):
+            lookup = self._identity_lookup(tried)
+            if lookup is None:
+                yield from self._say(ASK_IDENTITY_AGAIN if asked else ASK_IDENTITY)
+                asked = True
+                continue
+            tried.append(lookup)
+            [found] = yield from self._call([lookup])
+            if found.ok:
+                if PROFILE_TOOL in self._tools:
+                    yield from self._call([Action(tool=PROFILE_TOOL, args={"customer_id": self._task.customer.customer_id})])
+                return True
+            yield from self._say(NOT_FOUND)
+            asked = True
+        return False
+
+    def _identity_lookup(self, tried: list[Action]) -> Action | None:
+        for text in reversed(self._customer_texts()):
+            lookup = self._domain.authenticate(self._task.customer, text)
+            if lookup is not None and lookup not in tried:
+                return lookup
+        return None
+
+    def _goal(self, goal: Goal) -> Script[str]:
+        """Carry one goal through; returns the text that closes it (said with the follow-up question)."""
+        yield from self._ask_details(goal)
+        if reads := self._reads(goal):
+            yield from self._call(reads)
+        decision = self._decision(goal)
+        if decision == "decline":
+            yield from self._say(DECLINE)
+            return DECLINE_AGAIN
+        if decision == "transfer":
+            yield from self._call([self._handoff()], TRANSFER)
+            return ""
+        if decision == "refuse":
+            lead = f"I'm sorry, but I can't do that: {goal.explanation or 'our policy does not allow it.'}"
+        elif decision == "answer":
+            return self._facts(goal, "Here is what I found:")
+        else:
+            lead = yield from self._carry_out(goal.forbidden if decision == "do_forbidden" else goal.actions)
+        return _join(lead, self._facts(goal, "For your records:"))
+
+    def _reads(self, goal: Goal) -> list[Action]:
+        """The goal's own lookups and the domain's reads before each of its calls, each once, in order."""
+        reads: list[Action] = []
+        for a in goal.actions or goal.forbidden:
+            needed = self._domain.lookups(self._setup.db, a)
+            reads += [r for r in needed if r not in reads and r not in goal.lookups]
+        return [*goal.lookups, *reads]
+
+    def _ask_details(self, goal: Goal) -> Script[None]:
+        """Ask, once, for what the goal needs and the customer has not said yet."""
+        said = " ".join(self._customer_texts())
+        missing = [q for slot, q in DETAIL_QUESTIONS.items() if _missing(slot, goal, said)]
+        if missing:
+            yield from self._say(" ".join(missing))
+
+    def _decision(self, goal: Goal) -> str:
+        """What to do about the goal: what its outcome says, unless the agent slips."""
+        right = {"done": "carry_out", "transferred": "carry_out", "refused": "refuse", "answered": "answer"}[goal.outcome]
+        wrong = {"done": ["decline", "transfer"], "refused": ["do_forbidden", "transfer"], "answered": ["transfer"]}
+        options = wrong.get(goal.outcome, [])
+        if options and self._slips(self._profile.wrong_decisions):
+            return self._rng.choice(options)
+        return right
+
+    def _carry_out(self, actions: list[Action]) -> Script[str]:
+        """Each write in turn, each reported in the message that proposes the next."""
+        lead = ""
+        for action in actions:
+            lead = yield from self._write(action, lead)
+        return lead
+
+    def _write(self, action: Action, lead: str) -> Script[str]:
+        meta = self._tools[action.tool].meta
+        described = self._describe(action)
+        made = self._near_miss(action) if self._slips(self._profile.wrong_arguments) else action
+        if not meta.needs_confirmation:
+            [result] = yield from self._call([made], _join(lead, TRANSFER if meta.ends_conversation else ""))
+        elif not self._profile.asks_before_writing:
+            [result] = yield from self._call([made], _join(lead, f"I'll {described} now."))
+        elif (yield from self._confirm(described, lead)):
+            [result] = yield from self._call([made])
+        else:
+            return GIVE_UP
+        if result.ok:
+            return f"Done: your request to {described} has been completed."
+        return f"I'm sorry, that didn't go through: {_failure(result.result or {})}."
+
+    def _confirm(self, described: str, lead: str) -> Script[bool]:
+        """Propose until the customer says yes; a question gets an explanation, a no one retry."""
+        proposal = f"I can {described}. {CONFIRM}"
+        text, declined = _join(lead, proposal), False
+        for _ in range(MAX_PROPOSAL_ROUNDS):
+            reply = yield from self._say(text)
+            if is_affirmative(reply):
+                return True
+            if re.match(r"\W*(no|nope)\b", reply, re.I) or "?" not in reply:
+                if declined:
+                    return False
+                declined, text = True, _join(APOLOGY, proposal)
+            else:
+                text = _join(EXPLAIN, proposal)
+        return False
+
+    def _near_miss(self, action: Action) -> Action:
+        misses = self._domain.near_misses(self._setup.db, action)
+        return self._rng.choice(misses)[1] if misses else action
+
+    def _handoff(self) -> Action:
+        """A call of the domain's hand-off tool, filled from who the customer is and what they want."""
+        spec = next(s for s in self._tools.values() if s.meta.ends_conversation)
+        known = {**self._task.customer.model_dump(), **dict.fromkeys(spec.meta.free_text, self._task.summary)}
+        return Action(tool=spec.name, args={p: known[p] for p in spec.schema["parameters"]["properties"] if p in known})
+
+    def _facts(self, goal: Goal, intro: str) -> str:
+        facts = list(goal.tell)
+        if facts and self._slips(self._profile.wrong_facts):
+            i = self._rng.randrange(len(facts))
+            wrong = _misstated(facts[i])
+            facts = facts[:i] + ([wrong] if wrong else []) + facts[i + 1:]
+        return f"{intro} {'; '.join(facts)}." if facts else ""
+
+
+def _missing(slot: str, goal: Goal, said: str) -> bool:
+    """Whether the goal needs ``slot`` and the customer's words so far do not give it."""
+    lowered = said.lower()
+    if slot == "order":
+        return goal.order_id is not None and not mentions(said, goal.order_id)
+    if slot == "items":
+        return any(i.item_id.lower() not in lowered and i.description.lower() not in lowered for i in goal.items + goal.new_items)
+    if slot == "payment":
+        ids = [v for a in goal.actions for k, v in a.args.items() if "payment" in k]
+        return goal.payment is not None and goal.payment.lower() not in lowered and not any(mentions(said, v) for v in ids)
+    if slot == "address":
+        return goal.address is not None and not all(mentions(said, v) for v in goal.address.values() if v)
+    return goal.reason is not None and goal.reason.lower() not in lowered
+
+
+def _failure(result: dict) -> str:
+    """What went wrong, from an error or a not-found result."""
+    return str(result.get("error", {}).get("message") or result.get("message") or "an unexpected error")
+
+
+def _misstated(fact: str) -> str | None:
+    """The fact with its first number off by a little, or None (the fact left out) when it has no number."""
+    match = re.search(r"\d[\d,]*(?:\.\d+)?", fact)
+    if match is None:
+        return None
+    value = float(match.group().replace(",", ""))
+    decimals = len(match.group().partition(".")[2])
+    return fact[: match.start()] + f"{value + 1 + value * 0.1:.{decimals}f}" + fact[match.end():]
+
+
+def _join(*parts: str) -> str:
+    return " ".join(p for p in parts if p)

@@ -1,0 +1,394 @@
+"""The scripted customer: plays a task's goals, in order, under a persona, from the task's fields alone.
+
+It reads each agent message with ``understanding`` (cue phrases, not our agent's exact wording), so it
+can face any agent. It says yes only to a proposal that matches what it wants: the goal's action
+word, every confirm-key value of the call, each item it cares about, and no entity it does not know.
+All randomness comes from the ``random.Random`` it is given, so a seed fixes every word it says.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import random
+import re
+from typing import Any
+
+from passhat.dialogue import is_affirmative, mentions
+from passhat.domains.model import Action, Domain, Goal, ItemRef, Task
+from passhat.env import Environment, tool_registry
+from passhat.users.base import UserTurn
+from passhat.users.personas import Persona
+from passhat.users.understanding import SLOTS, Reading, Slot, understand
+from passhat.users.wording import join, phrase, tone_of
+
+MAX_MISMATCHES = 3  # wrong proposals for one goal before the customer gives up
+MAX_REPEATS = 3  # times the customer gives the same detail again before it gives up
+CALM_PATIENCE = 8  # messages without progress a patient customer sits through
+_STOPWORDS = frozenset("the a an my of for and with from in on to that this one pair set".split())
+
+
+@dataclasses.dataclass
+class _GoalState:
+    """Where one goal stands. ``calls`` are what the customer wants done (for a refused goal, the
+    forbidden calls: the customer does want them; the agent is the one who must decline)."""
+
+    goal: Goal
+    calls: list[Action]
+    known_ids: list[frozenset[str]]  # per call: the ids a correct proposal of it may name
+    awaiting: set[int] = dataclasses.field(default_factory=set)  # confirmed, result not reported yet
+    completed: set[int] = dataclasses.field(default_factory=set)
+    mismatches: int = 0
+    refusals: int = 0
+    questioned: bool = False
+    handled: bool = False
+
+
+class ScriptedUser:
+    """A deterministic customer. ``respond`` is the whole interface (see ``UserSimulator``)."""
+
+    def __init__(self, domain: Domain, task: Task, persona: Persona, rng: random.Random):
+        self._domain, self._task, self._persona, self._rng = domain, task, persona, rng
+        self._tone = tone_of(persona)
+        self._tools = tool_registry(domain)
+        self._action_words = tuple(sorted({w for ws in domain.proposal_keywords.values() for w in ws}))
+        self._goals = _goal_states(domain, task)
+        self._index = 0
+        self._given: set[Slot] = set()  # details given in full for the current goal (identity: for good)
+        self._repeats: collections.Counter[Slot] = collections.Counter()
+        self._slip = self._choose_slip()
+        self._held_back: str | None = None  # the rest of a request given in pieces
+        self._stalled = 0
+        self._moved = False
+
+    # -- the interface ------------------------------------------------------------------------------
+
+    async def respond(self, agent_text: str | None) -> UserTurn:
+        if agent_text is None:
+            return UserTurn(self._opening())
+        self._moved = False
+        turn = self._reply(agent_text)
+        if turn.stop is None and self._held_back and not is_affirmative(turn.text):
+            turn = UserTurn(join(turn.text, phrase("rest", self._tone, self._rng), self._take_held_back()))
+        return self._after_patience(turn)
+
+    # -- the opening --------------------------------------------------------------------------------
+
+    def _opening(self) -> str:
+        greeting = phrase("greeting", self._tone, self._rng)
+        request = self._request(self._goals[0].goal)
+        volunteered = self._identity() if self._persona.incoherent and self._rng.random() < 0.5 else ""
+        if self._persona.incoherent and self._rng.random() < 0.5:
+            self._held_back = request
+            return join(greeting, phrase("vague", self._tone, self._rng), volunteered)
+        return join(greeting, volunteered, request)
+
+    def _choose_slip(self) -> str | None:
+        """The incoherent customer's first-try mistake about who they are."""
+        if not self._persona.incoherent:
+            return None
+        slips = ["first_name", None] + (["typo"] if self._task.customer.email else [])
+        return self._rng.choice(slips)
+
+    def _request(self, goal: Goal) -> str:
+        return join(self._rng.choice(goal.request), phrase("urgency", self._tone, self._rng))
+
+    def _take_held_back(self) -> str:
+        text, self._held_back = self._held_back or "", None
+        return text
+
+    # -- reacting to one agent message --------------------------------------------------------------
+
+    def _reply(self, text: str) -> UserTurn:
+        reading = understand(text, self._action_words, self._domain.id_pattern)
+        state = self._current
+        if state is None:
+            return self._finish()
+        verdict = self._absorb(state, reading, text)
+        if verdict is not None:
+            return verdict
+        if reading.proposal:
+            return self._on_proposal(state, text, reading)
+        if reading.closing and not (reading.asks or reading.anything_else):
+            return self._finish()
+        if reading.handoff:
+            self._moved = True
+            return UserTurn(phrase("wait", self._tone, self._rng))
+        if reading.not_found:
+            return self._on_not_found(text)
+        if reading.asks:
+            return UserTurn(self._answers(reading.asks))
+        if state.handled or reading.anything_else:
+            return self._next_goal(state)
+        if reading.working:
+            return UserTurn(phrase("ack", self._tone, self._rng))
+        return UserTurn(join(phrase("ack", self._tone, self._rng), self._restatement(state)))
+
+    @property
+    def _current(self) -> _GoalState | None:
+        return self._goals[self._index] if self._index < len(self._goals) else None
+
+    def _absorb(self, state: _GoalState, reading: Reading, text: str) -> UserTurn | None:
+        """Update the current goal from what the agent says about it; a turn when that settles the reply."""
+        outcome = state.goal.outcome
+        if state.awaiting and (reading.failure or reading.refusal and not reading.report):
+            state.awaiting.clear()
+            return self._refused(state, reading)
+        if state.awaiting and reading.report:
+            state.completed |= state.awaiting
+            state.awaiting.clear()
+            self._settle(state, len(state.completed) == len(state.calls))
+        elif reading.informative and reading.report and outcome != "answered" and (named := self._matching_calls(state, text, reading)):
+            state.completed |= named  # done without asking: the customer still got what it wanted
+            self._settle(state, len(state.completed) == len(state.calls))
+        elif reading.handoff and outcome == "transferred":
+            self._settle(state, True)
+        elif reading.refusal and not reading.proposal:
+            return self._refused(state, reading)
+        elif outcome == "answered" and reading.informative and not reading.working:
+            self._settle(state, True)
+        return None
+
+    def _settle(self, state: _GoalState, handled: bool) -> None:
+        self._moved = True
+        state.handled = handled
+
+    def _refused(self, state: _GoalState, reading: Reading) -> UserTurn | None:
+        """A refusal is right for a refused goal (accepted, perhaps after one push-back); otherwise pushed back once."""
+        self._moved = True
+        state.refusals += 1
+        if state.goal.outcome == "refused":
+            moving_on = reading.anything_else or reading.closing
+            if state.refusals == 1 and not moving_on and self._pushes_back():
+                return UserTurn(phrase("pushback", self._tone, self._rng))
+            state.handled = True
+            return None
+        if state.refusals >= 2:
+            return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
+        return UserTurn(join(phrase("pushback", self._tone, self._rng), self._request(state.goal)))
+
+    def _pushes_back(self) -> bool:
+        return self._persona.upset or self._rng.random() < 0.3
+
+    def _next_goal(self, state: _GoalState) -> UserTurn:
+        """After a goal is handled (or at "anything else?"): the next goal, or the goodbye."""
+        if not state.handled:
+            return UserTurn(self._restatement(state))
+        self._moved = True
+        self._index += 1
+        self._given &= {"identity"}
+        self._repeats.clear()
+        nxt = self._current
+        if nxt is None:
+            return self._finish()
+        return UserTurn(join(phrase("ack", self._tone, self._rng), phrase("next", self._tone, self._rng), self._request(nxt.goal)))
+
+    def _finish(self) -> UserTurn:
+        if self._current is not None and self._current.handled:
+            self._index += 1
+        if self._current is None:
+            return UserTurn(phrase("close", self._tone, self._rng), stop="satisfied")
+        return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
+
+    def _restatement(self, state: _GoalState) -> str:
+        return join(phrase("restate", self._tone, self._rng), self._request(state.goal))
+
+    # -- proposals ----------------------------------------------------------------------------------
+
+    def _on_proposal(self, state: _GoalState, text: str, reading: Reading) -> UserTurn:
+        self._moved = True
+        matched = self._matching_calls(state, text, reading)
+        if not matched:
+            state.mismatches += 1
+            if state.mismatches >= MAX_MISMATCHES:
+                return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
+            return UserTurn(join(phrase("no", self._tone, self._rng), self._restatement(state)))
+        if self._persona.asks_why and not state.questioned:
+            state.questioned = True
+            return UserTurn(phrase("why", self._tone, self._rng))
+        state.awaiting |= matched
+        return UserTurn(phrase("yes", self._tone, self._rng))
+
+    def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> set[int]:
+        """The goal's open calls this message names (for an informational goal, a harmless offer: {-1})."""
+        keywords = self._domain.proposal_keywords.get(state.goal.kind, ())
+        if keywords and not any(k.lower() in text.lower() for k in keywords):
+            return set()
+        if not state.calls:
+            goal = state.goal
+            known = _ids_in([goal.order_id, [i.item_id for i in goal.items], [a.args for a in goal.lookups]])
+            return {-1} if self._only_known(reading, known) else set()
+        named = {i for i, call in enumerate(state.calls) if i not in state.completed and self._names(text, call, state.goal)}
+        known = frozenset().union(*(state.known_ids[i] for i in named)) if named else frozenset()
+        return named if self._only_known(reading, known) else set()
+
+    def _only_known(self, reading: Reading, known: frozenset[str]) -> bool:
+        mine = known | {_norm(self._task.customer.customer_id)}
+        return all(_norm(i) in mine for i in reading.ids)
+
+    def _names(self, text: str, call: Action, goal: Goal) -> bool:
+        """The message names the call's confirm-key values and each item of the goal the call touches."""
+        meta = self._tools[call.tool].meta
+        keys = meta.confirm_keys if meta.needs_confirmation else ()
+        if not all(mentions(text, call.args[k]) for k in keys if k in call.args):
+            return False
+        values = _ids_in(call.args)
+        return all(_item_named(text, item) for item in goal.items + goal.new_items if _norm(item.item_id) in values)
+
+    # -- answering questions ------------------------------------------------------------------------
+
+    def _answers(self, asks: frozenset[Slot]) -> str:
+        parts = []
+        for slot in SLOTS:
+            if slot in asks:
+                before = slot in self._given
+                parts.append(self._answer(slot))
+                self._repeats[slot] += before
+                self._moved |= not before and slot in self._given
+        if any(n > MAX_REPEATS for n in self._repeats.values()):
+            return phrase("leave", self._tone, self._rng)
+        return join(*parts)
+
+    def _answer(self, slot: Slot) -> str:
+        state = self._current
+        goal = state.goal if state else None
+        if slot == "identity":
+            return self._identity()
+        if goal is None:
+            return phrase("unknown", self._tone, self._rng)
+        text = _DETAIL_ANSWERS[slot](self, goal)
+        if text:
+            self._given.add(slot)
+        return text or phrase("unknown", self._tone, self._rng)
+
+    def _identity(self) -> str:
+        """Who the customer is: email if they know it, else name and zip; an incoherent slip on the first try."""
+        c, tone, rng = self._task.customer, self._tone, self._rng
+        slip, self._slip = self._slip, None
+        if slip == "first_name":
+            return phrase("first_name", tone, rng, first=c.first_name)
+        self._given.add("identity")
+        if c.email and slip == "typo":
+            self._slip = "typo_made"
+            return phrase("email", tone, rng, email=_typo(c.email, rng))
+        if c.email:
+            return phrase("email", tone, rng, email=c.email)
+        return join(phrase("no_email", tone, rng), phrase("name_zip", tone, rng, first=c.first_name, last=c.last_name, zip=c.zip))
+
+    def _on_not_found(self, text: str) -> UserTurn:
+        """The agent found nothing: correct a typo, or give the detail again."""
+        if self._slip == "typo_made":
+            self._slip = None
+            return UserTurn(phrase("typo_fix", self._tone, self._rng, email=self._task.customer.email or ""))
+        slot: Slot = "order" if "order" in text.lower() and "identity" in self._given else "identity"
+        return UserTurn(self._answers(frozenset({slot})))
+
+    def _order_answer(self, goal: Goal) -> str:
+        if goal.order_id is None:
+            return ""
+        if goal.knows_order_id:
+            return phrase("order_id", self._tone, self._rng, order_id=goal.order_id)
+        return phrase("order_hint", self._tone, self._rng, hint=goal.order_hint or "")
+
+    def _items_answer(self, goal: Goal) -> str:
+        old = phrase("items", self._tone, self._rng, items=_items_words(goal.items)) if goal.items else ""
+        new = phrase("new_items", self._tone, self._rng, items=_items_words(goal.new_items)) if goal.new_items else ""
+        return join(old, new)
+
+    def _payment_answer(self, goal: Goal) -> str:
+        ids = [str(v) for a in goal.actions or goal.forbidden for k, v in a.args.items() if "payment" in k]
+        words = join(goal.payment or "", f"({', '.join(dict.fromkeys(ids))})" if ids else "")
+        return phrase("payment", self._tone, self._rng, payment=words) if words else ""
+
+    def _address_answer(self, goal: Goal) -> str:
+        address = ", ".join(v for v in (goal.address or {}).values() if v)
+        return phrase("address", self._tone, self._rng, address=address) if address else ""
+
+    def _reason_answer(self, goal: Goal) -> str:
+        return phrase("reason", self._tone, self._rng, reason=goal.reason) if goal.reason else ""
+
+    # -- patience -----------------------------------------------------------------------------------
+
+    def _after_patience(self, turn: UserTurn) -> UserTurn:
+        """Counts agent messages in a row that moved nothing forward; past its patience the customer leaves."""
+        if turn.stop or self._moved:
+            self._stalled = 0
+            return turn
+        self._stalled += 1
+        if self._persona.patience is not None and self._stalled > self._persona.patience:
+            return UserTurn(phrase("abandon", self._tone, self._rng), stop="abandoned")
+        if self._stalled > CALM_PATIENCE:
+            return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
+        return turn
+
+
+_DETAIL_ANSWERS = {
+    "order": ScriptedUser._order_answer,
+    "items": ScriptedUser._items_answer,
+    "payment": ScriptedUser._payment_answer,
+    "address": ScriptedUser._address_answer,
+    "reason": ScriptedUser._reason_answer,
+}
+
+
+def _goal_states(domain: Domain, task: Task) -> list[_GoalState]:
+    """Each goal with the calls it wants and, per call, the ids the customer knows it by.
+
+    A correct proposal may name more than the call's arguments (a cancellation names the order's items
+    and where the refund goes): the customer knows its own account, so the ids a correct proposal
+    would name, worded on the account as it stands after the earlier goals, are known to it too.
+    """
+    env = Environment(domain)
+    try:
+        states = []
+        for goal in task.goals:
+            calls = list(goal.actions or goal.forbidden)
+            known = []
+            for call in calls:
+                worded = domain.describe_action(env.db, call)
+                known.append(_ids_in(call.args) | {_norm(m) for m in re.findall(domain.id_pattern, worded)})
+                if call in goal.actions:
+                    env.replay([call])
+            states.append(_GoalState(goal, calls, known))
+        return states
+    finally:
+        env.close()
+
+
+def _norm(entity_id: str) -> str:
+    return entity_id.lower().lstrip("#")
+
+
+def _ids_in(value: Any) -> frozenset[str]:
+    """Every string inside an argument structure, normalised as entity ids are compared."""
+    if isinstance(value, dict):
+        return frozenset().union(*map(_ids_in, value.values())) if value else frozenset()
+    if isinstance(value, (list, tuple)):
+        return frozenset().union(*map(_ids_in, value)) if value else frozenset()
+    return frozenset({_norm(value)}) if isinstance(value, str) else frozenset()
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in _STOPWORDS]
+
+
+def _item_named(text: str, item: ItemRef) -> bool:
+    """By its id, or by its name: the description's head noun and at least half its words."""
+    if item.item_id.lower() in text.lower():
+        return True
+    words, said = _content_words(item.description), set(_content_words(text))
+    return bool(words) and words[-1] in said and 2 * sum(w in said for w in words) >= len(words)
+
+
+def _items_words(items: list[ItemRef]) -> str:
+    return " and ".join(f"the {i.description.removeprefix('the ')} ({i.item_id})" for i in items)
+
+
+def _typo(email: str, rng: random.Random) -> str:
+    """The email with two neighbouring letters of its local part swapped (always a different address)."""
+    local, _, host = email.partition("@")
+    spots = [i for i in range(len(local) - 1) if local[i] != local[i + 1]]
+    if not spots:
+        return f"{local}{local[-1]}@{host}"
+    i = rng.choice(spots)
+    return f"{local[:i]}{local[i + 1]}{local[i]}{local[i + 2:]}@{host}"
