@@ -50,6 +50,11 @@ STATUS = {
     "order_hint": "the one with the white standing desk converter", "request": ["What's the status of my desk converter order?"],
     "lookups": [{"tool": "get_order", "args": {"order_id": "#R4769982"}}], "tell": ["pending"],
 }
+CANCEL_BOTH = {
+    "kind": "cancel", "outcome": "done", "reason": "ordered by mistake",
+    "request": ["I ordered twice by mistake: please cancel both #R9330383 and #R4769982."],
+    "actions": [{"tool": "cancel_order", "args": {"order_id": o, "reason": "ordered by mistake"}} for o in ("#R9330383", "#R4769982")],
+}
 TRANSFER = {
     "kind": "transfer", "outcome": "transferred", "request": ["I want to speak to a person about a billing dispute."],
     "actions": [{"tool": "transfer_to_human", "args": {"customer_id": "C-101971", "summary": "billing dispute"}}],
@@ -68,6 +73,7 @@ TASKS = [
     make_task("status-by-name", STATUS, email=False),
     make_task("return-then-cancel", RETURN, CANCEL),
     make_task("status-then-transfer", STATUS, TRANSFER),
+    make_task("cancel-two-orders", CANCEL_BOTH),
 ]
 BY_ID = {t.id: t for t in TASKS}
 

@@ -74,7 +74,7 @@ class ErrorProfile:
 
 PROFILES: dict[str, ErrorProfile] = {
     "perfect": ErrorProfile(),
-    "flaky": ErrorProfile(wrong_arguments=0.03, wrong_facts=0.03, wrong_decisions=0.015, early_close=0.03),
+    "flaky": ErrorProfile(wrong_arguments=0.04, wrong_facts=0.04, wrong_decisions=0.01, early_close=0.02),
     "hasty": ErrorProfile(asks_before_writing=False, stops_after_first_goal=True),
 }
 

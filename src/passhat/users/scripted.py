@@ -115,9 +115,9 @@ class ScriptedUser:
             self._moved = True
             return UserTurn(phrase("wait", self._tone, self._rng))
         if reading.not_found:
-            return self._on_not_found(text)
+            return self._on_not_found(state.goal, text)
         if reading.asks:
-            return UserTurn(self._answers(reading.asks))
+            return UserTurn(self._answers(state.goal, reading.asks))
         if state.handled or reading.anything_else:
             return self._next_goal(state)
         if reading.working:
@@ -219,7 +219,8 @@ class ScriptedUser:
             known = _ids_in([goal.order_id, [i.item_id for i in goal.items], [a.args for a in goal.lookups]])
             return {-1} if self._only_known(reading, known) else set()
         named = {i for i, call in enumerate(state.calls) if i not in state.completed and self._names(text, call, state.goal)}
-        known = frozenset().union(*(state.known_ids[i] for i in named)) if named else frozenset()
+        # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
+        known = frozenset().union(*(state.known_ids[i] for i in named | state.completed)) if named else frozenset()
         return named if self._only_known(reading, known) else set()
 
     def _only_known(self, reading: Reading, known: frozenset[str]) -> bool:
@@ -237,25 +238,21 @@ class ScriptedUser:
 
     # -- answering questions ------------------------------------------------------------------------
 
-    def _answers(self, asks: frozenset[Slot]) -> str:
+    def _answers(self, goal: Goal, asks: frozenset[Slot]) -> str:
         parts = []
         for slot in SLOTS:
             if slot in asks:
                 before = slot in self._given
-                parts.append(self._answer(slot))
+                parts.append(self._answer(goal, slot))
                 self._repeats[slot] += before
                 self._moved |= not before and slot in self._given
         if any(n > MAX_REPEATS for n in self._repeats.values()):
             return phrase("leave", self._tone, self._rng)
         return join(*parts)
 
-    def _answer(self, slot: Slot) -> str:
-        state = self._current
-        goal = state.goal if state else None
+    def _answer(self, goal: Goal, slot: Slot) -> str:
         if slot == "identity":
             return self._identity()
-        if goal is None:
-            return phrase("unknown", self._tone, self._rng)
         text = _DETAIL_ANSWERS[slot](self, goal)
         if text:
             self._given.add(slot)
@@ -275,13 +272,13 @@ class ScriptedUser:
             return phrase("email", tone, rng, email=c.email)
         return join(phrase("no_email", tone, rng), phrase("name_zip", tone, rng, first=c.first_name, last=c.last_name, zip=c.zip))
 
-    def _on_not_found(self, text: str) -> UserTurn:
+    def _on_not_found(self, goal: Goal, text: str) -> UserTurn:
         """The agent found nothing: correct a typo, or give the detail again."""
         if self._slip == "typo_made":
             self._slip = None
             return UserTurn(phrase("typo_fix", self._tone, self._rng, email=self._task.customer.email or ""))
         slot: Slot = "order" if "order" in text.lower() and "identity" in self._given else "identity"
-        return UserTurn(self._answers(frozenset({slot})))
+        return UserTurn(self._answers(goal, frozenset({slot})))
 
     def _order_answer(self, goal: Goal) -> str:
         if goal.order_id is None:
