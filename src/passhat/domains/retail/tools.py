@@ -287,6 +287,16 @@ def change_order_payment(db: sqlite3.Connection, order_id: str, payment_method_i
     return order_view(db, _order(db, order_id))
 
 
+def _swap(
+    db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The checked parts of an item swap (a change or an exchange): payment method, old items, new variants."""
+    order = _order(db, order_id)
+    method = _method(db, order["customer_id"], payment_method_id)
+    old = _items(db, order_id, item_ids)
+    return method, old, _replacements(db, old, new_item_ids)
+
+
 @tool(write=True, target="order_id")
 def change_order_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
@@ -299,10 +309,7 @@ def change_order_items(
         new_item_ids: The replacement item ids, in the same order as item_ids.
         payment_method_id: The payment method that pays or receives the price difference.
     """
-    order = _order(db, order_id)
-    method = _method(db, order["customer_id"], payment_method_id)
-    old = _items(db, order_id, item_ids)
-    new = _replacements(db, old, new_item_ids)
+    method, old, new = _swap(db, order_id, item_ids, new_item_ids, payment_method_id)
     in_order = {i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ?", order_id)}
     if clash := [v["id"] for v in new if v["id"] in in_order]:
         raise ToolFailure("item_already_in_order", f"{', '.join(clash)} is already in order {order_id}")
@@ -373,10 +380,7 @@ def exchange_items(
         new_item_ids: The item ids wanted instead, in the same order as item_ids.
         payment_method_id: The payment method that pays or receives the price difference.
     """
-    order = _order(db, order_id)
-    method = _method(db, order["customer_id"], payment_method_id)
-    old = _items(db, order_id, item_ids)
-    new = _replacements(db, old, new_item_ids)
+    method, old, new = _swap(db, order_id, item_ids, new_item_ids, payment_method_id)
     db.executemany(
         "UPDATE order_items SET status = 'exchange requested', exchange_variant_id = ? WHERE order_id = ? AND variant_id = ?",
         [(v["id"], order_id, i["variant_id"]) for i, v in zip(old, new)],
