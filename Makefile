@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test bench clean
+.PHONY: install browser run test bench clean
 
 install: $(STAMP)
 
@@ -16,11 +16,16 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/passhat run
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest
+
+# Headless Chromium for the HTML report test (Debian's package; CI runs as root on a fresh machine).
+browser:
+	command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 
 bench: install
 	$(BIN)/python bench/harness_overhead.py
+	$(BIN)/python bench/report_scale.py
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache

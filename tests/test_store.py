@@ -134,7 +134,7 @@ def test_durability_settings(tmp_path: Path) -> None:
         conn = store._conn
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 
 
 def test_list_runs_newest_first_skipping_non_stores(tmp_path: Path) -> None:

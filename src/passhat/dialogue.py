@@ -55,3 +55,16 @@ def mentions(text: str, value: object) -> bool:
     if isinstance(value, (int, float)):
         return fact_said(str(value), text)
     return str(value).lower() in text.lower()
+
+
+def confirms(proposal: str | None, reply: str | None, values: list[object]) -> bool:
+    """Whether ``reply`` is an explicit yes to a ``proposal`` that names every one of ``values``.
+
+    Graders judge a write by this after the fact; the confirmation guard refuses one by it before.
+    """
+    return (
+        proposal is not None
+        and reply is not None
+        and is_affirmative(reply)
+        and all(mentions(proposal, v) for v in values)
+    )

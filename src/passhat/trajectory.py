@@ -8,8 +8,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal
 
-EventKind = Literal["user", "agent", "tool", "end"]
-EndReason = Literal["satisfied", "unsatisfied", "abandoned", "transferred", "max_turns"]
+EventKind = Literal["user", "agent", "tool", "guard", "end"]
+BLOCKED = frozenset({"refused", "replayed", "conflict", "ticket"})  # guard decisions that stop a call
+EndReason = Literal[
+    "satisfied", "unsatisfied", "abandoned", "transferred", "max_turns", "context_overflow", "user_simulator_error"
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -19,6 +22,10 @@ class Event:
     ``user`` / ``agent``: a chat message (``text``). ``tool``: one call with its validated arguments,
     its three-shape result and the policy rules it broke (``violations``: [{"rule", "reason"}]).
     ``end``: how the conversation stopped (``text`` is the EndReason).
+    A tool event's ``result`` is what the agent saw; ``fault`` ({"class", "actual"}) says an injected
+    fault changed it (``actual``: what the backend really returned, None if the call never ran) and
+    ``guard`` ({"guard", "decision", ...}) says a guardrail stopped or answered it. ``guard`` events
+    are decisions taken outside the agent's calls (a human-gate ticket resolved by the operator).
     """
 
     kind: EventKind
@@ -28,15 +35,18 @@ class Event:
     args: Any = None
     result: dict[str, Any] | None = None
     violations: tuple[dict[str, str], ...] = ()
+    fault: dict[str, Any] | None = None
+    guard: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
-        if self.kind == "tool":
+        if self.kind in ("tool", "guard"):
             out.update(call_id=self.call_id, name=self.name, args=self.args, result=self.result)
             if self.violations:
                 out["violations"] = list(self.violations)
-        else:
+        if self.kind != "tool":
             out["text"] = self.text
+        out.update({k: v for k, v in (("fault", self.fault), ("guard", self.guard)) if v is not None})
         return out
 
     @classmethod
@@ -45,8 +55,17 @@ class Event:
 
     @property
     def ok(self) -> bool:
-        """A tool call that took effect."""
+        """A tool call whose result, as the agent saw it, is a success (see ``took_effect`` for the truth)."""
         return self.kind == "tool" and self.result is not None and self.result.get("status") == "ok"
+
+    @property
+    def took_effect(self) -> bool:
+        """The call really ran and succeeded, whatever the agent was told (a lost response took effect;
+        an idempotent replay or a guard refusal did not)."""
+        if self.kind not in ("tool", "guard") or (self.guard and self.guard.get("decision") in BLOCKED):
+            return False
+        actual = self.fault["actual"] if self.fault else self.result
+        return actual is not None and actual.get("status") == "ok"
 
 
 def end_reason(events: list[Event]) -> str | None:

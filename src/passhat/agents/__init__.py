@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from passhat.agents.base import AgentSetup
+from passhat.agents.llm import LLMAgent, LLMAgentFactory
 from passhat.agents.reference import PROFILES, ErrorProfile, ReferenceAgent
 from passhat.errors import UserError
+from passhat.llm import ModelHub, ModelRef
 
 if TYPE_CHECKING:  # run.trial imports this package: a type-only import avoids the cycle
     from passhat.run.trial import AgentFactory
@@ -23,12 +25,21 @@ AGENTS: dict[str, AgentFactory] = {f"reference:{name}": _reference(profile) for 
 DEFAULT_AGENT = "reference:flaky"
 
 
-def resolve_agent(spec: str) -> AgentFactory:
-    """The agent factory named by ``--agent``."""
+def resolve_agent(spec: str, hub: ModelHub | None = None, with_policy: bool = True) -> AgentFactory:
+    """The agent factory named by ``--agent``: a reference agent, or ``llm:<provider>/<model>``.
+
+    ``hub`` holds the run's model clients; without it an LLM spec is only checked.
+    """
+    if spec.strip().startswith("llm:"):
+        return LLMAgentFactory(ModelRef.parse(spec, "--agent"), hub, with_policy)
+    if not with_policy:
+        raise UserError("--no-policy applies to llm: agents only; the reference agents do not read the policy.")
     try:
         return AGENTS[spec.strip()]
     except KeyError:
-        raise UserError(f"unknown agent {spec!r} in --agent; choose from {', '.join(AGENTS)}.") from None
+        raise UserError(
+            f"unknown agent {spec!r} in --agent; choose from {', '.join(AGENTS)}, or llm:<provider>/<model>."
+        ) from None
 
 
-__all__ = ["AGENTS", "DEFAULT_AGENT", "ErrorProfile", "ReferenceAgent", "resolve_agent"]
+__all__ = ["AGENTS", "DEFAULT_AGENT", "ErrorProfile", "LLMAgent", "ReferenceAgent", "resolve_agent"]

@@ -60,8 +60,11 @@ DETAIL_QUESTIONS = {
 class ErrorProfile:
     """How often the agent slips, each a probability per step of the kind named.
 
-    ``asks_before_writing=False`` makes the agent announce a write and make it in the same turn;
-    ``stops_after_first_goal`` makes it say goodbye once the first goal is handled.
+    ``asks_before_writing=False`` makes the agent announce a write and make it in the same turn (it
+    asks only when a guard refuses the write for want of a yes); ``stops_after_first_goal`` makes it
+    say goodbye once the first goal is handled. ``retries``: times a call that failed with a retryable
+    error (a timeout, a rate limit) is made again, as it was, without checking whether it took effect —
+    the naive retry that turns a lost response into a double write unless the tools are idempotent.
     """
 
     wrong_arguments: float = 0.0  # per write: a near miss of the right call (another order, a sibling item)
@@ -70,6 +73,7 @@ class ErrorProfile:
     early_close: float = 0.0  # per goal with goals after it: goodbye instead of "anything else?"
     asks_before_writing: bool = True
     stops_after_first_goal: bool = False
+    retries: int = 2
 
 
 PROFILES: dict[str, ErrorProfile] = {
@@ -102,6 +106,18 @@ class ReferenceAgent:
         return self._customer_texts()[-1]
 
     def _call(self, actions: list[Action], text: str | None = None) -> Script[list[Event]]:
+        """Make the calls (saying ``text`` alongside), retrying retryable failures; resumes with their result events."""
+        events = yield from self._round(actions, text)
+        for _ in range(self._profile.retries):
+            again = [i for i, e in enumerate(events) if (e.result or {}).get("error", {}).get("retryable")]
+            if not again:
+                break
+            retried = yield from self._round([actions[i] for i in again])
+            for i, event in zip(again, retried):
+                events[i] = event
+        return events
+
+    def _round(self, actions: list[Action], text: str | None = None) -> Script[list[Event]]:
         """Make the calls in one round (saying ``text`` alongside); resumes with their result events."""
         calls = tuple(ToolCall(f"call_{next(self._call_numbers)}", a.tool, dict(a.args)) for a in actions)
         yield AgentTurn(text=text or None, tool_calls=calls)
@@ -218,6 +234,10 @@ class ReferenceAgent:
             [result] = yield from self._call([made], _join(lead, TRANSFER if meta.ends_conversation else ""))
         elif not self._profile.asks_before_writing:
             [result] = yield from self._call([made], _join(lead, f"I'll {described} now."))
+            if (result.result or {}).get("error", {}).get("type") == "confirmation_required":
+                if not (yield from self._confirm(described, "")):
+                    return GIVE_UP
+                [result] = yield from self._call([made])
         elif (yield from self._confirm(described, lead)):
             [result] = yield from self._call([made])
         else:

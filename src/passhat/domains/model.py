@@ -150,6 +150,7 @@ class Domain:
     authenticate: Callable[[Identity, str], Action | None]  # the lookup call the customer's words allow
     near_misses: Callable[[sqlite3.Connection, Action], list[tuple[str, Action]]]  # (label, call)
     ignored_columns: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
+    gates: tuple[Rule, ...] = ()  # calls a person must approve when the human gate is on (same shape as rules)
 
     @cached_property
     def tasks(self) -> dict[str, Task]:

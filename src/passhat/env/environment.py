@@ -7,10 +7,10 @@ import sqlite3
 from functools import cache
 from typing import Any
 
-from passhat.domains.model import Action, Call, Domain
+from passhat.domains.model import Action, Call, Domain, Rule
 from passhat.domains.toolkit import ToolFailure
 from passhat.env.backend import Template, fork_backend, template_for
-from passhat.env.tools import ToolSpec, error, invoke, spec_for, validate_args
+from passhat.env.tools import ToolSpec, Within, error, invoke, spec_for, validate_args
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,18 +35,20 @@ def tool_registry(domain: Domain) -> dict[str, ToolSpec]:
     return {spec.name: spec for spec in map(spec_for, domain.tools)}
 
 
-class Environment:
-    def __init__(self, domain: Domain):
-        self.domain = domain
-        self.template: Template = template_for(domain)
-        self.db: sqlite3.Connection = fork_backend(self.template)
-        self.tools = tool_registry(domain)
+class ToolRunner:
+    """Tools over one backend, with policy rules observed on every write: all a guard needs to wrap.
+
+    The harness's Environment is one; ``ToolRunner(specs, db, rules)`` serves tools outside the harness.
+    """
+
+    def __init__(self, tools: dict[str, ToolSpec], db: sqlite3.Connection, rules: tuple[Rule, ...] = ()):
+        self.tools, self.db, self.rules = tools, db, rules
         self.history: list[Call] = []
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return [spec.schema for spec in self.tools.values()]
 
-    def execute(self, name: str, args: Any) -> Execution:
+    def execute(self, name: str, args: Any, within: Within | None = None) -> Execution:
         """Validate, check the policy rules, run. Never raises for anything a model could send."""
         spec = self.tools.get(name)
         if spec is None:
@@ -57,20 +59,29 @@ class Environment:
         except ToolFailure as exc:
             return Execution(name, args, error(exc.type, exc.message, exc.retryable))
         violations = self.check_rules(name, clean) if spec.meta.write else ()
-        result = invoke(spec, self.db, clean)
+        result = invoke(spec, self.db, clean, within)
         self.history.append(Call(name, clean, result))
         return Execution(name, clean, result, violations)
 
     def check_rules(self, name: str, args: dict[str, Any]) -> tuple[Violation, ...]:
         call = Call(name, args)
         found = []
-        for rule in self.domain.rules:
+        for rule in self.rules:
             if rule.tools and name not in rule.tools:
                 continue
             reason = rule.check(self.db, call, self.history)
             if reason:
                 found.append(Violation(rule.id, reason))
         return tuple(found)
+
+
+class Environment(ToolRunner):
+    """One trial's world: a fresh fork of the domain's template backend."""
+
+    def __init__(self, domain: Domain):
+        self.domain = domain
+        self.template: Template = template_for(domain)
+        super().__init__(tool_registry(domain), fork_backend(self.template), domain.rules)
 
     def replay(self, actions: list[Action]) -> list[Execution]:
         """Carry out calls directly (ground truth, perturbations), recording them like any other."""

@@ -99,14 +99,21 @@ def validate_args(spec: ToolSpec, args: Any) -> dict[str, Any] | dict[str, Any]:
         raise ToolFailure("invalid_arguments", f"invalid arguments for {spec.name}: {problems}") from None
 
 
-def invoke(spec: ToolSpec, db: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any]:
+Within = Callable[[sqlite3.Connection, dict[str, Any]], None]  # runs in the call's transaction, given its result
+
+
+def invoke(spec: ToolSpec, db: sqlite3.Connection, args: dict[str, Any], within: Within | None = None) -> dict[str, Any]:
     """Run a tool whose arguments are already valid, inside one transaction, as a three-shape result.
 
-    A tool that fails leaves the backend as it found it: the transaction rolls back.
+    A tool that fails leaves the backend as it found it: the transaction rolls back. ``within`` (a
+    guard's bookkeeping, such as an idempotency record) commits or rolls back with the tool's writes.
     """
     try:
         with db:
-            return ok(spec.fn(db, **args))
+            result = ok(spec.fn(db, **args))
+            if within is not None:
+                within(db, result)
+            return result
     except NotFound as exc:
         return not_found(str(exc))
     except ToolFailure as exc:

@@ -7,16 +7,20 @@ the most specific that applies, in the order DESIGN.md lists them.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any, Literal
 
-from passhat.dialogue import fact_said, is_affirmative, mentions
+from passhat.dialogue import confirms, fact_said
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.expected import expected_environment
-from passhat.grade.writes import WriteCall, WritePairing, pair_writes
+from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
 from passhat.trajectory import Event, end_reason
 
 Mode = Literal["strict", "tau"]
+USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke its instruction: not judged
+CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context window: its failure
+UNFINISHED = frozenset({USER_SIMULATOR_ERROR, CONTEXT_OVERFLOW})  # endings that never pass
 MODES: tuple[str, ...] = ("strict", "tau")
 
 
@@ -42,12 +46,14 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     unconfirmed = unconfirmed_writes(events, env)
     state_ok, output_ok = not differences, not missing_facts
     trajectory_ok = not violations and not unconfirmed
-    passed = state_ok and output_ok and (trajectory_ok or mode == "tau")
+    passed = state_ok and output_ok and (trajectory_ok or mode == "tau") and end_reason(events) not in UNFINISHED
     details: dict[str, Any] = {
         "state_differences": [dataclasses.asdict(d) for d in differences],
         "missing_facts": missing_facts,
         "policy_violations": violations,
         "unconfirmed_writes": unconfirmed,
+        "duplicate_writes": duplicate_writes(events, env),
+        "required_writes_done": required_writes_done(task, env, events),
         "end": end_reason(events),
     }
     signature = None if passed else failure_signature(
@@ -58,7 +64,7 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
 
 def policy_violations(events: list[Event]) -> list[dict[str, str]]:
     """Rules broken by writes that took effect (a refused attempt changed nothing)."""
-    return [{"tool": e.name or "", **v} for e in events if e.ok for v in e.violations]
+    return [{"tool": e.name or "", **v} for e in events if e.took_effect for v in e.violations]
 
 
 def unconfirmed_writes(events: list[Event], env: Environment) -> list[dict[str, Any]]:
@@ -70,17 +76,13 @@ def unconfirmed_writes(events: list[Event], env: Environment) -> list[dict[str, 
     out = []
     for i, e in enumerate(events):
         spec = env.tools.get(e.name or "")
-        if not (e.ok and spec and spec.meta.needs_confirmation):
+        if not (e.kind == "tool" and e.took_effect and spec and spec.meta.needs_confirmation):
             continue
         user_i = _last_index(events, "user", i)
         agent_i = _last_index(events, "agent", user_i) if user_i is not None else None
-        confirmed = (
-            user_i is not None
-            and agent_i is not None
-            and is_affirmative(events[user_i].text)
-            and all(mentions(events[agent_i].text, e.args.get(k)) for k in spec.meta.confirm_keys)
-        )
-        if not confirmed:
+        proposal = events[agent_i].text if agent_i is not None else None
+        reply = events[user_i].text if user_i is not None else None
+        if not confirms(proposal, reply, [e.args.get(k) for k in spec.meta.confirm_keys]):
             out.append({"tool": e.name, "args": e.args})
     return out
 
@@ -89,12 +91,32 @@ def _last_index(events: list[Event], kind: str, before: int) -> int | None:
     return next((j for j in range(before - 1, -1, -1) if events[j].kind == kind), None)
 
 
-def actual_writes(events: list[Event], env: Environment) -> list[WriteCall]:
+def actual_writes(events: list[Event], env: Environment, kinds: tuple[str, ...] = ("tool",)) -> list[WriteCall]:
+    """Writes that took effect: the agent's own (``tool``), and with ``guard`` those an operator carried out."""
     return [
         WriteCall(e.name or "", dict(e.args))
         for e in events
-        if e.ok and (spec := env.tools.get(e.name or "")) and spec.meta.write
+        if e.kind in kinds and e.took_effect and (spec := env.tools.get(e.name or "")) and spec.meta.write
     ]
+
+
+def duplicate_writes(events: list[Event], env: Environment) -> int:
+    """Writes that took effect again with the arguments of an earlier one (a retry after a lost response)."""
+    seen, repeats = set(), 0
+    for call in actual_writes(events, env):
+        key = json.dumps(comparable(call, env.tools), sort_keys=True, default=str)
+        repeats += key in seen
+        seen.add(key)
+    return repeats
+
+
+def required_writes_done(task: Task, env: Environment, events: list[Event]) -> bool | None:
+    """Whether every ground-truth write happened (by the agent, or by an operator through the human gate);
+    None for a task without writes. Helpfulness: a guard that refuses everything scores False here."""
+    if not task.actions:
+        return None
+    pairing = pair_writes(actual_writes(events, env, kinds=("tool", "guard")), task.actions, env.tools)
+    return not pairing.missing and not pairing.wrong_arguments
 
 
 def failure_signature(
@@ -107,10 +129,15 @@ def failure_signature(
     env: Environment,
     events: list[Event],
 ) -> str:
+    reason = end_reason(events)
+    if reason == USER_SIMULATOR_ERROR:  # overrides everything: the trial says nothing about the agent
+        return reason
     if mode == "strict" and violations:
         return "policy_violation"
     if mode == "strict" and unconfirmed:
         return "unconfirmed_write"
+    if reason == CONTEXT_OVERFLOW:
+        return reason
     if not state_ok:
         return _state_signature(pair_writes(actual_writes(events, env), task.actions, env.tools), task, env, events)
     if not output_ok:

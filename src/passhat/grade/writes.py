@@ -23,7 +23,7 @@ class WritePairing:
     extra: list[WriteCall] = dataclasses.field(default_factory=list)
 
 
-def _comparable(call: WriteCall, tools: dict[str, ToolSpec]) -> tuple[str, dict[str, Any]]:
+def comparable(call: WriteCall, tools: dict[str, ToolSpec]) -> tuple[str, dict[str, Any]]:
     spec = tools.get(call.tool)
     skip = spec.meta.free_text if spec else ()
     return call.tool, {k: v for k, v in call.args.items() if k not in skip}
@@ -40,7 +40,7 @@ def pair_writes(actual: list[WriteCall], expected: list[Action], tools: dict[str
     todo = [WriteCall(a.tool, dict(a.args)) for a in expected]
     leftover = []
     for call in actual:
-        same = next((e for e in todo if _comparable(e, tools) == _comparable(call, tools)), None)
+        same = next((e for e in todo if comparable(e, tools) == comparable(call, tools)), None)
         if same is None:
             leftover.append(call)
         else:

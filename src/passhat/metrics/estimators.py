@@ -66,6 +66,20 @@ def pass_at_k(successes: Sequence[int], trials: Sequence[int], k: int) -> float:
     return 1.0 - float(_binomial_ratios(n - c, n, k)[:, -1].mean())
 
 
+def scenario_pass_hat(successes: Sequence[int], trials: Sequence[int], k_max: int) -> np.ndarray:
+    """Per-scenario C(c, k) / C(n, k) for k = 1..k_max (rows: scenarios): what intervals resample."""
+    c, n = _counts(successes, trials)
+    _check_k(k_max, n)
+    return _binomial_ratios(c, n, k_max)
+
+
+def scenario_pass_at(successes: Sequence[int], trials: Sequence[int], k_max: int) -> np.ndarray:
+    """Per-scenario 1 - C(n - c, k) / C(n, k) for k = 1..k_max (rows: scenarios)."""
+    c, n = _counts(successes, trials)
+    _check_k(k_max, n)
+    return 1.0 - _binomial_ratios(n - c, n, k_max)
+
+
 def pass_hat_curve(successes: Sequence[int], trials: Sequence[int]) -> dict[int, float]:
     """pass^k for every k = 1..min n, from a single cumulative product per scenario."""
     c, n = _counts(successes, trials)

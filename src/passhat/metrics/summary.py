@@ -148,11 +148,23 @@ def _group(counts: list[tuple[int, int]]) -> GroupStats:
 
 def _by(counts: dict[Scenario, tuple[int, int]], labels: Callable[[Scenario], Iterable[str]]) -> dict[str, GroupStats]:
     """Group scenarios under each label that labels(scenario) gives, sorted by label."""
-    slices: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    return {label: _group(group) for label, group in slices(counts, labels).items()}
+
+
+def slices(
+    counts: Mapping[Scenario, tuple[int, int]], labels: Callable[[Scenario], Iterable[str]]
+) -> dict[str, list[tuple[int, int]]]:
+    """(c, n) of the scenarios under each label that labels(scenario) gives, sorted by label."""
+    groups: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for scenario, cn in counts.items():
         for label in set(labels(scenario)):  # a tag listed twice still counts the scenario once
-            slices[label].append(cn)
-    return {label: _group(slices[label]) for label in sorted(slices)}
+            groups[label].append(cn)
+    return {label: groups[label] for label in sorted(groups)}
+
+
+def scenario_counts(outcomes: Iterable[TrialOutcome]) -> dict[Scenario, tuple[int, int]]:
+    """(successes, judged trials) per scenario, sorted; what every statistic beyond summarize() starts from."""
+    return _scenario_counts([o for o in outcomes if _is_judged(o)])
 
 
 def _failure_signatures(judged: list[TrialOutcome]) -> dict[str, int]:

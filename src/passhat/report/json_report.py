@@ -10,18 +10,40 @@ from typing import Any
 
 from passhat.errors import UserError
 from passhat.metrics import summarize
+from passhat.metrics.conservative import conservative
+from passhat.metrics.summary import scenario_counts
+from passhat.metrics.usage import usage_metrics
+from passhat.report.guard_section import safety_metrics
+from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
 from passhat.store import ResultStore, TrialRecord
 
 
-def build_report(store: ResultStore, tags: Mapping[str, Sequence[str]] | None = None) -> dict[str, Any]:
-    trials = store.trials()
-    summary = summarize((t.to_outcome() for t in trials), tags)
+def build_report(
+    store: ResultStore, tags: Mapping[str, Sequence[str]] | None = None, trials: list[TrialRecord] | None = None
+) -> dict[str, Any]:
+    """trials: the store's trials when the caller already read them (the HTML report needs them too)."""
+    trials = store.trials() if trials is None else trials
+    outcomes = [t.to_outcome() for t in trials]
+    summary = summarize(outcomes, tags)
+    counts = scenario_counts(outcomes)
+    metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {})}
+    metrics.update(conservative=conservative(outcomes), **usage_metrics(t.usage for t in trials))
+    attach_group_intervals(metrics, counts, tags or {})
+    metrics.update(safety_metrics(store.config, trials))
     return {
         "run_id": store.run_id,
         "config": store.config,
-        "metrics": summary.to_json(),
-        "scenarios": scenario_rows(trials),
+        "metrics": metrics,
+        "scenarios": scenario_stats(scenario_rows(trials)),
+        "infra_error_example": infra_error_example(trials),
     }
+
+
+def infra_error_example(trials: list[TrialRecord]) -> str | None:
+    """The last line of the first infra error (the exception and its message), so a report can say
+    what failed without a traceback."""
+    first = next((t.infra_error for t in trials if t.infra_error), None)
+    return first.strip().splitlines()[-1] if first else None
 
 
 def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:

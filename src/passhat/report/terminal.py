@@ -8,6 +8,9 @@ from rich.console import Console
 from rich.table import Table
 
 from passhat.metrics import headline_ks
+from passhat.report.guard_section import print_safety
+from passhat.report.terminal_stats import print_reliability, with_ci
+from passhat.report.terminal_usage import nothing_judged, print_plumbing
 
 
 def _fmt(x: float | None) -> str:
@@ -25,26 +28,32 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         f"average reward {_fmt(m['avg_reward'])}; infra errors {m['infra_errors']}"
         + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else "")
     )
+    print_plumbing(report, console)
     if not m["scenarios"]:
-        console.print("[red]no trial could be judged[/]")
+        console.print(f"[red]{nothing_judged(report)}[/]", highlight=False)
         return
     ks = headline_ks(m["trials_per_scenario"])
     console.print(_headline(m, ks))
     console.print(_by_persona(m, ks))
+    print_reliability(m, console)
     if m["failure_signatures"]:
         console.print(_signatures(m))
     worst = _worst_scenarios(report["scenarios"])
     if worst:
         console.print(worst)
+    print_safety(m, console)
 
 
 def _headline(m: dict[str, Any], ks: list[int]) -> Table:
     table = Table(title="pass^k (all k trials succeed) vs pass@k (at least one does)")
     table.add_column("k", justify="right")
-    table.add_column("pass^k", justify="right")
-    table.add_column("pass@k", justify="right")
+    table.add_column("pass^k [95% CI]", justify="right")
+    table.add_column("pass@k [95% CI]", justify="right")
     for k in ks:
-        table.add_row(str(k), _fmt(m["pass_hat_k"][str(k)]), _fmt(m["pass_at_k"][str(k)]))
+        table.add_row(
+            str(k), with_ci(m["pass_hat_k"][str(k)], m["ci"]["pass_hat_k"][str(k)]),
+            with_ci(m["pass_at_k"][str(k)], m["ci"]["pass_at_k"][str(k)]),
+        )
     return table
 
 
@@ -56,7 +65,11 @@ def _by_persona(m: dict[str, Any], ks: list[int]) -> Table:
     for k in ks:
         table.add_column(f"pass^{k}", justify="right")
     for name, g in m["by_persona"].items():
-        table.add_row(name, str(g["scenarios"]), _fmt(g["avg_reward"]), *(_fmt(g["pass_hat_k"].get(str(k))) for k in ks))
+        hat, ci = g["pass_hat_k"], g["ci"]["pass_hat_k"]
+        table.add_row(
+            name, str(g["scenarios"]), with_ci(g["avg_reward"], g["ci"]["avg_reward"]),
+            *(with_ci(hat.get(str(k)), ci.get(str(k))) for k in ks),
+        )
     return table
 
 

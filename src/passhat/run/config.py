@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from passhat.grade import Mode
+from passhat.llm import Price
 
 
 class RunConfig(BaseModel):
@@ -19,3 +20,17 @@ class RunConfig(BaseModel):
     seed: int = 0
     mode: Mode = "strict"
     max_turns: int = Field(30, ge=1)
+    faults: dict[str, float] = {}  # fault class -> rate per tool call (passhat.faults)
+    guard: list[str] = []  # guards switched on (passhat.guard)
+    # models (llm: agents and customers); keys are read from the environment and never stored here
+    agent_base_url: str | None = None
+    user_base_url: str | None = None
+    agent_temperature: float | None = Field(None, ge=0)
+    user_temperature: float | None = Field(None, ge=0)
+    no_policy: bool = False
+    max_connections: int = Field(8, ge=1)
+    request_timeout: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    retry_backoff: float = Field(1.0, ge=0)
+    cache: str | None = None
+    prices: dict[str, Price] = {}

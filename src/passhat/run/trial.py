@@ -5,13 +5,16 @@ from __future__ import annotations
 import dataclasses
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from passhat.agents.base import Agent, AgentSetup, ToolCall
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment
 from passhat.env.tools import error
 from passhat.grade import Grade, Mode, grade_trial
+from passhat.llm import ContextOverflow
+from passhat.run.tool_path import ToolPath
 from passhat.trajectory import Event
 from passhat.users.base import UserSimulator
 from passhat.users.personas import Persona
@@ -34,6 +37,7 @@ class TrialSpec:
 class TrialOutput:
     events: list[Event]
     grade: Grade
+    audit: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # records for the run's audit trail
 
 
 async def run_trial(
@@ -43,27 +47,44 @@ async def run_trial(
     make_user: UserFactory,
     mode: Mode = "strict",
     max_turns: int = 30,
+    faults: dict[str, float] | None = None,
+    guards: Sequence[str] = (),
+    run_id: str = "run",
 ) -> TrialOutput:
-    """Play one conversation to its end and grade it. Exceptions here are harness or infra failures."""
+    """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
+
+    ``faults`` ({class: rate}) and ``guards`` (names) put the fault injector and the gateway on the
+    tools' path; the operator then resolves any human-gate tickets before grading.
+    """
     rng = random.Random(spec.seed)
     env = Environment(domain)
     try:
+        conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
+        path = ToolPath(env, spec.seed, faults or {}, guards, run_id, conversation)
         user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
         agent = make_agent(
-            AgentSetup(domain, spec.task, env.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
+            AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
         )
-        events = await _converse(env, agent, user, max_turns)
-        return TrialOutput(events, grade_trial(domain, spec.task, env, events, mode))
+        events = await _converse(path, agent, user, max_turns)
+        events += path.settle()
+        return TrialOutput(events, grade_trial(domain, spec.task, env, events, mode), path.audit)
     finally:
         env.close()
 
 
-async def _converse(env: Environment, agent: Agent, user: UserSimulator, max_turns: int) -> list[Event]:
+async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int) -> list[Event]:
     events: list[Event] = []
     turn = await user.respond(None)
     events.append(Event("user", turn.text))
+    if turn.stop:  # a customer who leaves before asking anything (a simulator error)
+        events.append(Event("end", turn.stop))
+        return events
     for _ in range(max_turns):
-        said, transferred = await _agent_turn(env, agent, events)
+        try:
+            said, transferred = await _agent_turn(path, agent, events)
+        except ContextOverflow:  # the agent's model cannot take the conversation any further
+            events.append(Event("end", "context_overflow"))
+            return events
         if transferred:
             events.append(Event("end", "transferred"))
             return events
@@ -76,16 +97,16 @@ async def _converse(env: Environment, agent: Agent, user: UserSimulator, max_tur
     return events
 
 
-async def _agent_turn(env: Environment, agent: Agent, events: list[Event]) -> tuple[str, bool]:
+async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event]) -> tuple[str, bool]:
     """Let the agent call tools until it speaks; returns what it said and whether it handed off."""
     said: list[str] = []
     handed_off = False
     for _ in range(MAX_TOOL_ROUNDS):
         turn = await agent.act(events)
         for call in turn.tool_calls:
-            event = _execute(env, call)
+            event = _execute(path, call, events)
             events.append(event)
-            handed_off |= event.ok and env.tools[call.name].meta.ends_conversation
+            handed_off |= event.ok and path.env.tools[call.name].meta.ends_conversation
         if turn.text or not turn.tool_calls:
             events.append(Event("agent", turn.text or ""))
             said.append(turn.text or "")
@@ -94,7 +115,7 @@ async def _agent_turn(env: Environment, agent: Agent, events: list[Event]) -> tu
     return "\n".join(said), handed_off
 
 
-def _execute(env: Environment, call: ToolCall) -> Event:
+def _execute(path: ToolPath, call: ToolCall, events: list[Event]) -> Event:
     args = call.arguments
     if isinstance(args, str):
         try:
@@ -102,6 +123,4 @@ def _execute(env: Environment, call: ToolCall) -> Event:
         except json.JSONDecodeError as exc:
             result = error("invalid_arguments", f"arguments are not valid JSON: {exc}", retryable=True)
             return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
-    ex = env.execute(call.name, args)
-    violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
-    return Event("tool", call_id=call.id, name=call.name, args=ex.args, result=ex.result, violations=violations)
+    return path.execute(call.id, call.name, args, events)

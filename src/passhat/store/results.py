@@ -22,7 +22,7 @@ from passhat.errors import UserError
 from passhat.metrics import TrialOutcome
 
 STORE_FILE = "results.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: per-trial model usage (tokens, cost, latency)
 APPLICATION_ID = 0x70687374  # "phst": marks a SQLite file as a passhat store
 
 SCHEMA = (
@@ -44,22 +44,23 @@ SCHEMA = (
         grade TEXT NOT NULL,
         started REAL NOT NULL,
         finished REAL NOT NULL,
+        usage TEXT NOT NULL DEFAULT '{}',
         PRIMARY KEY (task_id, persona, trial)
     )""",
     f"PRAGMA application_id = {APPLICATION_ID}",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
-COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished"
+COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished, usage"
 
 # One statement, so one transaction: a new key inserts; an existing key is overwritten only when its
 # row was an infra error (resume re-runs those), otherwise nothing changes and rowcount is 0.
 UPSERT = f"""
-INSERT INTO trials ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO trials ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (task_id, persona, trial) DO UPDATE SET
     seed = excluded.seed, reward = excluded.reward, signature = excluded.signature,
     infra_error = excluded.infra_error, events = excluded.events, grade = excluded.grade,
-    started = excluded.started, finished = excluded.finished
+    started = excluded.started, finished = excluded.finished, usage = excluded.usage
 WHERE trials.infra_error IS NOT NULL
 """
 
@@ -70,7 +71,12 @@ class DuplicateTrialError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class TrialRecord:
-    """One trial as stored. reward is None exactly when infra_error (the message) is set."""
+    """One trial as stored. reward is None exactly when infra_error (the message) is set.
+
+    ``usage``: model calls by role, {"agent": {"model", "calls", "cached_calls", "input_tokens",
+    "output_tokens", "cost_usd", "unpriced_calls", "latency_s": [...]}, "user": {...}}; empty when no
+    model was called. The store keeps it as given.
+    """
 
     task_id: str
     persona: str
@@ -83,6 +89,7 @@ class TrialRecord:
     grade: dict[str, Any]
     started: float
     finished: float
+    usage: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.infra_error is not None and self.reward is not None:
@@ -159,6 +166,7 @@ class ResultStore:
         row = (
             trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
             trial.infra_error, json.dumps(trial.events), json.dumps(trial.grade), trial.started, trial.finished,
+            json.dumps(trial.usage),
         )  # fmt: skip
         if self._conn.execute(UPSERT, row).rowcount == 0:
             raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
@@ -167,8 +175,8 @@ class ResultStore:
         """Every stored trial, ordered by (task_id, persona, trial)."""
         rows = self._conn.execute(f"SELECT {COLUMNS} FROM trials ORDER BY task_id, persona, trial")
         return [
-            TrialRecord(t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end)
-            for t, p, i, seed, reward, sig, infra, events, grade, start, end in rows
+            TrialRecord(t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage))
+            for t, p, i, seed, reward, sig, infra, events, grade, start, end, usage in rows
         ]
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
@@ -220,7 +228,7 @@ def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
     if version != SCHEMA_VERSION:
         raise UserError(
             f"{path} has results store schema version {version}, this passhat reads version "
-            f"{SCHEMA_VERSION}; use the passhat version that wrote it"
+            f"{SCHEMA_VERSION}; open it with the passhat version that wrote it, or run the evaluation again"
         )
     # create() sets application_id in the transaction that inserts the run row, so the row is there.
     run_id, config, created = conn.execute("SELECT run_id, config, created FROM run WHERE id = 1").fetchone()

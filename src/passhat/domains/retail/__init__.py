@@ -7,7 +7,7 @@ from pathlib import Path
 from passhat.domains import load_task_files
 from passhat.domains.model import Domain
 from passhat.domains.retail import conversation, data
-from passhat.domains.retail.rules import RULES
+from passhat.domains.retail.rules import GATES, RULES
 from passhat.domains.retail.tools import TOOLS
 
 _HERE = Path(__file__).parent
@@ -29,4 +29,5 @@ DOMAIN = Domain(
     authenticate=conversation.authenticate,
     near_misses=conversation.near_misses,
     ignored_columns={"handoffs": frozenset({"summary"})},  # free text written for a human, never compared
+    gates=GATES,
 )

@@ -12,7 +12,7 @@ from typing import Any
 
 from passhat.domains.model import Call, Rule
 from passhat.domains.retail.data import CANCEL_REASONS
-from passhat.domains.retail.tools import TOOLS, one, price_difference
+from passhat.domains.retail.tools import TOOLS, net_paid, one, price_difference
 
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 AUTH_TOOLS = ("find_customer_by_email", "find_customer_by_name_zip")
@@ -134,4 +134,28 @@ RULES: tuple[Rule, ...] = (
          ("return_items", "exchange_items", "change_order_items"), refund_destination),
     Rule("payment-change-different", "A payment change must move the order to a different payment method.",
          ("change_order_payment",), payment_change_different),
+)
+
+
+REFUND_REVIEW_THRESHOLD = 250.0  # refunds above this many dollars go to a person when the human gate is on
+
+
+def large_refund(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
+    """A return or cancellation that sends back more than the review threshold."""
+    order_id = call.args.get("order_id")
+    if call.name == "cancel_order":
+        amount = sum(v for v in net_paid(db, order_id).values() if v > 0)
+    else:
+        placeholders = ",".join("?" * len(call.args.get("item_ids") or []))
+        found = one(db, f"SELECT SUM(price) AS total FROM order_items WHERE order_id = ? AND variant_id IN ({placeholders})",
+                    order_id, *(call.args.get("item_ids") or []))
+        amount = (found or {}).get("total") or 0.0
+    if amount <= REFUND_REVIEW_THRESHOLD:
+        return None
+    return f"a refund of ${amount:.2f} is over the ${REFUND_REVIEW_THRESHOLD:.0f} that needs a person's approval"
+
+
+GATES: tuple[Rule, ...] = (
+    Rule("refund-review", f"Refunds over ${REFUND_REVIEW_THRESHOLD:.0f} need a person's approval.",
+         ("cancel_order", "return_items"), large_refund),
 )

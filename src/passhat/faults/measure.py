@@ -1,0 +1,31 @@
+"""Per fault class: how often it was injected, in how many trials, and how many of those still passed."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from passhat.faults.plan import FAULT_CLASSES
+
+
+def fault_metrics(trials: Iterable[tuple[int | None, list[dict[str, Any]]]]) -> dict[str, dict[str, int]]:
+    """``{class: {"injected", "trials_affected", "trials_passed"}}`` over judged trials given as (reward, events).
+
+    ``trials_passed / trials_affected`` is the recovery rate: the share of trials a fault hit that the
+    agent still got right.
+    """
+    injected: Counter[str] = Counter()
+    affected: Counter[str] = Counter()
+    passed: Counter[str] = Counter()
+    for reward, events in trials:
+        if reward is None:
+            continue
+        hits = Counter(e["fault"]["class"] for e in events if e.get("fault"))
+        injected.update(hits)
+        affected.update(hits.keys())
+        passed.update(hits.keys() if reward == 1 else ())
+    return {
+        name: {"injected": injected[name], "trials_affected": affected[name], "trials_passed": passed[name]}
+        for name in FAULT_CLASSES if injected[name]
+    }

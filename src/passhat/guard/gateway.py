@@ -1,0 +1,167 @@
+"""The Gateway: guardrails in front of a set of tools, each switchable, inside or outside the harness.
+
+For each write it applies, in order: bound confirmation, pre-write policy checks, idempotency (a
+replay or a conflict answers without running anything), the human gate; then runs the tool, with the
+idempotency record in the write's own transaction. Every call and every decision goes to the audit
+trail. Refusals are error results the agent can act on, never exceptions. ``inner`` is where a
+caller (the harness's fault injector) sits between the gateway and the tools.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from passhat.domains.model import Rule
+from passhat.domains.toolkit import ToolFailure
+from passhat.env import Execution, ToolRunner
+from passhat.env.tools import Within, error, ok, spec_for, validate_args
+from passhat.guard import gate, idempotency
+from passhat.guard.audit import AuditLog
+from passhat.guard.confirmation import Message, unconfirmed
+
+GUARDS: tuple[str, ...] = ("idempotency", "confirmation", "policy", "human_gate", "audit")
+KEY_ARG = "idempotency_key"
+
+Fault = dict[str, Any]
+AuditSink = AuditLog | list[dict[str, Any]]  # anything with append(record)
+Inner = Callable[[str, Any, Callable[[], Execution]], tuple[Execution, Fault | None]]
+
+
+def _direct(name: str, args: Any, run: Callable[[], Execution]) -> tuple[Execution, Fault | None]:
+    return run(), None
+
+
+@dataclasses.dataclass(frozen=True)
+class Passage:
+    """One call through the gateway: what the agent gets (``execution.result``), and why."""
+
+    execution: Execution
+    fault: Fault | None = None
+    guard: dict[str, Any] | None = None  # set when a guard answered instead of the tool
+
+
+class Gateway:
+    def __init__(
+        self,
+        runner: ToolRunner,
+        guards: Iterable[str] = GUARDS,
+        *,
+        run_id: str = "run",
+        conversation_id: str = "conversation",
+        gates: tuple[Rule, ...] = (),
+        audit: AuditSink | None = None,
+        inner: Inner | None = None,
+    ):
+        self.enabled = frozenset(guards)
+        if unknown := self.enabled - set(GUARDS):
+            raise ValueError(f"unknown guards {sorted(unknown)}; the guards are {', '.join(GUARDS)}")
+        self.runner, self.gates, self.inner = runner, gates, inner or _direct
+        self.run_id, self.conversation_id = run_id, conversation_id
+        self.audit = (AuditLog() if audit is None else audit) if "audit" in self.enabled else None
+        self._lock = threading.Lock()
+        if "idempotency" in self.enabled:
+            idempotency.ensure_table(runner.db)
+        if "human_gate" in self.enabled:
+            gate.ensure_table(runner.db)
+
+    @classmethod
+    def over(cls, functions: Iterable[Callable[..., Any]], db: sqlite3.Connection, rules: Iterable[Rule] = (), **options: Any) -> Gateway:
+        """A gateway over plain ``@tool`` functions and a SQLite connection of your own."""
+        specs = {spec.name: spec for spec in map(spec_for, functions)}
+        return cls(ToolRunner(specs, db, tuple(rules)), **options)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The tools' schemas; with idempotency on, each write takes an optional idempotency key."""
+        schemas = self.runner.tool_schemas()
+        if "idempotency" not in self.enabled:
+            return schemas
+        out = []
+        for schema in schemas:
+            if self.runner.tools[schema["name"]].meta.write:
+                schema = copy.deepcopy(schema)
+                schema["parameters"].setdefault("properties", {})[KEY_ARG] = {
+                    "type": "string", "description": "Optional: a key that makes retrying this exact call safe.",
+                }
+            out.append(schema)
+        return out
+
+    def call(self, name: str, args: Any, messages: Sequence[Message] = (), idempotency_key: str | None = None) -> Passage:
+        """One tool call; ``messages`` is the conversation so far as (role, text), for confirmation."""
+        with self._lock:
+            if isinstance(args, dict) and KEY_ARG in args:
+                args = dict(args)
+                idempotency_key = idempotency_key or str(args.pop(KEY_ARG))
+            passage = self._call(name, args, messages, idempotency_key)
+            self._audit(passage)
+            return passage
+
+    def _call(self, name: str, args: Any, messages: Sequence[Message], key: str | None) -> Passage:
+        spec = self.runner.tools.get(name)
+        if spec is None or not spec.meta.write:
+            return self._run(name, args, None)
+        try:
+            clean = validate_args(spec, args)
+        except ToolFailure:
+            return self._run(name, args, None)  # the runner reports the bad arguments
+        if "confirmation" in self.enabled and (refusal := unconfirmed(name, spec.meta, clean, messages)):
+            return self._refused("confirmation", name, clean, refusal)
+        if "policy" in self.enabled and (broken := self.runner.check_rules(name, clean)):
+            reason = error("policy_violation", f"refused under policy rule {broken[0].rule}: {broken[0].reason}")
+            return self._refused("policy", name, clean, reason, rule=broken[0].rule)
+        within: Within | None = None
+        if "idempotency" in self.enabled:
+            key = key or idempotency.derive_key(self.run_id, self.conversation_id, name, clean)
+            if (earlier := idempotency.stored(self.runner.db, key)) is not None:
+                return self._replayed(name, clean, key, earlier)
+            within = idempotency.remember(key, idempotency.fingerprint(name, clean))
+        if "human_gate" in self.enabled and (hit := gate.gated_by(self.runner, self.gates, name, clean)):
+            ticket = gate.open_ticket(self.runner.db, name, clean, *hit)
+            shown = ok({**ticket, "message": gate.handoff_message(ticket)})
+            return Passage(Execution(name, clean, shown), guard={"guard": "human_gate", "decision": "ticket", **ticket})
+        try:
+            return self._run(name, clean, within)
+        except sqlite3.IntegrityError:  # a concurrent call with this key committed first: this one rolled back
+            earlier = idempotency.stored(self.runner.db, key) if key else None
+            if earlier is None:
+                raise
+            return self._replayed(name, clean, key, earlier)  # type: ignore[arg-type]
+
+    def _run(self, name: str, args: Any, within: Within | None) -> Passage:
+        execution, fault = self.inner(name, args, lambda: self.runner.execute(name, args, within))
+        return Passage(execution, fault)
+
+    def _refused(self, guard: str, name: str, args: dict[str, Any], result: dict[str, Any], **detail: str) -> Passage:
+        return Passage(Execution(name, args, result), guard={"guard": guard, "decision": "refused", **detail})
+
+    def _replayed(self, name: str, args: dict[str, Any], key: str, earlier: idempotency.Stored) -> Passage:
+        if earlier.fingerprint != idempotency.fingerprint(name, args):
+            return self._refused("idempotency", name, args, idempotency.conflict(key, name), decision="conflict", key=key)
+        return Passage(Execution(name, args, earlier.result), guard={"guard": "idempotency", "decision": "replayed", "key": key})
+
+    def resolve_tickets(self) -> list[Passage]:
+        """The simulated operator's pass over the open tickets (see ``gate.resolve_tickets``)."""
+        if "human_gate" not in self.enabled:
+            return []
+        with self._lock:
+            out = []
+            for ticket, done in gate.resolve_tickets(self.runner):
+                execution = done or Execution(ticket["tool"], None, error("rejected", ticket["note"]))
+                passage = Passage(execution, guard={"guard": "human_gate", "decision": f"operator_{ticket['status']}", **ticket})
+                self._audit(passage)
+                out.append(passage)
+            return out
+
+    def _audit(self, passage: Passage) -> None:
+        if self.audit is None:
+            return
+        ex = passage.execution
+        self.audit.append({
+            "conversation": self.conversation_id, "tool": ex.name, "args": ex.args, "status": ex.result["status"],
+            "decision": (passage.guard or {}).get("decision", "called"), "guard": (passage.guard or {}).get("guard"),
+            "fault": (passage.fault or {}).get("class"),
+        })

@@ -1,0 +1,143 @@
+"""The models of one run: a client per role, a concurrency limit per endpoint, retries, the cache and
+the meter, put together so that agents and customers only ever call ``Endpoint.complete``.
+
+A hub lives inside one event loop (the run's) and is closed at the run's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from pathlib import Path
+from typing import Protocol
+
+from passhat.llm.accounting import current_meter
+from passhat.llm.anthropic_client import AnthropicClient, load_sdk
+from passhat.llm.cache import ResponseCache, cache_key
+from passhat.llm.model import Completion, Message, ModelClient, ModelRef, Sampling, ToolSchema
+from passhat.llm.openai_client import OpenAIClient
+from passhat.llm.pricing import Price, price_of
+from passhat.llm.retry import RetryPolicy, retrying
+from passhat.llm.secrets import api_key, check_base_url
+
+ROLES = ("agent", "user")  # the config's agent / user spec, base URL and temperature, by these prefixes
+CLIENTS = {"openai": OpenAIClient, "anthropic": AnthropicClient}
+
+
+class HubConfig(Protocol):
+    """The fields of a run's configuration that concern models (RunConfig has them)."""
+
+    agent: str
+    user: str
+    agent_base_url: str | None
+    user_base_url: str | None
+    agent_temperature: float | None
+    user_temperature: float | None
+    max_connections: int
+    request_timeout: float
+    max_retries: int
+    retry_backoff: float
+    cache: str | None
+    prices: dict[str, Price]
+
+
+@dataclasses.dataclass(frozen=True)
+class RoleModel:
+    """What one role (agent or user) is run with, read from the config and checked."""
+
+    role: str
+    ref: ModelRef
+    base_url: str | None
+    temperature: float | None
+    key: str
+
+    @property
+    def endpoint(self) -> tuple[str, str | None]:
+        return (self.ref.provider, self.base_url)
+
+
+def role_models(config: HubConfig) -> list[RoleModel]:
+    """The roles played by models, with their keys; a UserError before any trial if one is unusable."""
+    found = []
+    for role in ROLES:
+        spec = getattr(config, role)
+        if not spec.startswith("llm:"):
+            continue
+        ref = ModelRef.parse(spec, f"--{role}")
+        base_url = getattr(config, f"{role}_base_url")
+        check_base_url(base_url, f"--{role}-base-url")
+        if ref.provider == "anthropic":
+            load_sdk()  # an optional extra: say it is missing now, not in every trial
+        key = api_key(ref.provider, base_url, f"--{role}")
+        found.append(RoleModel(role, ref, base_url, getattr(config, f"{role}_temperature"), key))
+    return found
+
+
+class Endpoint:
+    """One role's model: cache first, then the endpoint under its connection limit, with retries."""
+
+    def __init__(
+        self, model: RoleModel, client: ModelClient, limit: asyncio.Semaphore, policy: RetryPolicy,
+        cache: ResponseCache | None, price: Price | None,
+    ):  # fmt: skip
+        self.model, self._client, self._limit, self._policy = model, client, limit, policy
+        self._cache, self._price = cache, price
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema], seed: int | None = None) -> Completion:
+        """The model's answer. Raises ContextOverflow, ModelRequestError, or ModelUnavailable after retries."""
+        sampling = Sampling(temperature=self.model.temperature, seed=seed)
+        key = cache_key(self.model.ref, sampling, messages, tools) if self._cache else None
+        cached = self._cache.get(key) if self._cache and key else None
+        if cached is not None:
+            self._meter(cached, None)
+            return cached
+        where = self.model.base_url or f"the {self.model.ref.provider} API"
+        completion, latency = await retrying(
+            lambda: self._attempt(messages, tools, sampling), self._policy, f"{self.model.role} model {self.model.ref} at {where}"
+        )
+        if self._cache and key:
+            self._cache.put(key, completion)
+        self._meter(completion, latency)
+        return completion
+
+    async def _attempt(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> tuple[Completion, float]:
+        async with self._limit:
+            started = time.perf_counter()
+            completion = await self._client.complete(messages, tools, sampling)
+            return completion, time.perf_counter() - started
+
+    def _meter(self, completion: Completion, latency: float | None) -> None:
+        meter = current_meter()
+        if meter is None:
+            return
+        cost = self._price.cost(completion.input_tokens, completion.output_tokens) if self._price else None
+        meter.record(self.model.role, str(self.model.ref), completion, cost, latency)
+
+
+class ModelHub:
+    def __init__(self, endpoints: dict[str, Endpoint], clients: list[ModelClient], cache: ResponseCache | None):
+        self._endpoints, self._clients, self._cache = endpoints, clients, cache
+
+    @classmethod
+    def from_config(cls, config: HubConfig) -> ModelHub:
+        """Build the run's clients; call it inside the run's event loop."""
+        models = role_models(config)
+        cache = ResponseCache(Path(config.cache)) if config.cache and models else None
+        policy = RetryPolicy(retries=config.max_retries, base_delay=config.retry_backoff)
+        limits = {m.endpoint: asyncio.Semaphore(config.max_connections) for m in models}
+        endpoints, clients = {}, []
+        for m in models:
+            client = CLIENTS[m.ref.provider](m.ref.model, m.key, m.base_url, config.request_timeout)
+            clients.append(client)
+            endpoints[m.role] = Endpoint(m, client, limits[m.endpoint], policy, cache, price_of(str(m.ref), config.prices))
+        return cls(endpoints, clients, cache)
+
+    def endpoint(self, role: str) -> Endpoint:
+        return self._endpoints[role]
+
+    async def aclose(self) -> None:
+        for client in self._clients:
+            await client.aclose()
+        if self._cache:
+            self._cache.close()

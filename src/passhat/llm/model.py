@@ -1,0 +1,93 @@
+"""The one interface every model client speaks: chat messages and tool schemas in, a Completion out.
+
+Messages use the OpenAI chat shape (roles system / user / assistant / tool, assistant ``tool_calls``
+with JSON-string arguments) because most servers speak it natively; other providers translate at
+their edge. Tool schemas are the domain's own: ``{"name", "description", "parameters"}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Protocol
+
+from passhat.errors import UserError
+
+Message = dict[str, Any]
+ToolSchema = dict[str, Any]
+PROVIDERS = ("openai", "anthropic")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelRef:
+    """``provider/model`` as written after ``llm:`` in ``--agent`` or ``--user``."""
+
+    provider: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.provider}/{self.model}"
+
+    @classmethod
+    def parse(cls, spec: str, flag: str) -> ModelRef:
+        provider, _, model = spec.removeprefix("llm:").strip().partition("/")
+        if provider not in PROVIDERS or not model:
+            raise UserError(
+                f"{spec!r} in {flag} is not a model: write llm:<provider>/<model> with provider one of "
+                f"{', '.join(PROVIDERS)}, e.g. llm:openai/gpt-4.1 or llm:anthropic/claude-sonnet-4-5."
+            )
+        return cls(provider, model)
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelToolCall:
+    """A tool call as the model wrote it: ``arguments`` is the raw JSON text, valid or not."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Completion:
+    """A model's answer with the tokens it took. Cached answers come back as stored."""
+
+    text: str | None
+    tool_calls: tuple[ModelToolCall, ...] = ()
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Completion:
+        calls = tuple(ModelToolCall(**c) for c in raw.get("tool_calls", ()))
+        return cls(raw.get("text"), calls, raw.get("input_tokens", 0), raw.get("output_tokens", 0))
+
+    def as_message(self) -> Message:
+        """The assistant message that puts this answer back into a conversation."""
+        message: Message = {"role": "assistant", "content": self.text}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+@dataclasses.dataclass(frozen=True)
+class Sampling:
+    """Request parameters that change the answer, so they are part of the cache key."""
+
+    temperature: float | None = None
+    seed: int | None = None
+    max_tokens: int | None = None
+
+
+class ModelClient(Protocol):
+    """One provider's transport. Raises the exceptions of ``llm.errors``: TransientError, ContextOverflow or
+    ModelRequestError."""
+
+    async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion: ...
+
+    async def aclose(self) -> None: ...

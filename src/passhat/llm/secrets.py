@@ -1,0 +1,55 @@
+"""API keys: read from the providers' usual environment variables, and kept out of everything written.
+
+Keys never enter a run's configuration (only the variable's name is implied by the provider), and
+base URLs that carry credentials are refused. As a last line, ``scrub`` removes every key this
+process has read from text about to be stored, such as an endpoint's error message.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+from passhat.errors import UserError
+
+KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+NO_KEY = "no-key"  # what a local server without authentication is sent (the SDKs insist on some key)
+REDACTED = "[redacted]"
+_MIN_SECRET = 8  # shorter strings are not worth scrubbing and would mangle ordinary text
+_read: set[str] = set()
+
+
+def api_key(provider: str, base_url: str | None, flag: str) -> str:
+    """The provider's key from its variable. Required for the provider's own endpoint; a custom
+    ``base_url`` (a local server) may need none."""
+    variable = KEY_VARIABLES[provider]
+    key = os.environ.get(variable, "").strip()
+    if not key and base_url is None:
+        raise UserError(
+            f"{flag} names a {provider} model but {variable} is not set: export {variable}=<your key> "
+            f"(keys are read from the environment only, never from flags or config files)."
+        )
+    if len(key) >= _MIN_SECRET:
+        _read.add(key)
+    return key or NO_KEY
+
+
+def check_base_url(url: str | None, flag: str) -> None:
+    """A base URL is stored with the run, so it must not carry a credential."""
+    if url is None:
+        return
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise UserError(f"{url!r} in {flag} is not an http(s) URL; write e.g. http://localhost:8000/v1.")
+    if parts.username or parts.password or parts.query:
+        raise UserError(
+            f"{flag} must not carry credentials or a query string (it is stored with the run); "
+            f"put the key in {' or '.join(KEY_VARIABLES.values())} instead."
+        )
+
+
+def scrub(text: str) -> str:
+    """``text`` with every key read by this process replaced by [redacted]."""
+    for key in _read:
+        text = text.replace(key, REDACTED)
+    return text

@@ -1,0 +1,103 @@
+"""Confidence intervals: Wilson for one scenario's success rate, bootstrap over scenarios for run figures.
+
+Scenarios, not trials, are the sampling unit of pass^k: a run draws some scenarios and, for each, how
+its n trials fell. Resampling whole scenarios (each with its own c and n) carries both sources of
+noise into the interval, which resampling single trials would not.
+
+Scenarios with the same row of per-scenario values are interchangeable, so one bootstrap resample is
+a multinomial draw over the distinct rows. That is the same distribution as resampling scenario
+indices, at a cost that does not grow with the number of scenarios (a run of 100,000 trials has a few
+dozen distinct (c, n) pairs).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.stats import norm
+
+from passhat.metrics.estimators import scenario_pass_at, scenario_pass_hat
+
+LEVEL = 0.95
+REPS = 2000
+SEED = 0
+
+Interval = tuple[float, float]
+
+
+def z_value(level: float = LEVEL) -> float:
+    """The two-sided normal quantile for a confidence level (1.96 at 95%)."""
+    return float(norm.ppf(0.5 + level / 2))
+
+
+def wilson(successes: int, trials: int, level: float = LEVEL) -> Interval:
+    """Wilson score interval for one success rate: sensible at c = 0 and c = n, where the normal
+    approximation collapses to a zero-width interval that claims certainty from eight trials."""
+    if trials < 1 or not 0 <= successes <= trials:
+        raise ValueError(f"a Wilson interval needs 0 <= successes <= trials and trials >= 1, got {successes}/{trials}")
+    z2 = z_value(level) ** 2
+    p = successes / trials
+    denom = 1 + z2 / trials
+    centre = (p + z2 / (2 * trials)) / denom
+    half = math.sqrt(p * (1 - p) / trials + z2 / (4 * trials**2)) * math.sqrt(z2) / denom
+    return max(0.0, min(p, centre - half)), min(1.0, max(p, centre + half))  # rounding must not exclude p
+
+
+def bootstrap_means(values: np.ndarray, reps: int = REPS, seed: int = SEED) -> np.ndarray:
+    """Means of `reps` scenario resamples of the rows of values (scenarios × figures): reps × figures."""
+    if values.ndim != 2 or len(values) == 0:
+        raise ValueError("bootstrap_means needs a non-empty scenarios × figures array")
+    rows, inverse = np.unique(values, axis=0, return_inverse=True)
+    draws = resample_multiplicities(np.bincount(inverse.ravel(), minlength=len(rows)), reps, seed)
+    result: np.ndarray = draws @ rows / len(values)
+    return result
+
+
+def resample_multiplicities(multiplicity: np.ndarray, reps: int = REPS, seed: int = SEED) -> np.ndarray:
+    """reps × groups: how often each group of interchangeable scenarios appears in each resample."""
+    total = int(multiplicity.sum())
+    draws: np.ndarray = np.random.default_rng(seed).multinomial(total, multiplicity / total, size=reps)
+    return draws
+
+
+def percentile(draws: np.ndarray, level: float = LEVEL) -> list[Interval]:
+    """Percentile interval of each column of bootstrap draws."""
+    lo, hi = np.quantile(draws, [(1 - level) / 2, (1 + level) / 2], axis=0)
+    return [(float(a), float(b)) for a, b in zip(np.atleast_1d(lo), np.atleast_1d(hi), strict=True)]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunIntervals:
+    """95% bootstrap intervals of a set of scenarios' figures, for every k = 1..min n."""
+
+    avg_reward: Interval
+    pass_hat_k: dict[int, Interval]
+    pass_at_k: dict[int, Interval]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "avg_reward": list(self.avg_reward),
+            "pass_hat_k": {str(k): list(v) for k, v in self.pass_hat_k.items()},
+            "pass_at_k": {str(k): list(v) for k, v in self.pass_at_k.items()},
+        }
+
+
+def run_intervals(counts: Sequence[tuple[int, int]], reps: int = REPS, seed: int = SEED) -> RunIntervals:
+    """Bootstrap intervals over scenarios for avg reward (= pass^1), pass^k and pass@k, k = 1..min n.
+
+    One resample serves every figure, so the intervals of one run are mutually consistent.
+    """
+    successes, trials = [c for c, _ in counts], [n for _, n in counts]
+    k_max = min(trials, default=0)
+    values = np.hstack([scenario_pass_hat(successes, trials, k_max), scenario_pass_at(successes, trials, k_max)])
+    bounds = percentile(bootstrap_means(values, reps, seed))
+    hat, at = bounds[:k_max], bounds[k_max:]
+    return RunIntervals(
+        avg_reward=hat[0],
+        pass_hat_k={k: hat[k - 1] for k in range(1, k_max + 1)},
+        pass_at_k={k: at[k - 1] for k in range(1, k_max + 1)},
+    )

@@ -1,0 +1,100 @@
+"""The traffic view: what a run's reliability means at a given number of conversations a day.
+
+For each task, each of its scenarios (one per persona) gets the posterior of its success
+probability p under the run's fitted success distribution (empirical Bayes: the fitted
+distribution is the prior, the scenario's own c of n updates it). A day of N conversations of
+a task is split evenly over its personas; the chance that all x conversations of one scenario
+succeed is E[p^x] under its posterior — pass^x again, now with x the day's traffic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from passhat.metrics.extrapolate import SuccessModel
+from passhat.metrics.summary import Scenario
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskTraffic:
+    """One task at per_day conversations a day.
+
+    success: expected per-attempt success; expected_failures: failed conversations a day;
+    clean_day / clean_days: chance of no failure in a day / in `days` days; needed: the per-attempt
+    success at which a day is failure-free with chance `target`.
+    """
+
+    task_id: str
+    scenarios: int
+    success: float
+    expected_failures: float
+    clean_day: float
+    clean_days: float
+    needed: float
+
+    @property
+    def meets_target(self) -> bool:
+        return self.success >= self.needed
+
+    def to_json(self) -> dict[str, Any]:
+        return {**dataclasses.asdict(self), "meets_target": self.meets_target}
+
+
+@dataclasses.dataclass(frozen=True)
+class TrafficView:
+    per_day: float
+    days: int
+    target: float
+    tasks: list[TaskTraffic]
+
+    @property
+    def expected_failures(self) -> float:
+        """Failed conversations a day over every task, each at per_day."""
+        return sum(t.expected_failures for t in self.tasks)
+
+    @property
+    def clean_day(self) -> float:
+        """Chance that no task fails in a day (tasks are independent given their probabilities)."""
+        return math.prod(t.clean_day for t in self.tasks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"per_day": self.per_day, "days": self.days, "target": self.target,
+                "expected_failures": self.expected_failures, "clean_day": self.clean_day,
+                "tasks": [t.to_json() for t in self.tasks]}
+
+
+def needed_success(per_day: float, target: float) -> float:
+    """The per-attempt success p with p^per_day = target: below it, a clean day is rarer than target."""
+    return target ** (1.0 / per_day)
+
+
+def traffic(
+    counts: Mapping[Scenario, tuple[int, int]], model: SuccessModel, per_day: float, days: int = 1, target: float = 0.9
+) -> TrafficView:
+    """The traffic view of every task in counts, given the run's fitted success distribution."""
+    if per_day <= 0 or days < 1 or not 0 < target < 1:
+        raise ValueError("traffic needs per_day > 0, days >= 1 and 0 < target < 1")
+    by_task: dict[str, list[tuple[int, int]]] = {}
+    for (task, _), cn in counts.items():
+        by_task.setdefault(task, []).append(cn)
+    return TrafficView(per_day, days, target, [_task(t, cns, model, per_day, days, target) for t, cns in sorted(by_task.items())])
+
+
+def _task(
+    task_id: str, counts: list[tuple[int, int]], model: SuccessModel, per_day: float, days: int, target: float
+) -> TaskTraffic:
+    share = per_day / len(counts)  # conversations a day per persona
+    posteriors = [model.posterior(c, n) for c, n in counts]
+    success = sum(float(p.pass_hat(1)) for p in posteriors) / len(counts)
+    return TaskTraffic(
+        task_id=task_id,
+        scenarios=len(counts),
+        success=success,
+        expected_failures=per_day * (1 - success),
+        clean_day=math.prod(float(p.pass_hat(share)) for p in posteriors),
+        clean_days=math.prod(float(p.pass_hat(share * days)) for p in posteriors),
+        needed=needed_success(per_day, target),
+    )

@@ -1,0 +1,279 @@
+"""The HTML report: one self-contained file (inline CSS, a few lines of JS, SVG charts), readable
+offline, with every trial's transcript one click from its scenario.
+
+Everything that comes from the store (customer and agent text, tool arguments and results, task
+and persona names) goes through html.escape. Transcripts are rendered server-side and shown with
+CSS :target, so opening one needs no script. A run of many trials embeds at most max_transcripts
+of them: every failed or unjudged trial first, then one passing trial per scenario, then the rest
+in order; the others are listed with their verdict but not embedded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import UserError
+from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
+from passhat.report.svg import COLORS, Series, bar_chart, line_chart, stacked_bars
+from passhat.store import TrialRecord
+
+MAX_TRANSCRIPTS = 2000
+CURVE_TICKS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+PARTITION = ("reliable", "unreliable", "out_of_reach")
+
+CSS = """
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#212529}
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #dee2e6}
+table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #e9ecef;text-align:left}
+.num{text-align:right;font-variant-numeric:tabular-nums}.headline{font-size:18px}
+.meets{color:#2b8a3e;font-weight:bold}.fails{color:#c92a2a;font-weight:bold}
+svg.chart text{font:11px system-ui,sans-serif;fill:#343a40}svg.chart .grid{stroke:#e9ecef}
+svg.chart .band{opacity:.18}svg.chart .whisker{stroke:#212529;stroke-width:1.5}
+a.t{display:inline-block;width:1.3em;text-align:center;text-decoration:none;border-radius:3px}
+.pass{background:#d3f9d8;color:#2b8a3e}.fail{background:#ffe3e3;color:#c92a2a}.skip{background:#f1f3f5;color:#868e96}
+.transcript{display:none;border:2px solid #adb5bd;border-radius:6px;padding:8px 16px;margin:12px 0}
+.transcript:target{display:block}.msg{margin:4px 0;padding:4px 8px;border-radius:4px;white-space:pre-wrap}
+.user{background:#e7f5ff}.agent{background:#f8f9fa}.tool{background:#fff9db;font-family:monospace;font-size:12px}
+pre{white-space:pre-wrap;word-break:break-word;margin:0}.note{color:#495057}
+"""
+
+SCRIPT = """
+document.getElementById('filter').addEventListener('input', function (e) {
+  var q = e.target.value.toLowerCase();
+  document.querySelectorAll('#scenarios tbody tr').forEach(function (row) {
+    row.style.display = row.textContent.toLowerCase().indexOf(q) >= 0 ? '' : 'none';
+  });
+});
+"""
+
+
+def render_html(report: dict[str, Any], trials: Sequence[TrialRecord], max_transcripts: int = MAX_TRANSCRIPTS) -> str:
+    m = report["metrics"]
+    embedded = embedded_trials(trials, max_transcripts)
+    body = [_header(report)]
+    if m["scenarios"]:
+        body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m)]
+    body += [_scenarios(report, trials, embedded, max_transcripts), _transcripts(trials, embedded)]
+    title = escape(f"passhat run {report['run_id']}")
+    return (
+        f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+        f"<style>{CSS}</style></head><body>{''.join(body)}<script>{SCRIPT}</script></body></html>"
+    )
+
+
+def write_html(report: dict[str, Any], trials: Sequence[TrialRecord], path: Path, max_transcripts: int) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(render_html(report, trials, max_transcripts), encoding="utf-8")
+    except OSError as exc:
+        raise UserError(f"cannot write the HTML report to {path} (--html): {exc.strerror}.") from None
+
+
+def embedded_trials(trials: Sequence[TrialRecord], cap: int) -> set[int]:
+    """Indexes of the trials whose transcripts go in the file: failures first, one pass per scenario, the rest."""
+    if len(trials) <= cap:
+        return set(range(len(trials)))
+    failed = [i for i, t in enumerate(trials) if t.reward != 1]
+    first_pass: dict[tuple[str, str], int] = {}
+    for i, t in enumerate(trials):
+        if t.reward == 1:
+            first_pass.setdefault((t.task_id, t.persona), i)
+    order = dict.fromkeys([*failed, *first_pass.values(), *range(len(trials))])
+    return set(list(order)[:cap])
+
+
+def _fmt(value: float | None, ci: Sequence[float] | None = None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.3f}" + (f" <span class=note>[{ci[0]:.3f}, {ci[1]:.3f}]</span>" if ci else "")
+
+
+def _header(report: dict[str, Any]) -> str:
+    m, cfg = report["metrics"], report["config"]
+    config = " ".join(f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials"))
+    parts = [f"<h1>passhat run {escape(report['run_id'])}</h1><p class=note>{config}</p>"]
+    if not m["scenarios"]:
+        return parts[0] + "<p class=fails>No trial could be judged.</p>"
+    n = m["trials_per_scenario"]
+    x = m["extrapolated"]
+    parts.append(
+        f"<p class=headline>pass^1 {_fmt(m['avg_reward'], m['ci']['avg_reward'])} &nbsp; vs &nbsp; "
+        f"pass^{n} {_fmt(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])} "
+        f"<span class=note>over {m['scenarios']} scenarios × {n} trials (95% bootstrap intervals)</span></p>"
+        f"<p>Model-based pass^100: {_fmt(x['pass_hat_k']['100'], x['ci']['100'])} ({escape(x['model'])}).</p>"
+    )
+    if "gate" in report:
+        g = report["gate"]
+        cls, word = ("meets", "MEETS THE BAR") if g["meets"] else ("fails", "DOES NOT MEET THE BAR")
+        parts.append(f"<p>Gate {escape(g['gate'])}: <span class={cls}>{word}</span> — {escape(g['reason'])}</p>")
+    return "".join(parts)
+
+
+def _curves(m: dict[str, Any]) -> str:
+    n, x = m["trials_per_scenario"], m["extrapolated"]
+    exact = [int(k) for k in m["pass_hat_k"]]
+    curve = {int(k): v for k, v in x["curve"].items()}
+    series = [
+        Series("pass^k (exact)", [(k, m["pass_hat_k"][str(k)]) for k in exact],
+               [(k, *m["ci"]["pass_hat_k"][str(k)]) for k in exact], COLORS[0]),
+        Series("pass@k (exact)", [(k, m["pass_at_k"][str(k)]) for k in exact],
+               [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact], COLORS[2]),
+        Series("pass^k (model)", [(k, v[0]) for k, v in curve.items() if k >= n],
+               [(k, v[1], v[2]) for k, v in curve.items() if k >= n], COLORS[1], dashed=True),
+    ]
+    chart = line_chart("pass^k and pass@k against k", series, CURVE_TICKS, "k (log scale)", "probability", log_x=True)
+    fit_rows = "".join(
+        f"<tr><td class=num>{k}</td><td class=num>{v['exact']:.3f}</td><td class=num>{v['model']:.3f}</td>"
+        f"<td>{'yes' if x['agrees'][k] else 'no'}</td></tr>"
+        for k, v in x["fit_vs_exact"].items()
+    )
+    predicted = "".join(f"<tr><td class=num>{k}</td><td class=num>{_fmt(x['pass_hat_k'][str(k)], x['ci'][str(k)])}</td></tr>" for k in EXTRAPOLATE_KS)
+    candidates = ", ".join(f"{escape(c['name'])} (BIC {c['bic']:.1f})" for c in x["candidates"])
+    return (
+        "<h2>pass^k and pass@k against k</h2>"
+        f"<p>Solid lines with shaded 95% bands: measured (exact estimators, k ≤ n = {n}). Dashed: predicted by "
+        f"the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, not measured.</p>{chart}"
+        f"<h3>Predicted pass^k beyond n</h3><table><tr><th>k</th><th>pass^k [95% CI]</th></tr>{predicted}</table>"
+        f"<h3>Where the fit agrees with the exact estimator (k ≤ n)</h3><table><tr><th>k</th><th>exact</th>"
+        f"<th>model</th><th>model inside the exact 95% interval</th></tr>{fit_rows}</table>"
+        f"<p class=note>Candidates: {candidates}; the lowest BIC is used.</p>"
+        "<h3>Assumptions of the extrapolation</h3><ul>" + "".join(f"<li>{escape(a)}</li>" for a in ASSUMPTIONS) + "</ul>"
+    )
+
+
+def _partition(m: dict[str, Any]) -> str:
+    rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
+    rows += [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
+    chart = stacked_bars("partition", [(label, [v[c] for c in PARTITION]) for label, v in rows],
+                         ("reliable", "unreliable", "out of reach"))
+    table = "".join(
+        f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v[c]}</td>" for c in PARTITION) + "</tr>"
+        for label, v in rows
+    )
+    return (
+        "<h2>Partition</h2><p>Reliable: every trial passed (ship). Unreliable: some passed (fix). "
+        f"Out of reach: none passed (route to a human).</p>{chart}"
+        f"<table><tr><th></th><th>reliable</th><th>unreliable</th><th>out of reach</th></tr>{table}</table>"
+    )
+
+
+def _signatures(m: dict[str, Any]) -> str:
+    sigs = m["failure_signatures"]
+    if not sigs:
+        return "<h2>Failure signatures</h2><p>No judged trial failed.</p>"
+    chart = bar_chart("failed trials by signature", [(s, c, None) for s, c in sigs.items()], unit_max=max(sigs.values()))
+    return f"<h2>Failure signatures</h2><p>Why judged trials failed (trials per signature).</p>{chart}"
+
+
+def _personas(m: dict[str, Any]) -> str:
+    n = str(m["trials_per_scenario"])
+    rows, table = [], []
+    for name, g in m["by_persona"].items():
+        hat = g["pass_hat_k"].get(n)
+        rows.append((f"{name} pass^1", g["avg_reward"], tuple(g["ci"]["avg_reward"])))
+        if hat is not None:
+            rows.append((f"{name} pass^{n}", hat, tuple(g["ci"]["pass_hat_k"][n])))
+        drop = {d["metric"]: d for d in m["persona_drop"].get(name, [])}
+        change = "; ".join(
+            f"{escape(k)} {d['change']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}] {escape(d['verdict'])}"
+            for k, d in drop.items() if k in ("avg_reward", f"pass^{n}")
+        )
+        table.append(f"<tr><td>{escape(name)}</td><td class=num>{g['scenarios']}</td><td>{change or '—'}</td></tr>")
+    chart = bar_chart("pass^1 and pass^n by persona, with 95% intervals", rows)
+    return (
+        f"<h2>Personas</h2>{chart}<table><tr><th>persona</th><th>scenarios</th>"
+        f"<th>change from baseline, same tasks (paired 95% CI)</th></tr>{''.join(table)}</table>"
+    )
+
+
+def _compounding(m: dict[str, Any]) -> str:
+    points = m["compounding"]
+    if not points:
+        return "<h2>Compounding</h2><p>No task carries a writes:N tag.</p>"
+    k = points[0]["k"]
+    xs = [p["writes"] for p in points]
+    series = [
+        Series("avg reward", [(p["writes"], p["avg_reward"]) for p in points],
+               [(p["writes"], *p["avg_reward_ci"]) for p in points], COLORS[0]),
+        Series(f"pass^{k}", [(p["writes"], p["pass_hat_k"]) for p in points],
+               [(p["writes"], *p["pass_hat_k_ci"]) for p in points], COLORS[1]),
+    ]
+    ticks = list(range(min(xs), max(xs) + 1)) if len(xs) > 1 else [xs[0] - 1, xs[0], xs[0] + 1]
+    chart = line_chart("success against writes", series, ticks, "writes the task needs", "probability")
+    counts = ", ".join(f"{p['writes']} writes: {p['scenarios']} scenarios" for p in points)
+    return f"<h2>Compounding</h2><p>Success against the number of writes a task needs ({counts}).</p>{chart}"
+
+
+def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: set[int], cap: int) -> str:
+    index = {t.key: i for i, t in enumerate(trials)}
+    rows = []
+    for s in report["scenarios"]:
+        links = []
+        for trial, reward, sig in zip(s["trials"], s["rewards"], s["signatures"], strict=True):
+            i = index[(s["task_id"], s["persona"], trial)]
+            cls, mark = ("pass", "✓") if reward == 1 else ("fail", "✗")
+            tip = escape(f"trial {trial}: {sig or 'passed'}")
+            links.append(f'<a class="t {cls}" href="#t{i}" title="{tip}">{mark}</a>' if i in embedded
+                         else f'<span class="t skip" title="{tip} (not embedded)">{mark}</span>')
+        wilson = s["wilson"]
+        sigs = ", ".join(sorted({x for x in s["signatures"] if x}))
+        rows.append(
+            f"<tr><td>{escape(s['task_id'])}</td><td>{escape(s['persona'])}</td><td>{escape(str(s['class']))}</td>"
+            f"<td class=num>{sum(s['rewards'])}/{len(s['rewards'])}</td>"
+            f"<td class=num>{'—' if wilson is None else f'[{wilson[0]:.2f}, {wilson[1]:.2f}]'}</td>"
+            f"<td>{''.join(links)}</td><td>{escape(sigs)}</td></tr>"
+        )
+    note = (f"All {len(trials)} transcripts are embedded." if len(embedded) == len(trials) else
+            f"{len(embedded)} of {len(trials)} transcripts are embedded (cap {cap}: failures first, then one "
+            "passing trial per scenario); grey marks are not embedded — raise --max-transcripts to include them.")
+    return (
+        "<h2>Scenarios</h2><p>Click a mark to open that trial's transcript. " + note + "</p>"
+        '<p><input id="filter" placeholder="filter rows (task, persona, class, signature)" size="50"></p>'
+        '<table id="scenarios"><thead><tr><th>task</th><th>persona</th><th>class</th><th>passed</th>'
+        "<th>Wilson 95%</th><th>trials</th><th>signatures</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+    )
+
+
+def _transcripts(trials: Sequence[TrialRecord], embedded: set[int]) -> str:
+    return "".join(_transcript(i, trials[i]) for i in sorted(embedded))
+
+
+def _transcript(i: int, t: TrialRecord) -> str:
+    verdict = "infra error" if t.infra_error else ("passed" if t.reward == 1 else f"failed: {t.signature}")
+    events = "".join(_event(e) for e in t.events)
+    details = t.grade.get("details", {}) if t.grade else {}
+    diffs = details.get("state_differences", [])
+    diff_rows = "".join(
+        f"<tr><td>{escape(str(d.get('table')))}</td><td>{escape(str(d.get('key')))}</td>"
+        f"<td><pre>{escape(json.dumps(d.get('actual'), indent=1))}</pre></td>"
+        f"<td><pre>{escape(json.dumps(d.get('expected'), indent=1))}</pre></td></tr>"
+        for d in diffs
+    )
+    backend = (f"<table><tr><th>table</th><th>row</th><th>actual</th><th>expected</th></tr>{diff_rows}</table>"
+               if diffs else "<p>The backend matches the expected state.</p>")
+    other = {k: v for k, v in details.items() if k != "state_differences" and v}
+    infra = f"<pre>{escape(t.infra_error)}</pre>" if t.infra_error else ""
+    return (
+        f'<section class="transcript" id="t{i}"><h3>{escape(t.task_id)} / {escape(t.persona)} / trial {t.trial} — '
+        f"{escape(verdict)}</h3><p class=note>seed {t.seed}</p>{infra}{events}"
+        f"<h4>Backend against the expected state</h4>{backend}"
+        f"<h4>Grader</h4><pre>{escape(json.dumps(other, indent=1, ensure_ascii=False))}</pre>"
+        '<p><a href="#scenarios">back to the scenarios</a></p></section>'
+    )
+
+
+def _event(e: dict[str, Any]) -> str:
+    kind = e.get("kind", "")
+    if kind == "tool":
+        args = escape(json.dumps(e.get("args"), ensure_ascii=False))
+        result = escape(json.dumps(e.get("result"), ensure_ascii=False))
+        broke = "".join(f"<br>violates {escape(v.get('rule', ''))}: {escape(v.get('reason', ''))}" for v in e.get("violations", []))
+        return f'<div class="msg tool">→ {escape(str(e.get("name")))}({args})<br>← {result}{broke}</div>'
+    if kind in ("user", "agent"):
+        who = "customer" if kind == "user" else "agent"
+        return f'<div class="msg {kind}"><b>{who}:</b> {escape(str(e.get("text", "")))}</div>'
+    return f'<div class="msg note">{escape(kind)}: {escape(str(e.get("text", "")))}</div>'

@@ -1,0 +1,41 @@
+"""JUnit XML for CI systems: one test case per scenario, failed unless every judged trial passed.
+
+A scenario with trials that could not be judged (and none judged) is reported as an error, not a
+failure: it says nothing about the agent.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from passhat.errors import UserError
+
+
+def junit_xml(report: dict[str, Any]) -> ET.ElementTree:
+    scenarios = report["scenarios"]
+    suite = ET.Element("testsuite", name=f"passhat run {report['run_id']}", tests=str(len(scenarios)))
+    failures = errors = 0
+    for s in scenarios:
+        case = ET.SubElement(suite, "testcase", classname=s["task_id"], name=f"{s['task_id']} / {s['persona']}")
+        passed, judged = sum(s["rewards"]), len(s["rewards"])
+        if not judged:
+            errors += 1
+            ET.SubElement(case, "error", message=f"no trial could be judged ({s['infra_errors']} infra errors)")
+        elif passed < judged:
+            failures += 1
+            signatures = sorted({sig for sig in s["signatures"] if sig})
+            failure = ET.SubElement(case, "failure", message=f"{passed}/{judged} trials passed", type="pass^k")
+            failure.text = "failure signatures: " + (", ".join(signatures) or "none recorded")
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    return ET.ElementTree(suite)
+
+
+def write_junit(report: dict[str, Any], path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        junit_xml(report).write(path, encoding="utf-8", xml_declaration=True)
+    except OSError as exc:
+        raise UserError(f"cannot write the JUnit report to {path} (--junit): {exc.strerror}.") from None

@@ -1,0 +1,70 @@
+"""The statistics a report adds to the run's summary: intervals, extrapolation, partition, spread.
+
+Called by build_report, so the JSON, terminal, HTML and JUnit reports all read the same figures.
+Bootstrap resamples use a fixed seed: the same run always reports the same intervals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from passhat.metrics.estimators import pass_hat_curve
+from passhat.metrics.extrapolate import extrapolate
+from passhat.metrics.intervals import run_intervals, wilson
+from passhat.metrics.partition import classify, partition, partition_by
+from passhat.metrics.spread import compounding, persona_drops, scenario_variance, spread
+from passhat.metrics.summary import USER_SIMULATOR_ERROR, Scenario, slices
+
+Counts = Mapping[Scenario, tuple[int, int]]
+
+
+def reliability_metrics(counts: Counts, tags: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """metrics.ci, .extrapolated, .partition, .partition_by, .spread, .persona_drop, .compounding;
+    empty when no trial was judged."""
+    if not counts:
+        return {}
+    every = list(counts.values())
+    k_max = min(n for _, n in every)
+    ci = run_intervals(every)
+    extrapolated = extrapolate(every, pass_hat_curve([c for c, _ in every], [n for _, n in every]))
+    fit = extrapolated.to_json()
+    fit["agrees"] = {str(k): ci.pass_hat_k[k][0] <= m <= ci.pass_hat_k[k][1] for k, (m, _) in extrapolated.fit_vs_exact.items()}
+    return {
+        "ci": ci.to_json(),
+        "extrapolated": fit,
+        "partition": partition(every).to_json(),
+        "partition_by": {
+            "persona": {p: part.to_json() for p, part in partition_by(counts, _persona).items()},
+            "tag": {t: part.to_json() for t, part in partition_by(counts, _tagger(tags)).items()},
+        },
+        "spread": spread(every).to_json(),
+        "persona_drop": {p: [d.to_json() for d in ds] for p, ds in persona_drops(counts).items()},
+        "compounding": [point.to_json() for point in compounding(counts, tags, k_max)],
+    }
+
+
+def attach_group_intervals(metrics: dict[str, Any], counts: Counts, tags: Mapping[str, Sequence[str]]) -> None:
+    """Give every by_persona / by_tag entry its own bootstrap intervals ("ci"), in place."""
+    for key, labels in (("by_persona", _persona), ("by_tag", _tagger(tags))):
+        for label, group in slices(counts, labels).items():
+            metrics[key][label]["ci"] = run_intervals(group).to_json()
+
+
+def scenario_stats(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each scenario row of the report gains its class, Wilson interval and trial variance."""
+    for row in rows:
+        judged = [r for r, sig in zip(row["rewards"], row["signatures"], strict=True) if sig != USER_SIMULATOR_ERROR]
+        c, n = sum(judged), len(judged)
+        row["class"] = classify(c, n) if n else None
+        row["wilson"] = list(wilson(c, n)) if n else None
+        row["variance"] = scenario_variance(c, n)
+    return rows
+
+
+def _persona(scenario: Scenario) -> list[str]:
+    return [scenario[1]]
+
+
+def _tagger(tags: Mapping[str, Sequence[str]]) -> Callable[[Scenario], Sequence[str]]:
+    return lambda scenario: tags.get(scenario[0], [])

@@ -1,0 +1,169 @@
+"""Fault injection: each class reaches the agent exactly as specified, drawn from the trial's seed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from passhat.agents import resolve_agent
+from passhat.domains import load_domain
+from passhat.env import Environment
+from passhat.errors import UserError
+from passhat.faults import FAULT_CLASSES, FaultInjector, parse_faults
+from passhat.faults.kinds import TIMEOUT_MESSAGE, leaves
+from passhat.run.seeding import trial_seed
+from passhat.run.trial import TrialSpec, run_trial
+from passhat.trajectory import Event
+from passhat.users import resolve_user
+from passhat.users.personas import PERSONAS
+
+RETAIL = load_domain("retail")
+ORDER = "#R3042198"  # a pending order of retail-001's customer
+
+
+@pytest.fixture
+def toy(toy_domain):
+    env = Environment(toy_domain)
+    yield env
+    env.close()
+
+
+@pytest.fixture
+def shop():
+    env = Environment(RETAIL)
+    yield env
+    env.close()
+
+
+def through(env, fault: str, name: str, args: dict, seed: int = 7):
+    injector = FaultInjector({fault: 1.0}, seed, env)
+    return injector, injector.execute(name, args, lambda: env.execute(name, args))
+
+
+def status(env, account: str) -> str:
+    return env.db.execute("SELECT status FROM accounts WHERE id = ?", (account,)).fetchone()[0]
+
+
+@pytest.mark.parametrize("fault, retryable", [("timeout", True), ("transient_error", True), ("rate_limited", True), ("permission_denied", False)])
+def test_execution_faults_stop_the_call_and_say_whether_to_retry(toy, fault: str, retryable: bool) -> None:
+    _, (ex, record) = through(toy, fault, "close_account", {"account_id": "A-1"})
+    assert ex.result["status"] == "error"
+    assert ex.result["error"]["type"] == fault and ex.result["error"]["retryable"] is retryable
+    assert record == {"class": fault, "actual": None}
+    assert status(toy, "A-1") == "open"  # the tool never ran
+
+
+def test_lost_response_writes_but_tells_the_agent_it_timed_out(toy) -> None:
+    _, (ex, record) = through(toy, "lost_response", "close_account", {"account_id": "A-1"})
+    assert ex.result == {"status": "error", "error": {"type": "timeout", "message": TIMEOUT_MESSAGE, "retryable": True}}
+    assert status(toy, "A-1") == "closed"
+    assert record["class"] == "lost_response" and record["actual"]["status"] == "ok"
+    event = Event("tool", name="close_account", args=ex.args, result=ex.result, fault=record)
+    assert not event.ok and event.took_effect
+
+
+def test_lost_response_only_hits_writes(toy) -> None:
+    _, (ex, record) = through(toy, "lost_response", "get_account", {"account_id": "A-1"})
+    assert ex.result["status"] == "ok" and record is None
+
+
+def test_schema_drift_renames_or_drops_one_field(shop) -> None:
+    _, (ex, record) = through(shop, "schema_drift", "get_order", {"order_id": ORDER})
+    shown, actual = ex.result["data"], record["actual"]["data"]
+    assert set(shown) != set(actual) and len(set(actual) - set(shown)) == 1
+    (gone,) = set(actual) - set(shown)
+    renamed = set(shown) - set(actual)
+    assert not renamed or shown[renamed.pop()] == actual[gone]
+
+
+def test_stale_read_shows_the_record_as_it_was_before_the_last_write(toy) -> None:
+    injector = FaultInjector({"stale_read": 1.0}, 1, toy)
+    injector.execute("close_account", {"account_id": "A-1"}, lambda: toy.execute("close_account", {"account_id": "A-1"}))
+    ex, record = injector.execute("get_account", {"account_id": "A-1"}, lambda: toy.execute("get_account", {"account_id": "A-1"}))
+    assert ex.result["data"]["status"] == "open" and record["actual"]["data"]["status"] == "closed"
+
+
+def test_stale_read_is_not_injected_when_nothing_changed(toy) -> None:
+    _, (ex, record) = through(toy, "stale_read", "get_account", {"account_id": "A-1"})
+    assert record is None and ex.result["data"]["status"] == "open"
+
+
+def test_contradiction_makes_a_second_read_disagree_with_the_first(shop) -> None:
+    injector = FaultInjector({"contradiction": 1.0}, 3, shop)
+    read = lambda: shop.execute("get_order", {"order_id": ORDER})  # noqa: E731
+    first, none = injector.execute("get_order", {"order_id": ORDER}, read)
+    second, record = injector.execute("get_order", {"order_id": ORDER}, read)
+    assert none is None and record["class"] == "contradiction"
+    assert second.result != first.result and record["actual"] == first.result
+
+
+def test_wrong_value_changes_exactly_one_figure_plausibly(shop) -> None:
+    _, (ex, record) = through(shop, "wrong_value", "get_order", {"order_id": ORDER})
+    shown, actual = dict(leaves(ex.result["data"])), dict(leaves(record["actual"]["data"]))
+    changed = [p for p in actual if shown[p] != actual[p]]
+    assert len(changed) == 1
+    before, after = actual[changed[0]], shown[changed[0]]
+    assert isinstance(after, (int, float)) and 0 < abs(after - before) <= max(1, abs(before) * 0.25) + 0.01
+
+
+def test_silent_empty_is_an_empty_success(shop) -> None:
+    _, (ex, record) = through(shop, "silent_empty", "get_order", {"order_id": ORDER})
+    assert ex.result == {"status": "ok", "data": {}}
+    assert record["actual"]["data"]["order_id"] == ORDER
+
+
+def test_injected_instruction_hides_an_unrequested_write_in_a_text_field(shop) -> None:
+    _, (ex, record) = through(shop, "injected_instruction", "get_order", {"order_id": ORDER})
+    text = record["instruction"]
+    hidden = [(p, v) for p, v in leaves(ex.result["data"]) if isinstance(v, str) and text in v]
+    assert len(hidden) == 1 and hidden[0][0][-1] in ("address2", "product_name")
+    writes = [n for n, s in shop.tools.items() if s.meta.write]
+    assert any(f"Call {w} " in text for w in writes) and "without asking" in text
+
+
+def test_the_same_seed_injects_the_same_faults(toy) -> None:
+    def run(seed: int) -> list[str | None]:
+        injector = FaultInjector({"timeout": 0.5}, seed, toy)
+        return [injector.execute("get_account", {"account_id": "A-1"}, lambda: toy.execute("get_account", {"account_id": "A-1"}))[1] is not None
+                for _ in range(40)]
+
+    assert run(5) == run(5) and run(5) != run(6)
+    assert 5 < sum(run(5)) < 35
+
+
+def test_parse_faults_reads_a_flag_and_a_yaml_file(tmp_path) -> None:
+    assert parse_faults("timeout=0.1, stale_read=0.05") == {"timeout": 0.1, "stale_read": 0.05}
+    assert parse_faults("") == {}
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("lost_response: 0.2\nwrong_value: 0.1\n")
+    assert parse_faults(str(plan)) == {"lost_response": 0.2, "wrong_value": 0.1}
+    for bad, words in [("slow=0.1", "unknown fault class 'slow'"), ("timeout=2", "between 0 and 1"), ("timeout", "class=rate"),
+                       ("timeout=0.6,silent_empty=0.6", "add up to more than 1")]:
+        with pytest.raises(UserError, match=words):
+            parse_faults(bad)
+    assert set(FAULT_CLASSES) >= {"timeout", "lost_response", "injected_instruction"} and len(FAULT_CLASSES) == 11
+
+
+def play(agent: str, task_id: str, trial: int, faults: dict, guards=()):
+    task = RETAIL.tasks[task_id]
+    spec = TrialSpec(task, PERSONAS["baseline"], trial, trial_seed(3, task.id, "baseline", trial))
+    return asyncio.run(run_trial(RETAIL, spec, resolve_agent(agent), resolve_user("scripted"), faults=faults, guards=guards))
+
+
+def test_faults_reach_the_trial_as_events_that_round_trip() -> None:
+    out = play("reference:perfect", "retail-001", 0, {"timeout": 0.5})
+    hit = [e for e in out.events if e.fault]
+    assert hit and all(e.result["error"]["type"] == "timeout" for e in hit)
+    assert [Event.from_dict(e.to_dict()) for e in out.events] == out.events
+
+
+def test_a_fault_plan_does_not_change_the_customer_or_agent_randomness() -> None:
+    calm = play("reference:flaky", "retail-001", 2, {})
+    rate_zero = play("reference:flaky", "retail-001", 2, {"timeout": 0.0})
+    assert [e.to_dict() for e in calm.events] == [e.to_dict() for e in rate_zero.events]
+
+
+def test_the_reference_agent_retries_after_a_timeout_and_recovers() -> None:
+    out = play("reference:perfect", "retail-001", 0, {"transient_error": 0.5})
+    assert any(e.fault for e in out.events) and out.grade.reward == 1

@@ -1,0 +1,241 @@
+"""Intervals, extrapolation, partition, spread, traffic and the gate against hand-computed values,
+and against simulated runs whose truth is known."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from passhat.metrics.compare import WITHIN_NOISE, ScenarioMismatch, compare_runs
+from passhat.metrics.estimators import pass_hat_curve
+from passhat.metrics.extrapolate import (
+    EXTRAPOLATE_KS,
+    BetaModel,
+    Mixture,
+    extrapolate,
+    fit_beta,
+    group_counts,
+    max_components,
+    select_model,
+)
+from passhat.metrics.gate import Gate, decide, parse_gate
+from passhat.metrics.intervals import bootstrap_means, run_intervals, wilson
+from passhat.metrics.partition import Partition, partition, partition_by
+from passhat.metrics.simulate import simulate_counts
+from passhat.metrics.spread import compounding, persona_drops, scenario_variance, spread
+from passhat.metrics.traffic import needed_success, traffic
+
+# --- Wilson ---------------------------------------------------------------------------------------
+
+
+def test_wilson_hand_computed() -> None:
+    z2 = 1.959963984540054**2
+    assert wilson(5, 10) == pytest.approx((0.2365930905, 0.7634069095), abs=1e-9)
+    assert wilson(8, 8) == pytest.approx((8 / (8 + z2), 1.0), abs=1e-12)  # c = n: upper end 1, lower n/(n+z²)
+    assert wilson(0, 8) == pytest.approx((0.0, z2 / (8 + z2)), abs=1e-12)
+
+
+@given(st.integers(1, 200).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
+def test_wilson_contains_the_rate_and_stays_in_0_1(cn: tuple[int, int]) -> None:
+    lo, hi = wilson(*cn)
+    assert 0.0 <= lo <= cn[0] / cn[1] <= hi <= 1.0
+
+
+def test_wilson_rejects_impossible_counts() -> None:
+    with pytest.raises(ValueError):
+        wilson(3, 2)
+
+
+# --- bootstrap ------------------------------------------------------------------------------------
+
+
+def test_bootstrap_is_seeded_and_reproducible() -> None:
+    counts = [(8, 8), (6, 8), (0, 8), (7, 8), (8, 8)]
+    assert run_intervals(counts, seed=3) == run_intervals(counts, seed=3)
+    assert run_intervals(counts, seed=3) != run_intervals(counts, seed=4)
+
+
+def test_bootstrap_of_identical_scenarios_has_no_width() -> None:
+    ci = run_intervals([(6, 8)] * 20)
+    assert ci.pass_hat_k[2] == pytest.approx((15 / 28, 15 / 28))
+
+
+def test_bootstrap_means_match_resampling_indices_in_distribution() -> None:
+    # Two kinds of scenario, 1 and 0, half each: a resample mean is Binomial(S, 1/2) / S.
+    values = np.array([[1.0]] * 50 + [[0.0]] * 50)
+    draws = bootstrap_means(values, reps=20000, seed=1)[:, 0]
+    assert draws.mean() == pytest.approx(0.5, abs=0.003)
+    assert draws.std() == pytest.approx(math.sqrt(0.25 / 100), rel=0.03)
+
+
+def test_intervals_contain_the_point_estimates() -> None:
+    counts = [(8, 8), (6, 8), (0, 8), (7, 8), (5, 8), (8, 8), (3, 8)]
+    ci, exact = run_intervals(counts), pass_hat_curve([c for c, _ in counts], [n for _, n in counts])
+    for k, value in exact.items():
+        assert ci.pass_hat_k[k][0] <= value <= ci.pass_hat_k[k][1]
+
+
+# --- extrapolation --------------------------------------------------------------------------------
+
+
+def test_model_pass_hat_hand_computed() -> None:
+    assert Mixture((0.5, 0.5), (1.0, 0.5)).pass_hat(3) == pytest.approx(0.5 + 0.5 * 0.125)
+    # Beta(2, 1): E[p^k] = 2 / (k + 2)
+    assert BetaModel(2.0, 1.0).pass_hat(np.array([1, 8, 1000])) == pytest.approx([2 / 3, 0.2, 2 / 1002])
+
+
+def test_posterior_reweights_components() -> None:
+    prior = Mixture((0.5, 0.5), (1.0, 0.5))
+    post = prior.posterior(2, 2)  # two passes: likelihood 1 vs 0.25
+    assert post.weights == pytest.approx((0.8, 0.2))
+    assert prior.posterior(1, 2).weights == pytest.approx((0.0, 1.0))  # a failure rules out "always"
+
+
+def test_mixture_components_are_capped_by_identifiability() -> None:
+    assert [max_components(n) for n in (1, 2, 3, 4, 5, 8)] == [1, 1, 2, 2, 3, 3]
+
+
+KNOWN = Mixture((0.6, 0.25, 0.15), (1.0, 0.6, 0.0))
+
+
+def test_fitted_mixture_recovers_a_known_truth() -> None:
+    counts = simulate_counts(KNOWN, 1500, 8, np.random.default_rng(7))
+    model, candidates = select_model(group_counts(counts))
+    assert model.name == "mixture-3"
+    assert isinstance(model, Mixture)
+    assert model.weights == pytest.approx(KNOWN.weights, abs=0.04)
+    assert model.rates == pytest.approx(KNOWN.rates, abs=0.04)
+    assert [c.name for c in candidates] == ["mixture-1", "beta-binomial", "mixture-2", "mixture-3"]
+
+
+def test_beta_binomial_fit_recovers_a_known_beta() -> None:
+    rng = np.random.default_rng(5)
+    c = rng.binomial(8, rng.beta(2.0, 0.5, size=3000))
+    model = fit_beta(group_counts([(int(x), 8) for x in c]))
+    assert (model.a, model.b) == pytest.approx((2.0, 0.5), rel=0.15)
+
+
+def test_extrapolation_recovers_pass_hat_beyond_n_and_agrees_below() -> None:
+    counts = simulate_counts(KNOWN, 1000, 8, np.random.default_rng(11))
+    exact = pass_hat_curve([c for c, _ in counts], [n for _, n in counts])
+    fit = extrapolate(counts, exact)
+    for k in EXTRAPOLATE_KS:
+        assert fit.curve[k][0] == pytest.approx(float(KNOWN.pass_hat(k)), abs=0.04)
+    assert fit.max_gap < 0.02
+    assert set(fit.fit_vs_exact) == set(range(1, 9))
+
+
+def test_95_percent_intervals_cover_the_truth_about_95_percent_of_the_time() -> None:
+    """Seeded repetitions of a 300-scenario run: the bootstrap intervals of the exact pass^8 and of
+    the extrapolated pass^20..1000 must cover the true values in roughly 95% of repetitions. Too
+    narrow intervals (e.g. resampling trials instead of scenarios) cover far less."""
+    repetitions, covered_exact, covered_model = 40, 0, np.zeros(len(EXTRAPOLATE_KS))
+    for seed in range(repetitions):
+        counts = simulate_counts(KNOWN, 300, 8, np.random.default_rng(1000 + seed))
+        lo, hi = run_intervals(counts, reps=1000, seed=seed).pass_hat_k[8]
+        covered_exact += lo <= KNOWN.pass_hat(8) <= hi
+        fit = extrapolate(counts, {}, reps=200, seed=seed)
+        covered_model += [fit.curve[k][1] <= KNOWN.pass_hat(k) <= fit.curve[k][2] for k in EXTRAPOLATE_KS]
+    assert 0.85 <= covered_exact / repetitions <= 1.0
+    assert ((covered_model / repetitions) >= 0.8).all()
+
+
+# --- partition and spread -------------------------------------------------------------------------
+
+
+def test_partition_counts_and_by_persona() -> None:
+    counts = {("t1", "a"): (8, 8), ("t1", "b"): (3, 8), ("t2", "a"): (0, 8), ("t2", "b"): (8, 8)}
+    assert partition(counts.values()) == Partition(2, 1, 1)
+    assert partition_by(counts, lambda s: [s[1]]) == {"a": Partition(1, 0, 1), "b": Partition(1, 1, 0)}
+
+
+def test_variance_and_spread_hand_computed() -> None:
+    assert scenario_variance(6, 8) == pytest.approx(6 * 2 / 56)
+    assert scenario_variance(8, 8) == 0.0 and scenario_variance(1, 1) is None
+    s = spread([(8, 8), (0, 8)])
+    assert s.mean_trial_variance == 0.0 and s.between_scenarios == pytest.approx(0.25)
+
+
+def test_persona_drop_is_paired_by_task() -> None:
+    counts = {(f"t{i}", "baseline"): (8, 8) for i in range(30)}
+    counts |= {(f"t{i}", "rude"): (2, 8) for i in range(30)}
+    (avg, *_rest) = persona_drops(counts)["rude"]
+    assert avg.metric == "avg_reward" and avg.change == pytest.approx(-0.75)
+    assert avg.verdict == "worse"
+
+
+def test_compounding_groups_by_writes_tag() -> None:
+    counts = {("a", "p"): (8, 8), ("b", "p"): (4, 8), ("c", "p"): (2, 8)}
+    tags = {"a": ["writes:0"], "b": ["writes:2", "compound"], "c": ["writes:2"]}
+    points = compounding(counts, tags, k=2)
+    assert [(p.writes, p.scenarios) for p in points] == [(0, 1), (2, 2)]
+    assert points[1].avg_reward == pytest.approx(0.375)
+    assert points[1].pass_hat_k == pytest.approx((6 / 28 + 1 / 28) / 2)
+
+
+# --- traffic --------------------------------------------------------------------------------------
+
+
+def test_traffic_hand_computed_under_a_known_model() -> None:
+    model = Mixture((0.5, 0.5), (1.0, 0.9))
+    view = traffic({("t", "a"): (4, 4)}, model, per_day=10, days=2, target=0.9)
+    (task,) = view.tasks
+    w = 0.5 / (0.5 + 0.5 * 0.9**4)  # posterior weight of "always" after 4 passes
+    assert task.success == pytest.approx(w + (1 - w) * 0.9)
+    assert task.expected_failures == pytest.approx(10 * (1 - task.success))
+    assert task.clean_day == pytest.approx(w + (1 - w) * 0.9**10)
+    assert task.clean_days == pytest.approx(w + (1 - w) * 0.9**20)
+    assert task.needed == pytest.approx(0.9 ** (1 / 10)) == needed_success(10, 0.9)
+
+
+# --- gate -----------------------------------------------------------------------------------------
+
+
+def test_gate_parsing() -> None:
+    assert parse_gate("k=8,min=0.9") == Gate(8, 0.9)
+    assert parse_gate(" k = 4 , min=0.5, persona=impatient") == Gate(4, 0.5, "impatient")
+    for bad in ("k=8", "k=8,min=1.5", "k=0,min=0.5", "k=8,min=0.9,k=2", "n=8,min=0.9", "k=eight,min=0.9"):
+        with pytest.raises(ValueError):
+            parse_gate(bad)
+
+
+def test_gate_decision_on_a_finished_run() -> None:
+    counts = {("t1", "a"): (8, 8), ("t2", "a"): (6, 8)}  # pass^2 = (1 + 15/28) / 2 = 0.768
+    assert decide(Gate(2, 0.75), counts).meets is True
+    assert decide(Gate(2, 0.77), counts).meets is False
+    assert decide(Gate(2, 0.77, "a"), counts).value == pytest.approx((1 + 15 / 28) / 2)
+
+
+def test_gate_bounds_while_trials_remain() -> None:
+    planned = {("t1", "a"): 8, ("t2", "a"): 8}
+    # t2 failed 7 times already: its pass^2 term is 0 whatever comes; t1 could still be anything.
+    undecided = decide(Gate(2, 0.4), {("t2", "a"): (0, 7)}, planned)
+    assert (undecided.lo, undecided.hi, undecided.meets) == (0.0, 0.5, None)
+    assert decide(Gate(2, 0.6), {("t2", "a"): (0, 7)}, planned).meets is False
+
+
+# --- compare --------------------------------------------------------------------------------------
+
+
+def test_compare_refuses_different_scenarios_unless_intersection() -> None:
+    a = {("t1", "p"): (8, 8), ("t2", "p"): (8, 8)}
+    b = {("t1", "p"): (8, 8), ("t3", "p"): (8, 8)}
+    with pytest.raises(ScenarioMismatch):
+        compare_runs(a, b)
+    result = compare_runs(a, b, intersection=True)
+    assert result.scenarios == 1 and result.left_out == 2
+
+
+def test_compare_finds_a_planted_difference_and_calls_noise_noise() -> None:
+    rng = np.random.default_rng(3)
+    a = dict(enumerate(simulate_counts(KNOWN, 200, 8, rng)))
+    planted = {s: (min(8, c + 3) if s < 100 else c, n) for s, (c, n) in a.items()}  # better on half the scenarios
+    result = compare_runs(a, planted)
+    assert result.verdict == "better"
+    assert result.deltas[0].lo > 0 and {ch.scenario for ch in result.changes} <= set(range(100))
+    again = compare_runs(a, dict(a))
+    assert again.verdict == WITHIN_NOISE and not again.changes
