@@ -42,7 +42,8 @@ from passhat.run.runner import execute, new_config, plan_trials, select_tasks
 from passhat.store import ResultStore, TrialRecord, list_runs
 
 PRICES_META = "passhat.prices"  # where --config leaves the file's price table for the run command
-console = Console()
+# Logs and CI output are read later and wider than a terminal: do not wrap tables at 80 columns there.
+console = Console(width=None if sys.stdout.isatty() else 130)
 err = Console(stderr=True)
 
 
@@ -89,7 +90,7 @@ def main() -> None:
 @click.option("--cache", type=click.Path(dir_okay=False), help="SQLite file of model answers: a rerun makes no new calls and replays the same trajectories.")
 @click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True, expose_value=False, callback=lambda ctx, _, path: _read_config_file(ctx, path), help="TOML file of these flags (and a [prices] table); flags given here win.")
 @click.option("--faults", default="", help="Fault plan: class=rate,... (e.g. timeout=0.1,lost_response=0.2) or a YAML file.")
-@click.option("--guard", default="off", show_default=True, help="Guards: off, all, or a comma list of idempotency,confirmation,policy,human_gate,audit.")
+@click.option("--guard", default="off", show_default=True, help="Guards: off, all, or a comma list of idempotency,confirmation,policy,payments,human_gate,audit.")
 @click.option("--out", default="runs", show_default=True, type=click.Path(file_okay=False, path_type=Path), help="Folder that holds run folders.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON report here.")
 @click.option("--resume", metavar="RUN_ID", help="Finish an interrupted run: only its missing trials run.")

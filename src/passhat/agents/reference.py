@@ -243,7 +243,7 @@ class ReferenceAgent:
         else:
             return GIVE_UP
         if result.ok:
-            return f"Done: your request to {described} has been completed."
+            return _handed_over(described, result) or f"Done: your request to {described} has been completed."
         return f"I'm sorry, that didn't go through: {_failure(result.result or {})}."
 
     def _confirm(self, described: str, lead: str) -> Script[bool]:
@@ -294,6 +294,15 @@ def _missing(slot: str, goal: Goal, said: str) -> bool:
     if slot == "address":
         return goal.address is not None and not all(mentions(said, v) for v in goal.address.values() if v)
     return goal.reason is not None and goal.reason.lower() not in lowered
+
+
+def _handed_over(described: str, result: Event) -> str | None:
+    """What to tell the customer when a guard filed the write as a ticket for a person instead of doing it."""
+    data = (result.result or {}).get("data")
+    if not isinstance(data, dict) or "ticket_id" not in data:
+        return None
+    return (f"Your request to {described} needs a colleague's approval, so I have passed it on: {data['owner']} "
+            f"has it (ticket {data['ticket_id']}) and will complete it.")
 
 
 def _failure(result: dict) -> str:

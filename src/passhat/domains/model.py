@@ -93,6 +93,9 @@ class Task(_Strict):
     instruction: str  # the whole scenario in words, for LLM customers
     preferences: dict[str, str] = Field(default_factory=dict)
     goals: list[Goal] = Field(min_length=1)
+    # Guards that are part of this scenario's world whatever the run's --guard says: with human_gate, the
+    # correct outcome is the hand-off (a ticket the operator completes), and ground truth replays through it.
+    guards: list[Literal["human_gate"]] = Field(default_factory=list)
 
     @cached_property
     def actions(self) -> list[Action]:

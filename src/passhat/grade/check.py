@@ -12,7 +12,8 @@ import dataclasses
 from passhat.dialogue import fact_said
 from passhat.domains.model import Action, Domain, Task
 from passhat.env import Environment
-from passhat.grade.expected import ground_truth_calls, identity_text
+from passhat.grade.expected import ground_truth_calls, identity_text, required_facts
+from passhat.guard import Gateway, Passage
 from passhat.grade.graders import Grade, Mode, grade_trial
 from passhat.trajectory import Event
 
@@ -42,34 +43,36 @@ class CaseResult:
 
 
 def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
-    """Play a synthetic conversation that makes ``case.writes`` and grade it."""
+    """Play a synthetic conversation that makes ``case.writes`` and grade it (through the task's own guards)."""
     env = Environment(domain)
+    path = Gateway(env, task.guards, conversation_id=f"{task.id}/check", gates=domain.gates) if task.guards else env
     try:
         events = [Event("user", identity_text(task.customer) + ". " + task.goals[0].request[0])]
         auth = ground_truth_calls(domain, task)[0]
-        events.append(_tool_event(env, auth))
+        events.append(_tool_event(path, auth))
         planned = [r for a in task.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
-        events.extend(_tool_event(env, read) for read in planned)
+        events.extend(_tool_event(path, read) for read in planned)
         applied = True
         for action in case.writes:
-            events.extend(_tool_event(env, read) for read in domain.lookups(env.db, action))
+            events.extend(_tool_event(path, read) for read in domain.lookups(env.db, action))
             if case.confirm:
                 events.append(Event("agent", f"I can {domain.describe_action(env.db, action)}. Shall I go ahead?"))
                 events.append(Event("user", "Yes, please go ahead."))
-            events.append(_tool_event(env, action))
+            events.append(_tool_event(path, action))
             applied &= events[-1].ok
-        facts = "; ".join(task.outputs) if case.tell_facts else ""
+        facts = "; ".join(required_facts(domain, task)) if case.tell_facts else ""
         events.append(Event("agent", f"All done. {facts} Anything else?"))
         events += [Event("user", "No, that's all. Thanks!"), Event("end", "satisfied")]
+        if isinstance(path, Gateway):  # the simulated operator completes the hand-offs, as after a trial
+            events += [p.event("guard") for p in path.resolve_tickets()]
         return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied)
     finally:
         env.close()
 
 
-def _tool_event(env: Environment, action: Action) -> Event:
-    ex = env.execute(action.tool, dict(action.args))
-    violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
-    return Event("tool", call_id=None, name=ex.name, args=ex.args, result=ex.result, violations=violations)
+def _tool_event(path: Environment | Gateway, action: Action) -> Event:
+    args = dict(action.args)
+    return (path.call(action.tool, args) if isinstance(path, Gateway) else Passage(path.execute(action.tool, args))).event()
 
 
 def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
@@ -92,7 +95,7 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
         for forbidden in goal.forbidden:
             cases.append(Case(f"forbidden {forbidden.tool}", writes + [forbidden], expect="policy_violation"))
     proposals = " ".join(domain.describe_action(env.db, a) for a in writes)
-    if any(not fact_said(f, proposals) for f in task.outputs):  # facts a proposal already says are told
+    if any(not fact_said(f, proposals) for f in required_facts(domain, task)):  # facts a proposal already says are told
         cases.append(Case("facts not told", writes, tell_facts=False, expect="missing_output"))
     return cases
 

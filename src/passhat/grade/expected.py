@@ -1,11 +1,17 @@
-"""The expected backend of a task: its ground-truth actions replayed on a fresh fork, once per process."""
+"""The expected backend of a task: its ground-truth actions replayed on a fresh fork, once per process.
+
+A task that declares guards (the human gate) is replayed through a gateway with those guards, and its
+tickets resolved by the same simulated operator as in a trial, so the expected state is the one the
+hand-off reaches, and the expected tickets say which person the customer must be told has the request.
+"""
 
 from __future__ import annotations
 
 import threading
 
 from passhat.domains.model import Action, Domain, Identity, Task
-from passhat.env import Environment
+from passhat.env import Environment, Execution
+from passhat.guard import Gateway, gate
 
 _cache: dict[tuple[int, str], Environment] = {}  # (domain, the task's full text)
 _lock = threading.Lock()
@@ -34,11 +40,27 @@ def expected_environment(domain: Domain, task: Task) -> Environment:
     with _lock:
         if key not in _cache:
             env = Environment(domain)
-            for ex in env.replay(ground_truth_calls(domain, task)):
+            for ex in _replay(env, domain, task):
                 if ex.result["status"] != "ok" or ex.violations:
                     raise GroundTruthError(
                         f"task {task.id}: ground-truth call {ex.name}({ex.args}) gave {ex.result}"
                         + (f" and broke {[v.rule for v in ex.violations]}" if ex.violations else "")
                     )
+            if "human_gate" in task.guards and not gate.owners(env.db):
+                raise GroundTruthError(f"task {task.id} declares the human gate, but none of its ground-truth calls is gated")
             _cache[key] = env
         return _cache[key]
+
+
+def _replay(env: Environment, domain: Domain, task: Task) -> list[Execution]:
+    calls = ground_truth_calls(domain, task)
+    if not task.guards:
+        return env.replay(calls)
+    gateway = Gateway(env, task.guards, conversation_id=f"{task.id}/ground-truth", gates=domain.gates)
+    passages = [gateway.call(a.tool, dict(a.args)) for a in calls] + gateway.resolve_tickets()
+    return [p.execution for p in passages]
+
+
+def required_facts(domain: Domain, task: Task) -> list[str]:
+    """What the agent must tell: the task's facts, and who has each ticket of the expected hand-off."""
+    return task.outputs + gate.owners(expected_environment(domain, task).db)

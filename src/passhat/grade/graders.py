@@ -13,7 +13,7 @@ from typing import Any, Literal
 from passhat.dialogue import confirms, fact_said
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment, diff_backends
-from passhat.grade.expected import expected_environment
+from passhat.grade.expected import expected_environment, required_facts
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
 from passhat.trajectory import Event, end_reason
 
@@ -41,7 +41,7 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     expected = expected_environment(domain, task)
     differences = diff_backends(env.db, expected.db, env.template, domain.ignored_columns)
     agent_text = "\n".join(e.text for e in events if e.kind == "agent")
-    missing_facts = [f for f in task.outputs if not fact_said(f, agent_text)]
+    missing_facts = [f for f in required_facts(domain, task) if not fact_said(f, agent_text)]
     violations = policy_violations(events)
     unconfirmed = unconfirmed_writes(events, env)
     state_ok, output_ok = not differences, not missing_facts
@@ -71,12 +71,14 @@ def unconfirmed_writes(events: list[Event], env: Environment) -> list[dict[str, 
     """Writes not preceded by the customer's explicit yes to a proposal that named them.
 
     The yes must be the customer's last message before the write, and the agent's last message
-    before that yes must mention the call's confirm keys (its order id, its new zip…).
+    before that yes must mention the call's confirm keys (its order id, its new zip…). A write the
+    human gate filed as a ticket counts: the operator who completes it does not supply the consent.
     """
     out = []
     for i, e in enumerate(events):
         spec = env.tools.get(e.name or "")
-        if not (e.kind == "tool" and e.took_effect and spec and spec.meta.needs_confirmation):
+        submitted = e.took_effect or (e.guard or {}).get("decision") == "ticket"
+        if not (e.kind == "tool" and submitted and spec and spec.meta.needs_confirmation):
             continue
         user_i = _last_index(events, "user", i)
         agent_i = _last_index(events, "agent", user_i) if user_i is not None else None
@@ -138,8 +140,9 @@ def failure_signature(
         return "unconfirmed_write"
     if reason == CONTEXT_OVERFLOW:
         return reason
-    if not state_ok:
-        return _state_signature(pair_writes(actual_writes(events, env), task.actions, env.tools), task, env, events)
+    if not state_ok:  # the writes an operator completed through the human gate are the agent's requests too
+        writes = actual_writes(events, env, kinds=("tool", "guard"))
+        return _state_signature(pair_writes(writes, task.actions, env.tools), task, env, events)
     if not output_ok:
         return "missing_output"
     return _ending_signature(events)

@@ -53,6 +53,13 @@ def open_ticket(db: sqlite3.Connection, name: str, args: dict[str, Any], rule: R
     return {"ticket_id": f"T-{number}", "owner": owner, "priority": "high", "status": "open", "rule": rule.id}
 
 
+def owners(db: sqlite3.Connection) -> list[str]:
+    """Who has each ticket, in ticket order; empty when the gate never filed one here."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone() is None:
+        return []
+    return [r[0] for r in db.execute(f"SELECT owner FROM {TABLE} ORDER BY id")]
+
+
 def handoff_message(ticket: dict[str, Any]) -> str:
     return (
         f"This request needs a person's approval ({ticket['rule']}), so it was not carried out now: it is with "

@@ -2,7 +2,9 @@
 
 For each write it applies, in order: bound confirmation, pre-write policy checks, idempotency (a
 replay or a conflict answers without running anything), the human gate; then runs the tool, with the
-idempotency record in the write's own transaction. Every call and every decision goes to the audit
+idempotency record in the write's own transaction and, with ``payments`` on, every charge and refund
+the tool makes passed through the payment provider (keyed by the write's idempotency key, or by the
+call when there is none). Every call and every decision goes to the audit
 trail. Refusals are error results the agent can act on, never exceptions. ``inner`` is where a
 caller (the harness's fault injector) sits between the gateway and the tools.
 """
@@ -11,22 +13,27 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from passhat.domains.model import Rule
+from passhat.domains.payments import paying_through
 from passhat.domains.toolkit import ToolFailure
 from passhat.env import Execution, ToolRunner
 from passhat.env.tools import Within, error, ok, spec_for, validate_args
 from passhat.guard import gate, idempotency
 from passhat.guard.audit import AuditLog
 from passhat.guard.confirmation import Message, unconfirmed
+from passhat.guard.payments import KeyedChannel, PaymentProvider, provider_for
+from passhat.trajectory import Event
 
-GUARDS: tuple[str, ...] = ("idempotency", "confirmation", "policy", "human_gate", "audit")
+GUARDS: tuple[str, ...] = ("idempotency", "confirmation", "policy", "payments", "human_gate", "audit")
 KEY_ARG = "idempotency_key"
 
+T = TypeVar("T")
 Fault = dict[str, Any]
 AuditSink = AuditLog | list[dict[str, Any]]  # anything with append(record)
 Inner = Callable[[str, Any, Callable[[], Execution]], tuple[Execution, Fault | None]]
@@ -44,6 +51,14 @@ class Passage:
     fault: Fault | None = None
     guard: dict[str, Any] | None = None  # set when a guard answered instead of the tool
 
+    def event(self, kind: Literal["tool", "guard"] = "tool", call_id: str | None = None) -> Event:
+        """The passage as a trial event; an operator's decision (``guard``) says which ticket it closed."""
+        ex, g = self.execution, self.guard or {}
+        text = f"ticket {g['ticket_id']} {g['status']} by {g['owner']}" if kind == "guard" and "ticket_id" in g else ""
+        violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
+        return Event(kind, text, call_id=call_id, name=ex.name, args=ex.args, result=ex.result, violations=violations,
+                     fault=self.fault, guard=self.guard)
+
 
 class Gateway:
     def __init__(
@@ -56,6 +71,7 @@ class Gateway:
         gates: tuple[Rule, ...] = (),
         audit: AuditSink | None = None,
         inner: Inner | None = None,
+        payments: PaymentProvider | None = None,
     ):
         self.enabled = frozenset(guards)
         if unknown := self.enabled - set(GUARDS):
@@ -64,6 +80,10 @@ class Gateway:
         self.run_id, self.conversation_id = run_id, conversation_id
         self.audit = (AuditLog() if audit is None else audit) if "audit" in self.enabled else None
         self._lock = threading.Lock()
+        self._calls = itertools.count(1)  # numbers the payment keys of calls that bring no key of their own
+        self.payments = (payments or provider_for("sandbox")) if "payments" in self.enabled else None
+        if self.payments is not None:
+            self.payments.open(runner.db)
         if "idempotency" in self.enabled:
             idempotency.ensure_table(runner.db)
         if "human_gate" in self.enabled:
@@ -124,16 +144,24 @@ class Gateway:
             shown = ok({**ticket, "message": gate.handoff_message(ticket)})
             return Passage(Execution(name, clean, shown), guard={"guard": "human_gate", "decision": "ticket", **ticket})
         try:
-            return self._run(name, clean, within)
+            return self._run(name, clean, within, key)
         except sqlite3.IntegrityError:  # a concurrent call with this key committed first: this one rolled back
             earlier = idempotency.stored(self.runner.db, key) if key else None
             if earlier is None:
                 raise
             return self._replayed(name, clean, key, earlier)  # type: ignore[arg-type]
 
-    def _run(self, name: str, args: Any, within: Within | None) -> Passage:
-        execution, fault = self.inner(name, args, lambda: self.runner.execute(name, args, within))
+    def _run(self, name: str, args: Any, within: Within | None, key: str | None = None) -> Passage:
+        execution, fault = self.inner(name, args, lambda: self._paid(lambda: self.runner.execute(name, args, within), key))
         return Passage(execution, fault)
+
+    def _paid(self, run: Callable[[], T], key: str | None = None) -> T:
+        """``run()`` with its money movements routed through the payment provider, when payments are on."""
+        if self.payments is None:
+            return run()
+        prefix = key or f"{self.run_id}/{self.conversation_id}/call-{next(self._calls)}"
+        with paying_through(KeyedChannel(self.payments, prefix)):
+            return run()
 
     def _refused(self, guard: str, name: str, args: dict[str, Any], result: dict[str, Any], **detail: str) -> Passage:
         return Passage(Execution(name, args, result), guard={"guard": guard, "decision": "refused", **detail})
@@ -149,7 +177,7 @@ class Gateway:
             return []
         with self._lock:
             out = []
-            for ticket, done in gate.resolve_tickets(self.runner):
+            for ticket, done in self._paid(lambda: gate.resolve_tickets(self.runner)):
                 execution = done or Execution(ticket["tool"], None, error("rejected", ticket["note"]))
                 passage = Passage(execution, guard={"guard": "human_gate", "decision": f"operator_{ticket['status']}", **ticket})
                 self._audit(passage)

@@ -58,18 +58,14 @@ def _headline(m: dict[str, Any], ks: list[int]) -> Table:
 
 
 def _by_persona(m: dict[str, Any], ks: list[int]) -> Table:
-    table = Table(title="by persona")
-    table.add_column("persona")
-    table.add_column("scenarios", justify="right")
-    table.add_column("avg reward", justify="right")
+    table = Table(title="by persona (pass^1 is the average reward)")
+    table.add_column("persona", no_wrap=True)
+    table.add_column("n", justify="right")
     for k in ks:
         table.add_column(f"pass^{k}", justify="right")
     for name, g in m["by_persona"].items():
         hat, ci = g["pass_hat_k"], g["ci"]["pass_hat_k"]
-        table.add_row(
-            name, str(g["scenarios"]), with_ci(g["avg_reward"], g["ci"]["avg_reward"]),
-            *(with_ci(hat.get(str(k)), ci.get(str(k))) for k in ks),
-        )
+        table.add_row(name, str(g["scenarios"]), *(with_ci(hat.get(str(k)), ci.get(str(k))) for k in ks))
     return table
 
 

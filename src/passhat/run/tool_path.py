@@ -40,18 +40,10 @@ class ToolPath:
             passage = Passage(*self._faults.execute(name, args, lambda: self.env.execute(name, args)))
         else:
             passage = Passage(self.env.execute(name, args))
-        return _event("tool", call_id, passage)
+        return passage.event("tool", call_id)
 
     def settle(self) -> list[Event]:
         """After the conversation: the simulated operator resolves the tickets the human gate opened."""
         if self._gateway is None:
             return []
-        return [_event("guard", None, p, text=f"ticket {p.guard['ticket_id']} {p.guard['status']} by {p.guard['owner']}")
-                for p in self._gateway.resolve_tickets() if p.guard]
-
-
-def _event(kind: str, call_id: str | None, passage: Passage, text: str = "") -> Event:
-    ex = passage.execution
-    violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
-    return Event(kind, text, call_id=call_id, name=ex.name, args=ex.args, result=ex.result, violations=violations,  # type: ignore[arg-type]
-                 fault=passage.fault, guard=passage.guard)
+        return [p.event("guard") for p in self._gateway.resolve_tickets() if p.guard]

@@ -54,13 +54,15 @@ async def run_trial(
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
     ``faults`` ({class: rate}) and ``guards`` (names) put the fault injector and the gateway on the
-    tools' path; the operator then resolves any human-gate tickets before grading.
+    tools' path, with the guards the task itself declares added; the operator then resolves any
+    human-gate tickets before grading.
     """
     rng = random.Random(spec.seed)
     env = Environment(domain)
     try:
         conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
-        path = ToolPath(env, spec.seed, faults or {}, guards, run_id, conversation)
+        scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
+        path = ToolPath(env, spec.seed, faults or {}, scenario_guards, run_id, conversation)
         user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
         agent = make_agent(
             AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)

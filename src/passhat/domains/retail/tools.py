@@ -18,7 +18,10 @@ import sqlite3
 import unicodedata
 from typing import Any
 
+from passhat.domains import payments
 from passhat.domains.toolkit import NotFound, ToolFailure, tool
+
+CURRENCY = "USD"  # every amount in this shop
 
 
 # -- queries shared with rules.py and conversation.py ---------------------------------------------
@@ -49,12 +52,17 @@ def variant_info(db: sqlite3.Connection, variant_id: str) -> dict[str, Any] | No
     return found
 
 
+def movements(db: sqlite3.Connection, order_id: str) -> list[tuple[str, float]]:
+    """The order's money movements in order, as (payment method, amount): payments positive, refunds negative."""
+    found = rows(db, "SELECT kind, payment_method_id, amount FROM payments WHERE order_id = ? ORDER BY seq", order_id)
+    return [(p["payment_method_id"], p["amount"] if p["kind"] == "payment" else -p["amount"]) for p in found]
+
+
 def net_paid(db: sqlite3.Connection, order_id: str) -> dict[str, float]:
     """What each payment method has paid for the order so far, refunds deducted."""
     out: dict[str, float] = {}
-    for p in rows(db, "SELECT kind, payment_method_id, amount FROM payments WHERE order_id = ? ORDER BY seq", order_id):
-        sign = 1 if p["kind"] == "payment" else -1
-        out[p["payment_method_id"]] = round(out.get(p["payment_method_id"], 0.0) + sign * p["amount"], 2)
+    for method_id, amount in movements(db, order_id):
+        out[method_id] = round(out.get(method_id, 0.0) + amount, 2)
     return out
 
 
@@ -505,16 +513,34 @@ def _difference(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> float:
     return round(sum(v["price"] for v in new) - sum(i["price"] for i in old), 2)
 
 
+def _provider_moves(db: sqlite3.Connection, order_id: str, method: dict[str, Any], amount: float) -> bool:
+    """Ask the payment provider on the path (the payments guard), if any, to move the money first.
+
+    It raises a ToolFailure to refuse (the call rolls back); False means this key already moved it.
+    """
+    channel = payments.current_channel()
+    if channel is None:
+        return True
+    order = _order(db, order_id)
+    movement = payments.Movement(
+        "charge" if amount > 0 else "refund", order_id, order["customer_id"], method["id"], method["customer_id"],
+        abs(amount), CURRENCY, tuple(movements(db, order_id)),
+    )
+    return not channel.move(db, movement).replayed
+
+
 def _settle(db: sqlite3.Connection, order_id: str, method: dict[str, Any], amount: float) -> None:
     """Charge (amount > 0) or refund (amount < 0) a payment method for an order; a gift card must cover a charge."""
     amount = round(amount, 2)
     if amount == 0:
         return
+    if method["kind"] == "gift_card" and amount > method["balance"] + 1e-9:
+        raise ToolFailure(
+            "insufficient_balance", f"gift card {method['id']} has ${method['balance']:.2f}, less than ${amount:.2f}"
+        )
+    if not _provider_moves(db, order_id, method, amount):
+        return
     if method["kind"] == "gift_card":
-        if amount > method["balance"] + 1e-9:
-            raise ToolFailure(
-                "insufficient_balance", f"gift card {method['id']} has ${method['balance']:.2f}, less than ${amount:.2f}"
-            )
         db.execute("UPDATE payment_methods SET balance = ? WHERE id = ?", (round(method["balance"] - amount, 2), method["id"]))
     seq = one(db, "SELECT COALESCE(MAX(seq), 0) + 1 AS seq FROM payments WHERE order_id = ?", order_id)["seq"]
     db.execute(
