@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from passhat.domains.model import Action, Identity
-from passhat.domains.retail.tools import net_paid, one, price_difference, rows, variant_info
+from passhat.domains.retail.tools import cancellation_refunds, net_paid, one, price_difference, rows, variant_info
 
 # Orders, customers, products, items (variants) and payment methods, as written in free text.
 ID_PATTERN = r"(?:#R\d{7}|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|paypal)_\d{4,6}))(?![\w-])"
@@ -47,7 +47,7 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
     order = a.get("order_id")
     if tool == "cancel_order":
         items = [i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", order)]
-        refunds = [f"{_money(amount)} to {pm}" for pm, amount in net_paid(db, order).items() if amount > 0]
+        refunds = [f"{_money(amount)} to {pm}" for pm, amount in cancellation_refunds(db, order).items()]
         return (
             f"cancel order {order}{_parenthesised(db, items)} with the reason \"{a.get('reason')}\""
             + (f", and refund {_and(refunds)}" if refunds else "")

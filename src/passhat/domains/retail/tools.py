@@ -66,6 +66,23 @@ def net_paid(db: sqlite3.Connection, order_id: str) -> dict[str, float]:
     return out
 
 
+def cancellation_refunds(db: sqlite3.Connection, order_id: str) -> dict[str, float]:
+    """What cancelling gives back to each method: what the order still holds in all, never more.
+
+    An order whose items were swapped for cheaper ones has already refunded the difference (often to a
+    gift card); refunding every method's own balance again would pay the customer more than they paid.
+    """
+    paid = net_paid(db, order_id)
+    outstanding = round(sum(paid.values()), 2)
+    refunds: dict[str, float] = {}
+    for method_id, amount in sorted(paid.items(), key=lambda kv: -kv[1]):
+        share = round(min(amount, outstanding), 2)
+        if share > 0:
+            refunds[method_id] = share
+            outstanding = round(outstanding - share, 2)
+    return refunds
+
+
 def price_difference(db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str]) -> float | None:
     """What swapping the order's ``item_ids`` for ``new_item_ids`` costs (negative: is refunded); None if unknown."""
     paid = [one(db, "SELECT price FROM order_items WHERE order_id = ? AND variant_id = ?", order_id, i) for i in item_ids]
@@ -246,9 +263,8 @@ def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str
     order = _order(db, order_id)
     if order["status"] == "cancelled":
         raise ToolFailure("already_cancelled", f"order {order_id} is already cancelled")
-    for method_id, amount in net_paid(db, order_id).items():
-        if amount > 0:
-            _settle(db, order_id, _method(db, order["customer_id"], method_id), -amount)
+    for method_id, amount in cancellation_refunds(db, order_id).items():
+        _settle(db, order_id, _method(db, order["customer_id"], method_id), -amount)
     db.execute("UPDATE orders SET status = 'cancelled', cancel_reason = ? WHERE id = ?", (reason, order_id))
     return order_view(db, _order(db, order_id))
 
