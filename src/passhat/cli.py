@@ -55,7 +55,7 @@ def friendly(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except UserError as exc:
-            err.print(f"[red]error:[/] {exc}", highlight=False)
+            err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
             sys.exit(2)
 
     return wrapper

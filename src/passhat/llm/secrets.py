@@ -26,7 +26,7 @@ def api_key(provider: str, base_url: str | None, flag: str) -> str:
     key = os.environ.get(variable, "").strip()
     if not key and base_url is None:
         raise UserError(
-            f"{flag} names a {provider} model but {variable} is not set: export {variable}=<your key> "
+            f"{flag} names an {provider} model but {variable} is not set: export {variable}=<your key> "
             f"(keys are read from the environment only, never from flags or config files)."
         )
     if len(key) >= _MIN_SECRET:
