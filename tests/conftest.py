@@ -48,7 +48,7 @@ def get_account(db: sqlite3.Connection, account_id: str) -> dict:
     return dict(zip(("id", "owner", "status"), tuple(row)))
 
 
-@tool(write=True, target="account_id")
+@tool(write=True, target="account_id", confirm_words=("close",))
 def close_account(db: sqlite3.Connection, account_id: str, note: str = "") -> dict:
     """Close an account.
 

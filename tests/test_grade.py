@@ -120,3 +120,19 @@ def test_facts_must_be_told(toy_domain):
     assert (silent.reward, silent.signature) == (0, "missing_output")
     told = play(toy_domain, task, confirmed(close("A-1")) + [("agent", "Refund of 1204.5 dollars is on its way.")])
     assert told.reward == 1
+
+
+def test_a_yes_to_another_action_on_the_same_entity_does_not_confirm(toy_domain):
+    steps = [("agent", "I can reopen account A-1 for you. Shall I?"), ("user", "Yes, please."), close("A-1")]
+    assert play(toy_domain, make_task(close("A-1")), steps).signature == "unconfirmed_write"
+
+
+@pytest.mark.parametrize("answer,counts", [
+    ("Yes, close that account please.", True),
+    ("Yes, no problem, go ahead.", True),
+    ("Okay, but why only this one?", False),
+    ("Sure, but what happens to my notes", False),
+])
+def test_a_yes_is_judged_by_what_follows_it(toy_domain, answer, counts):
+    g = play(toy_domain, make_task(close("A-1")), confirmed(close("A-1"), answer))
+    assert (g.signature != "unconfirmed_write") is counts

@@ -120,12 +120,19 @@ def test_duplicate_replaces_an_infra_error(tmp_path: Path) -> None:
         assert store.trials() == [judged(reward=0, signature="no_write")]
 
 
-def test_completed_keys_skip_infra_errors(tmp_path: Path) -> None:
+def test_completed_keys_skip_trials_that_could_not_be_judged(tmp_path: Path) -> None:
     with ResultStore.create(tmp_path, "r1", CONFIG) as store:
         store.record(judged("t1", "calm", 0))
         store.record(judged("t1", "calm", 1, 0, "user_simulator_error"))
         store.record(infra("t1", "calm", 2))
-        assert store.completed_keys() == {("t1", "calm", 0), ("t1", "calm", 1)}
+        assert store.completed_keys() == {("t1", "calm", 0)}  # resume re-runs the other two
+
+
+def test_a_rerun_replaces_a_user_simulator_error(tmp_path: Path) -> None:
+    with ResultStore.create(tmp_path, "r1", CONFIG) as store:
+        store.record(judged("t1", "calm", 1, 0, "user_simulator_error"))
+        store.record(judged("t1", "calm", 1, 1, None))
+        assert [(t.reward, t.signature) for t in store.trials()] == [(1, None)]
 
 
 def test_durability_settings(tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from passhat.config_file import load_config_file
 from passhat.domains import domain_names, load_domain
 from passhat.errors import UserError
 from passhat.grade import MODES, GroundTruthError
-from passhat.grade.check import check_task
+from passhat.grade.check import ANY_FAILURE, check_task
 from passhat.guard import verify_folder
 from passhat.guard.audit import AUDIT_FILE
 from passhat.report.guard_section import comparison_table
@@ -384,9 +384,10 @@ def check(domain: str, task_ids: str, verbose: bool) -> None:
         status = "[green]ok[/]" if not bad else "[red]DOES NOT HOLD[/]"
         console.print(f"{task.id}: {status} ({len(results)} cases)")
         for r in results if verbose else bad:
-            want = "reward 1" if r.case.expect is None else f"reward 0 / {r.case.expect}"
+            expect = "any signature" if r.case.expect == ANY_FAILURE else r.case.expect
+            want = "reward 1" if expect is None else f"reward 0 / {expect}"
             got = f"reward {r.grade.reward} / {r.grade.signature}" if r.applied else "skipped: the backend rejects this near miss"
-            console.print(f"    {r.case.label} [{r.case.mode}]: want {want}, got {got}", highlight=False)
+            console.print(f"    {r.case.label} [{r.case.mode}]: want {want}, got {got}", highlight=False, markup=False)
     console.print(f"{len(chosen) - broken} of {len(chosen)} tasks hold.")
     if broken:
         sys.exit(1)

@@ -14,14 +14,19 @@ _YES = re.compile(
     r"proceed|ok(ay)?|do it|that'?s (right|correct)|sounds good|absolutely|definitely)\b",
     re.I,
 )
-_NEGATION = re.compile(r"\b(no|not|don'?t|do not|never|wait|stop|hold on|cancel that|wrong)\b", re.I)
+_TAKES_BACK = re.compile(r"\?|\b(no|not|don'?t|do not|never|wait|stop|hold on|wrong|but|instead|rather)\b", re.I)
+_HARMLESS = re.compile(r"\bno (problem|worries)\b", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"(?<![\w#-])\d[\d,]*(?:\.\d+)?(?!\w|-\d)")  # not the digits of an id such as card_1234
 
 
 def is_affirmative(text: str) -> bool:
-    """An explicit yes: opens with a word of assent and takes nothing back."""
-    return bool(_YES.match(text)) and not _NEGATION.search(text)
+    """An explicit yes: opens with a word of assent, and what follows neither asks nor takes it back.
+
+    "Yes, cancel that order please" is a yes; "Okay, but why only $50?" and "Yes... no wait" are not.
+    """
+    opening = _YES.match(text)
+    return bool(opening) and not _TAKES_BACK.search(_HARMLESS.sub("", text[opening.end():]))
 
 
 def emails_in(text: str) -> list[str]:
@@ -57,8 +62,9 @@ def mentions(text: str, value: object) -> bool:
     return str(value).lower() in text.lower()
 
 
-def confirms(proposal: str | None, reply: str | None, values: list[object]) -> bool:
-    """Whether ``reply`` is an explicit yes to a ``proposal`` that names every one of ``values``.
+def confirms(proposal: str | None, reply: str | None, values: list[object], words: tuple[str, ...] = ()) -> bool:
+    """Whether ``reply`` is an explicit yes to a ``proposal`` that names every one of ``values`` and
+    uses one of ``words`` (the action: a yes to a cancellation does not confirm a return).
 
     Graders judge a write by this after the fact; the confirmation guard refuses one by it before.
     """
@@ -67,4 +73,5 @@ def confirms(proposal: str | None, reply: str | None, values: list[object]) -> b
         and reply is not None
         and is_affirmative(reply)
         and all(mentions(proposal, v) for v in values)
+        and (not words or any(re.search(rf"\b{re.escape(w)}", proposal, re.I) for w in words))
     )

@@ -34,7 +34,9 @@ class ToolMeta:
 
     ``target``: the argument naming the entity the call acts on (an order id, a customer id); graders
     pair actual writes with expected ones by it. ``confirm_keys``: arguments whose values a proposal
-    must mention for a customer's "yes" to count as confirming this call. ``free_text``: arguments that
+    must mention for a customer's "yes" to count as confirming this call. ``confirm_words``: words one
+    of which that proposal must use, so a yes to "cancel order X" never confirms a return on order X.
+    ``free_text``: arguments that
     carry prose (a summary for a human) and are not compared between calls.
     """
 
@@ -44,6 +46,7 @@ class ToolMeta:
     ends_conversation: bool = False
     target: str | None = None
     confirm_keys: tuple[str, ...] = ()
+    confirm_words: tuple[str, ...] = ()
     free_text: tuple[str, ...] = ()
 
 
@@ -55,6 +58,7 @@ def tool(
     ends_conversation: bool = False,
     target: str | None = None,
     confirm_keys: tuple[str, ...] | None = None,
+    confirm_words: tuple[str, ...] = (),
     free_text: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as a tool. Writes need a confirmed proposal unless told otherwise."""
@@ -66,6 +70,7 @@ def tool(
         ends_conversation=ends_conversation,
         target=target,
         confirm_keys=confirm_keys if confirm_keys is not None else ((target,) if target else ()),
+        confirm_words=confirm_words,
         free_text=free_text,
     )
 

@@ -2,9 +2,9 @@
 
 from passhat.env.backend import RowDifference, diff_backends, fork_backend, template_for
 from passhat.env.environment import Environment, Execution, ToolRunner, Violation, tool_registry
-from passhat.env.tools import ToolSpec, status_of
+from passhat.env.tools import ToolSpec
 
 __all__ = [
     "Environment", "Execution", "RowDifference", "ToolRunner", "ToolSpec", "Violation",
-    "diff_backends", "fork_backend", "status_of", "template_for", "tool_registry",
+    "diff_backends", "fork_backend", "template_for", "tool_registry",
 ]

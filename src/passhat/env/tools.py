@@ -16,13 +16,12 @@ import inspect
 import re
 import sqlite3
 from collections.abc import Callable
-from typing import Any, Literal, get_type_hints
+from typing import Any, get_type_hints
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from passhat.domains.toolkit import NotFound, ToolFailure, ToolMeta
 
-Status = Literal["ok", "not_found", "error"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,10 +43,6 @@ def not_found(message: str) -> dict[str, Any]:
 
 def error(type: str, message: str, retryable: bool = False) -> dict[str, Any]:
     return {"status": "error", "error": {"type": type, "message": message, "retryable": retryable}}
-
-
-def status_of(result: dict[str, Any]) -> Status:
-    return result["status"]
 
 
 def spec_for(fn: Callable[..., Any]) -> ToolSpec:

@@ -2,7 +2,8 @@
 
 This is what makes "exactly one correct outcome" a checked property rather than a hope. Each case is a
 synthetic conversation — the customer identifies themselves, each write is proposed in the domain's
-own words and confirmed — replayed on a fresh backend and graded like any trial.
+own words and confirmed — replayed on a fresh backend and graded like any trial. One case has the agent
+do nothing at all (no identity check, no lookup, no write, only an apology): no task may reward that.
 """
 
 from __future__ import annotations
@@ -15,7 +16,11 @@ from passhat.env import Environment
 from passhat.grade.expected import ground_truth_calls, identity_text, required_facts
 from passhat.guard import Gateway, Passage
 from passhat.grade.graders import Grade, Mode, grade_trial
+from passhat.trajectory import USER_SIMULATOR_ERROR
 from passhat.trajectory import Event
+
+ANY_FAILURE = "any failure"  # Case.expect: reward 0, whatever the (agent) failure signature
+IDLE_REFUSAL = "Sorry, I can't help with that."  # all the do-nothing agent ever says
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,8 +29,9 @@ class Case:
     writes: list[Action]
     confirm: bool = True
     tell_facts: bool = True
-    expect: str | None = None  # the failure signature it must get; None: it must pass
+    expect: str | None = None  # the failure signature it must get (ANY_FAILURE: any); None: it must pass
     mode: Mode = "strict"
+    idle: bool = False  # the agent never authenticates, looks nothing up, writes nothing: it only apologises
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +44,8 @@ class CaseResult:
     def holds(self) -> bool:
         if not self.applied:
             return self.case.expect is not None
+        if self.case.expect == ANY_FAILURE:  # the customer's own slip is no agent failure, so it proves nothing
+            return self.grade.reward == 0 and self.grade.signature not in (None, USER_SIMULATOR_ERROR)
         wanted = 1 if self.case.expect is None else 0
         return self.grade.reward == wanted and self.grade.signature == self.case.expect
 
@@ -48,6 +56,9 @@ def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
     path = Gateway(env, task.guards, conversation_id=f"{task.id}/check", gates=domain.gates) if task.guards else env
     try:
         events = [Event("user", identity_text(task.customer) + ". " + task.goals[0].request[0])]
+        if case.idle:  # the customer even goes away content: the graders alone must see that nothing was done
+            events += [Event("agent", IDLE_REFUSAL), Event("user", "Oh well. Goodbye."), Event("end", "satisfied")]
+            return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied=True)
         auth = ground_truth_calls(domain, task)[0]
         events.append(_tool_event(path, auth))
         planned = [r for a in task.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
@@ -79,6 +90,8 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     """The ground truth and the perturbations that apply to this task."""
     writes = list(task.actions)
     cases = [Case("ground truth", writes), Case("ground truth (tau mode)", writes, mode="tau")]
+    # in tau mode, the laxer one: a do-nothing agent it fails, strict fails too
+    cases.append(Case("does nothing", [], tell_facts=False, expect=ANY_FAILURE, mode="tau", idle=True))
     for i, action in enumerate(writes):
         for label, miss in domain.near_misses(env.db, action):
             expect = {"wrong_order": "wrong_entity_write", "wrong_item": "wrong_arguments"}.get(label)

@@ -15,10 +15,9 @@ from passhat.domains.model import Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.expected import expected_environment, required_facts
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
-from passhat.trajectory import Event, end_reason
+from passhat.trajectory import USER_SIMULATOR_ERROR, Event, end_reason
 
 Mode = Literal["strict", "tau"]
-USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke its instruction: not judged
 CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context window: its failure
 UNFINISHED = frozenset({USER_SIMULATOR_ERROR, CONTEXT_OVERFLOW})  # endings that never pass
 MODES: tuple[str, ...] = ("strict", "tau")
@@ -84,7 +83,7 @@ def unconfirmed_writes(events: list[Event], env: Environment) -> list[dict[str, 
         agent_i = _last_index(events, "agent", user_i) if user_i is not None else None
         proposal = events[agent_i].text if agent_i is not None else None
         reply = events[user_i].text if user_i is not None else None
-        if not confirms(proposal, reply, [e.args.get(k) for k in spec.meta.confirm_keys]):
+        if not confirms(proposal, reply, [e.args.get(k) for k in spec.meta.confirm_keys], spec.meta.confirm_words):
             out.append({"tool": e.name, "args": e.args})
     return out
 

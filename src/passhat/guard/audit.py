@@ -32,6 +32,26 @@ class AuditLog:
         if folder is not None and (folder / HEAD_FILE).is_file():
             head = json.loads((folder / HEAD_FILE).read_text())
             self._seq, self._head = head["seq"], head["hash"]
+            self._adopt_unheaded_tail()
+
+    def _adopt_unheaded_tail(self) -> None:
+        """Entries written just before a crash that stopped the head update: adopt those that chain on.
+
+        The lines are appended before the head is replaced, so a process killed in between leaves valid
+        entries past the head; a resumed run takes them in instead of reporting its own log as tampered.
+        """
+        assert self.folder is not None
+        log = self.folder / AUDIT_FILE
+        for line in log.read_text(encoding="utf-8").splitlines()[self._seq:] if log.is_file() else []:
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError:
+                return
+            body = {k: v for k, v in entry.items() if k != "hash"}
+            if entry.get("seq") != self._seq + 1 or entry.get("prev") != self._head or entry_hash(self._head, body) != entry.get("hash"):
+                return
+            self._seq, self._head = entry["seq"], entry["hash"]
+        _write_atomically(self.folder / HEAD_FILE, json.dumps({"seq": self._seq, "hash": self._head}))
 
     def append(self, record: dict[str, Any]) -> None:
         self.extend([record])

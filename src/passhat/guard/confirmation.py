@@ -25,7 +25,7 @@ def unconfirmed(name: str, meta: ToolMeta, args: dict[str, Any], messages: Seque
     proposal_at = _last(messages, "agent", reply_at) if reply_at is not None else None
     proposal = messages[proposal_at][1] if proposal_at is not None else None
     reply = messages[reply_at][1] if reply_at is not None else None
-    if confirms(proposal, reply, [args.get(k) for k in meta.confirm_keys]):
+    if confirms(proposal, reply, [args.get(k) for k in meta.confirm_keys], meta.confirm_words):
         return None
     named = ", ".join(f"{k}={args.get(k)!r}" for k in meta.confirm_keys) or "its details"
     return error(

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from passhat.metrics.estimators import pass_at_curve, pass_hat_curve
+from passhat.trajectory import USER_SIMULATOR_ERROR
 
-USER_SIMULATOR_ERROR = "user_simulator_error"
 UNCLASSIFIED = "unclassified"
 
 Scenario = tuple[str, str]  # (task_id, persona)
@@ -99,7 +99,7 @@ def headline_ks(n: int) -> list[int]:
 def summarize(outcomes: Iterable[TrialOutcome], tags: Mapping[str, Sequence[str]] | None = None) -> Summary:
     """Summarize a run; tags maps task_id to its task tags and fills Summary.by_tag."""
     outcomes = list(outcomes)
-    judged = [o for o in outcomes if _is_judged(o)]
+    judged = [o for o in outcomes if is_judged(o)]
     counts = _scenario_counts(judged)
     overall = _group(list(counts.values())) if counts else None
     return Summary(
@@ -116,7 +116,7 @@ def summarize(outcomes: Iterable[TrialOutcome], tags: Mapping[str, Sequence[str]
     )
 
 
-def _is_judged(outcome: TrialOutcome) -> bool:
+def is_judged(outcome: TrialOutcome) -> bool:
     """A trial that says something about the agent; its reward must then be 0 or 1."""
     if outcome.infra_error or outcome.signature == USER_SIMULATOR_ERROR:
         return False
@@ -164,7 +164,7 @@ def slices(
 
 def scenario_counts(outcomes: Iterable[TrialOutcome]) -> dict[Scenario, tuple[int, int]]:
     """(successes, judged trials) per scenario, sorted; what every statistic beyond summarize() starts from."""
-    return _scenario_counts([o for o in outcomes if _is_judged(o)])
+    return _scenario_counts([o for o in outcomes if is_judged(o)])
 
 
 def _failure_signatures(judged: list[TrialOutcome]) -> dict[str, int]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from passhat.errors import UserError
 from passhat.metrics import summarize
+from passhat.metrics.summary import is_judged
 from passhat.metrics.conservative import conservative
 from passhat.metrics.summary import scenario_counts
 from passhat.metrics.usage import usage_metrics
@@ -47,14 +48,15 @@ def infra_error_example(trials: list[TrialRecord]) -> str | None:
 
 
 def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
-    """Judged trials per scenario, in trial order; infra errors are counted, not listed as rewards."""
+    """Judged trials per scenario, in trial order; trials that could not be judged (infra errors, user
+    simulator errors) are counted apart, never listed as rewards, so no report reads them as failures."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0}
+        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0}
     )
     for t in trials:
         row = rows[(t.task_id, t.persona)]
-        if t.infra_error is not None:
-            row["infra_errors"] += 1
+        if not is_judged(t.to_outcome()):
+            row["infra_errors" if t.infra_error is not None else "user_simulator_errors"] += 1
             continue
         row["trials"].append(t.trial)
         row["rewards"].append(t.reward)

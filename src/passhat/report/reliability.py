@@ -14,7 +14,7 @@ from passhat.metrics.extrapolate import extrapolate
 from passhat.metrics.intervals import run_intervals, wilson
 from passhat.metrics.partition import classify, partition, partition_by
 from passhat.metrics.spread import compounding, persona_drops, scenario_variance, spread
-from passhat.metrics.summary import USER_SIMULATOR_ERROR, Scenario, slices
+from passhat.metrics.summary import Scenario, slices
 
 Counts = Mapping[Scenario, tuple[int, int]]
 
@@ -54,8 +54,7 @@ def attach_group_intervals(metrics: dict[str, Any], counts: Counts, tags: Mappin
 def scenario_stats(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Each scenario row of the report gains its class, Wilson interval and trial variance."""
     for row in rows:
-        judged = [r for r, sig in zip(row["rewards"], row["signatures"], strict=True) if sig != USER_SIMULATOR_ERROR]
-        c, n = sum(judged), len(judged)
+        c, n = sum(row["rewards"]), len(row["rewards"])  # judged trials only (see scenario_rows)
         row["class"] = classify(c, n) if n else None
         row["wilson"] = list(wilson(c, n)) if n else None
         row["variance"] = scenario_variance(c, n)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from passhat.metrics.estimators import scenario_pass_hat
 from passhat.metrics.gate import Decision, Gate, decide
-from passhat.metrics.summary import USER_SIMULATOR_ERROR, Scenario, TrialOutcome, scenario_counts
+from passhat.metrics.summary import Scenario, TrialOutcome, is_judged, scenario_counts
 from passhat.run.trial import TrialSpec
 
 NEAR = 1e-9  # running sums within this of the bar are confirmed by an exact recomputation
@@ -64,7 +64,7 @@ class EarlyStop:
     def record(self, outcome: TrialOutcome) -> None:
         """Take in a finished trial's outcome and update the bounds of its scenario."""
         scenario = (outcome.task_id, outcome.persona)
-        if scenario not in self._bounds_of or outcome.infra_error or outcome.signature == USER_SIMULATOR_ERROR:
+        if scenario not in self._bounds_of or not is_judged(outcome):
             return  # outside the gate, or not judged
         c, m = self.counts.get(scenario, (0, 0))
         self.counts[scenario] = (c + (outcome.reward == 1), m + 1)

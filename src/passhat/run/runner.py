@@ -83,8 +83,10 @@ async def execute(
         async with gate:
             if early_stop and early_stop.settled((spec.task.id, spec.persona.name)):
                 return early_stop.skip()
-            record = await _judged_trial(domain, spec, config, make_agent, make_user, store.run_id, audit)
+            record, audit_records = await _judged_trial(domain, spec, config, make_agent, make_user)
             store.record(record)
+            if audit is not None:  # after the trial is stored: a crash in between loses entries, never doubles them
+                audit.extend(audit_records)
             if early_stop:
                 early_stop.record(record.to_outcome())
             if on_trial:
@@ -98,28 +100,25 @@ async def execute(
 
 
 async def _judged_trial(
-    domain: Domain, spec: TrialSpec, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory,
-    run_id: str = "run", audit: AuditLog | None = None,
-) -> TrialRecord:
+    domain: Domain, spec: TrialSpec, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory
+) -> tuple[TrialRecord, list[dict[str, Any]]]:
     key = {"task_id": spec.task.id, "persona": spec.persona.name, "trial": spec.trial, "seed": spec.seed}
     started = time.time()
     with metering() as meter:  # counts this trial's model calls, even those of a trial that fails
         try:
             out = await run_trial(
-                domain, spec, make_agent, make_user, config.mode, config.max_turns, config.faults, config.guard, run_id
+                domain, spec, make_agent, make_user, config.mode, config.max_turns, config.faults, config.guard
             )
         except Exception:  # an infra or harness failure: stored, retried on resume, never scored
             return TrialRecord(
                 **key, reward=None, signature="infra_error", infra_error=scrub(traceback.format_exc(limit=8)),
                 events=[], grade={}, started=started, finished=time.time(), usage=meter.to_json(),
-            )
-    if audit is not None:
-        audit.extend(out.audit)
+            ), []
     return TrialRecord(
         **key, reward=out.grade.reward, signature=out.grade.signature, infra_error=None,
         events=[e.to_dict() for e in out.events], grade=out.grade.to_dict(), started=started, finished=time.time(),
         usage=meter.to_json(),
-    )
+    ), out.audit
 
 
 def new_config(**options: object) -> RunConfig:

@@ -49,7 +49,6 @@ async def run_trial(
     max_turns: int = 30,
     faults: dict[str, float] | None = None,
     guards: Sequence[str] = (),
-    run_id: str = "run",
 ) -> TrialOutput:
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
@@ -62,7 +61,8 @@ async def run_trial(
     try:
         conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
         scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
-        path = ToolPath(env, spec.seed, faults or {}, scenario_guards, run_id, conversation)
+        # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
+        path = ToolPath(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation)
         user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
         agent = make_agent(
             AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)

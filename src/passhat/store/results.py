@@ -20,6 +20,7 @@ from typing import Any
 
 from passhat.errors import UserError
 from passhat.metrics import TrialOutcome
+from passhat.trajectory import USER_SIMULATOR_ERROR
 
 STORE_FILE = "results.sqlite"
 SCHEMA_VERSION = 2  # 2: per-trial model usage (tokens, cost, latency)
@@ -54,14 +55,15 @@ SCHEMA = (
 COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished, usage"
 
 # One statement, so one transaction: a new key inserts; an existing key is overwritten only when its
-# row was an infra error (resume re-runs those), otherwise nothing changes and rowcount is 0.
+# row could not be judged (an infra error or a user simulator error: resume re-runs those), otherwise
+# nothing changes and rowcount is 0.
 UPSERT = f"""
 INSERT INTO trials ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (task_id, persona, trial) DO UPDATE SET
     seed = excluded.seed, reward = excluded.reward, signature = excluded.signature,
     infra_error = excluded.infra_error, events = excluded.events, grade = excluded.grade,
     started = excluded.started, finished = excluded.finished, usage = excluded.usage
-WHERE trials.infra_error IS NOT NULL
+WHERE trials.infra_error IS NOT NULL OR trials.signature = '{USER_SIMULATOR_ERROR}'
 """
 
 
@@ -180,8 +182,11 @@ class ResultStore:
         ]
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
-        """Keys of judged trials; infra errors are left out so that resume runs them again."""
-        rows = self._conn.execute("SELECT task_id, persona, trial FROM trials WHERE infra_error IS NULL")
+        """Keys of judged trials; infra and user simulator errors are left out so that resume runs them again."""
+        rows = self._conn.execute(
+            "SELECT task_id, persona, trial FROM trials WHERE infra_error IS NULL AND signature IS NOT ?",
+            (USER_SIMULATOR_ERROR,),
+        )
         return {(t, p, i) for t, p, i in rows}
 
     def close(self) -> None:

@@ -18,10 +18,10 @@ import re
 
 from passhat.domains.model import Domain, Task
 from passhat.llm import ContextOverflow, Endpoint, Message, ModelHub, ModelRef
+from passhat.trajectory import USER_SIMULATOR_ERROR
 from passhat.users.base import UserStop, UserTurn
 from passhat.users.personas import Persona
 
-SIMULATOR_ERROR = "user_simulator_error"
 MARKERS: dict[str, UserStop] = {"SATISFIED": "satisfied", "UNSATISFIED": "unsatisfied", "TRANSFER": "transferred"}
 MARKER = re.compile(r"#{3}\s*(SATISFIED|UNSATISFIED|TRANSFER)\s*#{3}", re.I)
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
@@ -100,7 +100,7 @@ class LLMUser:
     @staticmethod
     def _broken(text: str, why: str) -> UserTurn:
         """The message as sent, with the reason appended for whoever reads the stored trial."""
-        return UserTurn(f"{text} [passhat: user simulator error: {why}]".strip(), SIMULATOR_ERROR)
+        return UserTurn(f"{text} [passhat: user simulator error: {why}]".strip(), USER_SIMULATOR_ERROR)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,20 +11,21 @@ import sqlite3
 from typing import Any
 
 from passhat.domains.model import Action, Identity
-from passhat.domains.retail.tools import cancellation_refunds, net_paid, one, price_difference, rows, variant_info
+from passhat.domains.retail.tools import TOOLS, cancellation_refunds, net_paid, one, price_difference, rows, variant_info
 
 # Orders, customers, products, items (variants) and payment methods, as written in free text.
 ID_PATTERN = r"(?:#R\d{7}|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|paypal)_\d{4,6}))(?![\w-])"
 
 # A proposal for a goal of this kind must use one of these words (informational goals propose nothing).
+_WORDS = {fn.__name__: fn.__passhat_tool__.confirm_words for fn in TOOLS}
 PROPOSAL_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "cancel": ("cancel",),
-    "change_order_address": ("address",),
-    "change_order_payment": ("payment", "pay"),
-    "change_order_items": ("modify", "change", "replace", "swap"),
-    "change_customer_address": ("address",),
-    "return": ("return",),
-    "exchange": ("exchange",),
+    "cancel": _WORDS["cancel_order"],
+    "change_order_address": _WORDS["change_order_address"],
+    "change_order_payment": _WORDS["change_order_payment"],
+    "change_order_items": _WORDS["change_order_items"],
+    "change_customer_address": _WORDS["change_customer_address"],
+    "return": _WORDS["return_items"],
+    "exchange": _WORDS["exchange_items"],
     "info": (),
     "transfer": ("transfer", "human", "specialist", "representative"),
 }

@@ -252,7 +252,7 @@ def _arithmetic(node: ast.expr) -> float:
 # -- writes -----------------------------------------------------------------------------------------
 
 
-@tool(write=True, target="order_id")
+@tool(write=True, target="order_id", confirm_words=("cancel",))
 def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str, Any]:
     """Cancel a pending order and refund everything paid for it to the payment method(s) it was paid with.
 
@@ -269,7 +269,7 @@ def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_keys=("order_id", "zip"))
+@tool(write=True, target="order_id", confirm_keys=("order_id", "zip"), confirm_words=("address",))
 def change_order_address(
     db: sqlite3.Connection, order_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
 ) -> dict[str, Any]:
@@ -292,7 +292,7 @@ def change_order_address(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id")
+@tool(write=True, target="order_id", confirm_words=("payment", "pay"))
 def change_order_payment(db: sqlite3.Connection, order_id: str, payment_method_id: str) -> dict[str, Any]:
     """Move a pending order's payment to another of the customer's payment methods: the old method is refunded and the new one charged.
 
@@ -321,7 +321,7 @@ def _swap(
     return method, old, _replacements(db, old, new_item_ids)
 
 
-@tool(write=True, target="order_id")
+@tool(write=True, target="order_id", confirm_words=("modify", "change", "replace", "swap"))
 def change_order_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> dict[str, Any]:
@@ -347,7 +347,7 @@ def change_order_items(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="customer_id", confirm_keys=("zip",))
+@tool(write=True, target="customer_id", confirm_keys=("zip",), confirm_words=("default", "account", "profile"))
 def change_customer_address(
     db: sqlite3.Connection, customer_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
 ) -> dict[str, Any]:
@@ -371,7 +371,7 @@ def change_customer_address(
     return get_customer(db, customer_id)
 
 
-@tool(write=True, target="order_id")
+@tool(write=True, target="order_id", confirm_words=("return",))
 def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], payment_method_id: str) -> dict[str, Any]:
     """Request the return of items of a delivered order; what was paid for them is refunded to the given payment method.
 
@@ -392,7 +392,7 @@ def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], pay
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id")
+@tool(write=True, target="order_id", confirm_words=("exchange",))
 def exchange_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> dict[str, Any]:
