@@ -22,7 +22,7 @@ def _generate(db: sqlite3.Connection, seed: int) -> None:
     )
 
 
-@tool()
+@tool(identifies=True)
 def find_account(db: sqlite3.Connection, email: str) -> str:
     """Find an account by its owner's email.
 

@@ -1,8 +1,11 @@
-"""A real HTTP server speaking the OpenAI chat-completions protocol, scripted per test.
+"""Real HTTP servers speaking model APIs, scripted per test: the OpenAI chat-completions protocol
+(``FakeOpenAI``) and the Anthropic Messages API (``FakeAnthropic``).
 
-It listens on 127.0.0.1 on a port the OS picks, answers each POST /v1/chat/completions with the
-next scripted Reply (a completion, an HTTP error, or either after a delay), and records every
-request body so tests can read what the client sent. Nothing here knows passhat.
+Each listens on 127.0.0.1 on a port the OS picks, answers each POST to its endpoint with the next
+scripted Reply (a completion, an HTTP error, or either after a delay), and records every request
+body, its headers and its path so tests can read what the client sent. Both are scripted the same
+way: a list of Replies consumed in order, then ``then(body)`` for every further request. The
+reply builders of each protocol are below its server. Nothing here knows passhat.
 """
 
 from __future__ import annotations
@@ -21,6 +24,103 @@ class Reply:
     status: int = 200
     body: dict[str, Any] = dataclasses.field(default_factory=dict)
     delay: float = 0.0
+
+
+class FakeServer:
+    """``with Server(replies) as server:`` — ``server.url`` is the base URL for the SDK.
+
+    ``replies`` is consumed in order; once exhausted, ``then`` (default: an HTTP 418 that names the
+    problem) answers every further request. A request to another path, or one the protocol refuses
+    (``refusal``), is answered with an error without consuming a reply.
+    """
+
+    endpoint = ""  # the path the protocol's one endpoint is served at
+    url_path = ""  # what follows host:port in the base URL the SDK is given
+
+    def __init__(self, replies: Iterable[Reply] = (), then: Callable[[dict[str, Any]], Reply] | None = None):
+        self._replies = list(replies)
+        self._then = then or (lambda _: self.error(418, "fake server: no reply scripted for this request"))
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.paths: list[str] = []
+        self.in_flight = self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}{self.url_path}"
+
+    def error(self, status: int, message: str) -> Reply:
+        """The protocol's error answer."""
+        raise NotImplementedError
+
+    def refusal(self, body: dict[str, Any], headers: dict[str, str]) -> str | None:
+        """Why the real API would refuse this well-routed request, or None."""
+        return None
+
+    def _next(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            self.paths.append(path)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            if path.partition("?")[0] != self.endpoint:
+                return self.error(404, f"fake server: no endpoint at {path}; this one serves {self.endpoint}")
+            if why := self.refusal(body, {k.lower(): v for k, v in headers.items()}):
+                return self.error(400, why)
+            return self._replies.pop(0) if self._replies else self._then(body)
+
+    def _done(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+                try:
+                    reply = server._next(self.path, body, dict(self.headers))
+                    time.sleep(reply.delay)
+                    payload = json.dumps(reply.body).encode()
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up waiting (a timeout test)
+                finally:
+                    server._done()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        return Handler
+
+    def __enter__(self) -> FakeServer:
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+# --- OpenAI chat completions -------------------------------------------------------------------------
+
+
+class FakeOpenAI(FakeServer):
+    endpoint = "/v1/chat/completions"
+    url_path = "/v1"
+
+    def error(self, status: int, message: str) -> Reply:
+        return fail(status, message)
+
+    def __enter__(self) -> FakeOpenAI:
+        super().__enter__()
+        return self
 
 
 def say(text: str | None = None, *calls: dict[str, Any], tokens: tuple[int, int] = (1000, 100), delay: float = 0.0) -> Reply:
@@ -46,65 +146,82 @@ def fail(status: int, message: str, code: str | None = None) -> Reply:
     return Reply(status, {"error": {"message": message, "type": "fake_error", "code": code}})
 
 
-class FakeOpenAI:
-    """``with FakeOpenAI(replies) as server:`` — ``server.url`` is the base URL for the SDK.
+# --- Anthropic Messages API --------------------------------------------------------------------------
 
-    ``replies`` is consumed in order; once exhausted, ``then`` (default: an HTTP 418 that names the
-    problem) answers every further request.
-    """
 
-    def __init__(self, replies: Iterable[Reply] = (), then: Callable[[dict[str, Any]], Reply] | None = None):
-        self._replies = list(replies)
-        self._then = then or (lambda _: fail(418, "fake server: no reply scripted for this request"))
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        self.in_flight = self.max_in_flight = 0
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+class FakeAnthropic(FakeServer):
+    """POST /v1/messages. Like the real API it refuses (HTTP 400, invalid_request_error) a request
+    without the version header, ``model`` or ``max_tokens``, whose turns do not alternate from the
+    user's, that holds an empty turn or text block, or whose tool_use blocks are not each answered by
+    a tool_result at the start of the next user turn (and no tool_result answers anything else)."""
 
-    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
-        with self._lock:
-            self.requests.append(body)
-            self.headers.append(headers)
-            self.in_flight += 1
-            self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            return self._replies.pop(0) if self._replies else self._then(body)
+    endpoint = "/v1/messages"
+    url_path = ""  # the SDK adds /v1/messages itself
 
-    def _done(self) -> None:
-        with self._lock:
-            self.in_flight -= 1
+    def error(self, status: int, message: str) -> Reply:
+        return claude_fail(status, "invalid_request_error" if status == 400 else "not_found_error", message)
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
-                try:
-                    reply = server._next(body, dict(self.headers))
-                    time.sleep(reply.delay)
-                    payload = json.dumps(reply.body).encode()
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up waiting (a timeout test)
-                finally:
-                    server._done()
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        return Handler
-
-    def __enter__(self) -> FakeOpenAI:
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+    def __enter__(self) -> FakeAnthropic:
+        super().__enter__()
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+    def refusal(self, body: dict[str, Any], headers: dict[str, str]) -> str | None:
+        if "anthropic-version" not in headers:
+            return "anthropic-version: header is required"
+        for field in ("model", "max_tokens", "messages"):
+            if field not in body:
+                return f"{field}: Field required"
+        if not isinstance(body.get("system", ""), (str, list)):
+            return "system: Input should be a string or a list of text blocks"
+        return _turns_refusal(body["messages"])
+
+
+def _turns_refusal(turns: list[dict[str, Any]]) -> str | None:
+    if not turns:
+        return "messages: at least one message is required"
+    pending: set[str] = set()  # tool_use ids of the previous assistant turn, to be answered now
+    for i, turn in enumerate(turns):
+        role, content = turn.get("role"), turn.get("content")
+        if role != ("user" if i % 2 == 0 else "assistant"):
+            return f"messages.{i}: roles must alternate between user and assistant, starting with user"
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not blocks:
+            return f"messages.{i}: all messages must have non-empty content"
+        if any(b["type"] == "text" and not b.get("text") for b in blocks):
+            return f"messages.{i}: text content blocks must be non-empty"
+        results = [b["tool_use_id"] for b in blocks if b["type"] == "tool_result"]
+        if role == "user":
+            if any(b["type"] == "tool_result" for b in blocks[len(results) :]):
+                return f"messages.{i}: tool_result blocks must come first in the user turn"
+            if set(results) != pending or len(results) != len(pending):
+                return f"messages.{i}: tool_use ids {sorted(pending)} must be answered by tool_result blocks immediately after, got {results}"
+            pending = set()
+        else:
+            if results:
+                return f"messages.{i}: tool_result blocks belong in user turns"
+            uses = [b for b in blocks if b["type"] == "tool_use"]
+            if any(not isinstance(b.get("input"), dict) for b in uses):
+                return f"messages.{i}: tool_use input must be an object"
+            pending = {b["id"] for b in uses}
+    return None
+
+
+def claude_says(text: str | None = None, *uses: dict[str, Any], tokens: tuple[int, int] = (1000, 100), delay: float = 0.0) -> Reply:
+    """A Messages-API answer of a text block and/or tool_use blocks, reporting ``tokens`` (input, output)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    content += uses
+    body = {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", "content": content,
+        "stop_reason": "tool_use" if uses else "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]},
+    }  # fmt: skip
+    return Reply(200, body, delay)
+
+
+def tool_use(name: str, arguments: dict[str, Any], use_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": use_id, "name": name, "input": arguments}
+
+
+def claude_fail(status: int, kind: str, message: str) -> Reply:
+    """An error answer: ``kind`` is the API's error type, e.g. rate_limit_error, overloaded_error."""
+    return Reply(status, {"type": "error", "error": {"type": kind, "message": message}})

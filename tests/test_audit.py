@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from passhat.cli import main
 from passhat.guard import AuditLog, Gateway
-from passhat.guard.audit import AUDIT_FILE, verify_entries, verify_folder
+from passhat.guard.audit import AUDIT_FILE, HEAD_FILE, verify_entries, verify_folder
 
 records = st.lists(st.fixed_dictionaries({"tool": st.sampled_from(["refund", "get"]), "n": st.integers(0, 9)}), min_size=2, max_size=12)
 
@@ -80,3 +81,55 @@ def test_audit_verify_without_a_log_is_a_user_error(tmp_path) -> None:
                       "--out", str(tmp_path), "--run-id", "plain"])
     out = cli.invoke(main, ["audit", "verify", "plain", "--out", str(tmp_path)])
     assert out.exit_code == 2 and "--guard all" in out.output
+
+
+def _audited_folder(tmp_path):
+    folder = tmp_path / "out" / "g"
+    folder.mkdir(parents=True)
+    AuditLog(folder).extend([{"tool": "refund", "n": i} for i in range(3)])
+    assert verify_folder(folder) == (3, [])
+    return folder
+
+
+def _replace_line(folder, number: int, raw: bytes) -> None:
+    lines = (folder / AUDIT_FILE).read_bytes().splitlines()
+    lines[number - 1] = raw
+    (folder / AUDIT_FILE).write_bytes(b"\n".join(lines) + b"\n")
+
+
+def _verify_cli(tmp_path):
+    return CliRunner().invoke(main, ["audit", "verify", "g", "--out", str(tmp_path / "out")])
+
+
+@pytest.mark.parametrize(
+    ("tamper", "expected"),
+    [
+        (lambda f: _replace_line(f, 2, b'{"seq": 2, "tool": "\xff\xfe"}'), "line 2: not UTF-8 text"),
+        (lambda f: _replace_line(f, 2, b"[1, 2]"), "line 2: JSON but not an entry"),
+        (lambda f: _replace_line(f, 2, b'"just a string"'), "line 2: JSON but not an entry"),
+        (lambda f: _replace_line(f, 2, b"[" * 100000), "line 2: not a JSON entry"),
+        (lambda f: _replace_line(f, 2, b'{"seq": 2, "prev": 7, "hash": []}'), "line 2: its content does not match its hash"),
+        (lambda f: _replace_line(f, 2, b'{"seq": "[/red]"}'), "sequence number '[/red]' where 2 belongs"),
+        (lambda f: (f / HEAD_FILE).unlink(), "head missing"),
+        (lambda f: (f / HEAD_FILE).write_bytes(b"\xff{"), "head unreadable"),
+        (lambda f: (f / HEAD_FILE).write_text("[1, 2]"), "head unreadable"),
+        (lambda f: (f / HEAD_FILE).write_text('{"seq": "3"}'), "head unreadable"),
+        (lambda f: ((f / HEAD_FILE).unlink(), (f / HEAD_FILE).mkdir()), "head unreadable"),
+        (lambda f: (f / AUDIT_FILE).unlink(), "log missing"),
+    ],
+)
+def test_audit_verify_lists_any_tampering_and_never_crashes(tmp_path, tamper, expected) -> None:
+    folder = _audited_folder(tmp_path)
+    tamper(folder)
+    _, problems = verify_folder(folder)
+    assert any(expected in p for p in problems), problems
+    result = _verify_cli(tmp_path)
+    assert result.exit_code == 1, (result.output, result.exception)
+    assert expected in result.output and "TAMPERED" in result.output
+
+
+def test_a_missing_head_is_not_reported_as_entries_cut_from_the_end(tmp_path) -> None:
+    folder = _audited_folder(tmp_path)
+    (folder / HEAD_FILE).unlink()
+    _, problems = verify_folder(folder)
+    assert problems == [f"head missing ({HEAD_FILE}): the log's end cannot be checked (was the head deleted?)"]

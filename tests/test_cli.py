@@ -110,3 +110,120 @@ def test_check_proves_tasks():
     result = invoke("check", "--tasks", "retail-001,retail-002", "-v")
     assert result.exit_code == 0, result.output
     assert "2 of 2 tasks hold" in result.output
+
+
+def stored_config(folder: Path) -> dict:
+    from passhat.store import ResultStore
+
+    with ResultStore.open(folder) as store:
+        return store.config
+
+
+def edit_config(folder: Path, **changes) -> None:
+    from passhat.store import ResultStore
+
+    with ResultStore.open(folder) as store:
+        config = {k: v for k, v in {**store.config, **changes}.items() if v is not ...}
+        store._conn.execute("UPDATE run SET config = ?", (json.dumps(config),))
+
+
+def test_repeated_task_and_persona_ids_count_once(tmp_path):
+    result = invoke("run", "--tasks", "retail-001,retail-002,retail-001", "--personas", "baseline,impatient,baseline",
+                    "--trials", "2", "--out", str(tmp_path), "--run-id", "d")
+    assert result.exit_code == 0, result.output
+    config = stored_config(tmp_path / "d")
+    assert config["tasks"] == ["retail-001", "retail-002"] and config["personas"] == ["baseline", "impatient"]
+
+
+def test_an_empty_list_of_tasks_or_personas_means_all_of_them(tmp_path):
+    from passhat.domains import load_domain
+    from passhat.run.runner import new_config
+    from passhat.users.personas import PERSONAS
+
+    defaults = dict(domain="retail", agent="reference:flaky", user="scripted", faults="", guard="off")
+    config = new_config(**defaults, tasks=",", personas=" , ")
+    assert config.tasks == list(load_domain("retail").tasks) and config.personas == list(PERSONAS)
+
+
+def test_ctrl_c_prints_how_to_finish_and_exits_130(tmp_path, monkeypatch):
+    import passhat.run.evaluate as evaluate_module
+
+    real = evaluate_module.execute
+
+    async def interrupted(config, store, concurrency, on_trial=None, *args, **kwargs):
+        def then_ctrl_c(record):
+            on_trial(record)
+            if len(store.completed_keys()) == 3:
+                raise KeyboardInterrupt
+
+        return await real(config, store, 1, then_ctrl_c, *args, **kwargs)
+
+    monkeypatch.setattr(evaluate_module, "execute", interrupted)
+    result = invoke("run", *SMALL, "--out", str(tmp_path), "--run-id", "c")
+    assert result.exit_code == 130, result.output
+    assert f"interrupted: 3 of 12 trials stored; finish with `passhat run --resume c --out {tmp_path}`" in result.output
+    assert "Traceback" not in result.output
+    monkeypatch.setattr(evaluate_module, "execute", real)
+    resumed = invoke("run", "--resume", "c", "--out", str(tmp_path))
+    assert resumed.exit_code == 0, resumed.output
+    assert len(stored_config(tmp_path / "c")["tasks"]) == 2
+
+
+@pytest.mark.parametrize("flag", ["--out", "--json", "--cache"])
+def test_an_unusable_output_path_is_a_user_error_before_any_trial(tmp_path, flag):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    out = tmp_path / "runs"
+    paths = {"--out": ["--out", str(blocker / "runs")], "--json": ["--out", str(out), "--json", str(blocker / "r.json")],
+             "--cache": ["--out", str(out), "--cache", str(blocker / "sub" / "c.sqlite")]}
+    result = invoke("run", *SMALL, "--run-id", "u", *paths[flag])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error:") and "Traceback" not in result.output
+    assert flag in result.output and str(blocker) in " ".join(result.output.split())
+    assert not out.exists() and not (blocker.parent / "runs").exists()  # no run folder was made
+
+
+def test_resume_refuses_changed_tasks_or_code_and_warns_for_old_stores(tmp_path):
+    invoke("run", *SMALL, "--out", str(tmp_path), "--run-id", "r1")
+    config = stored_config(tmp_path / "r1")
+    assert len(config["tasks_fingerprint"]) == 16 and config["passhat_version"]
+    edit_config(tmp_path / "r1", tasks_fingerprint="0" * 16)
+    tasks = invoke("run", "--resume", "r1", "--out", str(tmp_path))
+    assert tasks.exit_code == 2 and "task definitions" in tasks.output and "fresh run" in tasks.output
+    edit_config(tmp_path / "r1", tasks_fingerprint=config["tasks_fingerprint"], passhat_version="0.0.1")
+    code = invoke("run", "--resume", "r1", "--out", str(tmp_path))
+    assert code.exit_code == 2 and "passhat 0.0.1" in code.output and "fresh run" in code.output
+    edit_config(tmp_path / "r1", tasks_fingerprint=..., passhat_version=...)  # a store of an older passhat
+    old = invoke("run", "--resume", "r1", "--out", str(tmp_path))
+    assert old.exit_code == 0 and "warning:" in old.stderr and "older passhat" in old.stderr
+
+
+def test_resume_of_a_store_with_an_invalid_config_names_the_file(tmp_path):
+    invoke("run", *SMALL, "--out", str(tmp_path), "--run-id", "r1")
+    edit_config(tmp_path / "r1", personas=..., trials=-3)
+    result = invoke("run", "--resume", "r1", "--out", str(tmp_path))
+    assert result.exit_code == 2 and result.output.startswith("error:") and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert "results.sqlite" in text and "personas" in text and "trials" in text
+
+
+def test_resume_ignores_values_a_config_file_sets_but_not_typed_flags(tmp_path):
+    invoke("run", *SMALL, "--out", str(tmp_path), "--run-id", "r1")
+    config = tmp_path / "eval.toml"
+    config.write_text('trials = 3\nmax-turns = 20\nrun-id = "other"\n')
+    result = invoke("run", "--config", str(config), "--resume", "r1", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    typed = invoke("run", "--config", str(config), "--resume", "r1", "--out", str(tmp_path), "--seed", "4")
+    assert typed.exit_code == 2 and "--seed" in typed.output and "--trials" not in typed.output
+
+
+def test_runs_lists_folders_progress_and_unreadable_stores(tmp_path):
+    invoke("run", *SMALL, "--out", str(tmp_path), "--run-id", "r1")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "results.sqlite").write_bytes(b"not a store")
+    (tmp_path / "notes").mkdir()
+    result = invoke("runs", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[1]: line for line in result.stdout.splitlines() if line.split()[1:2] in (["r1"], ["broken"])}
+    assert "12/12" in rows["r1"]  # done/planned: 2 tasks × 2 personas × 3 trials
+    assert "unreadable" in rows["broken"] and "notes" not in result.stdout

@@ -145,6 +145,23 @@ def test_parse_faults_reads_a_flag_and_a_yaml_file(tmp_path) -> None:
     assert set(FAULT_CLASSES) >= {"timeout", "lost_response", "injected_instruction"} and len(FAULT_CLASSES) == 11
 
 
+def test_parse_faults_refuses_unreadable_files_booleans_and_repeated_classes(tmp_path) -> None:
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("timeout: 0.1  # d\xe9lai\n".encode("latin-1"))
+    with pytest.raises(UserError, match="latin.yaml.*not UTF-8"):
+        parse_faults(str(latin))
+    folder = tmp_path / "plan.yaml"
+    folder.mkdir()
+    with pytest.raises(UserError, match="cannot read the fault plan"):
+        parse_faults(str(folder))
+    boolean = tmp_path / "bool.yaml"
+    boolean.write_text("timeout: true\n")
+    with pytest.raises(UserError, match="'timeout'.*not True"):
+        parse_faults(str(boolean))
+    with pytest.raises(UserError, match="'timeout' is given twice"):
+        parse_faults("timeout=0.1,timeout=0.2")
+
+
 def play(agent: str, task_id: str, trial: int, faults: dict, guards=()):
     task = RETAIL.tasks[task_id]
     spec = TrialSpec(task, PERSONAS["baseline"], trial, trial_seed(3, task.id, "baseline", trial))

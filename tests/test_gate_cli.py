@@ -100,6 +100,49 @@ def test_run_with_gate_and_early_stop_reports_savings_and_exit_status(tmp_path):
     assert gate["meets"] is False and gate["trials_saved"] > 0
     again = invoke("gate", "g", "--out", str(tmp_path), "--k", "6", "--min-pass-hat-k", "0.99")
     assert again.exit_code == 1  # the stored, early-stopped run gives the same verdict
+    with ResultStore.open(tmp_path / "g") as store:
+        assert store.config["early_stop"] == "k=6,min=0.99"  # the stored run says it left trials out
+    resumed = invoke("run", "--resume", "g", "--out", str(tmp_path))  # without --early-stop: every trial runs
+    assert resumed.exit_code == 0, resumed.output
+    with ResultStore.open(tmp_path / "g") as store:
+        assert store.config["early_stop"] is None and len(store.completed_keys()) == 5 * 2 * 6
+
+
+def test_a_persona_gate_early_stops_only_its_own_scenarios(tmp_path):
+    result = invoke("run", *SMALL, "--agent", "reference:hasty", "--out", str(tmp_path), "--run-id", "p",
+                    "--gate", "k=6,min=0.99,persona=incoherent", "--early-stop")
+    assert result.exit_code == 1, result.output
+    with ResultStore.open(tmp_path / "p") as store:
+        keys = store.completed_keys()
+        assert store.config["early_stop"] == "k=6,min=0.99,persona=incoherent"
+    baseline = {k for k in keys if k[1] == "baseline"}
+    assert len(baseline) == 5 * 6  # the persona the gate does not judge runs in full: it is in the report
+    assert len(keys - baseline) < 5 * 6  # the gated persona's scenarios stopped early
+
+
+def test_skipped_trials_are_reported_so_a_progress_bar_ends_full(tmp_path):
+    config = RunConfig(tasks=TASKS.split(","), personas=["baseline", "incoherent"], trials=6, seed=3, agent="reference:hasty")
+    ran, skipped = [], []
+    with ResultStore.create(tmp_path / "s", "s", config.model_dump()) as store:
+        stopper = EarlyStop(Gate(6, 0.99), planned_trials(config.model_dump()))
+        asyncio.run(execute(config, store, 4, ran.append, stopper, on_skip=lambda: skipped.append(1)))
+    assert skipped and len(skipped) == stopper.skipped
+    assert len(ran) + len(skipped) == 5 * 2 * 6
+
+
+def test_evaluate_decides_the_gate_and_the_exit_status(tmp_path):
+    from passhat.run.evaluate import evaluate
+
+    config = RunConfig(tasks=TASKS.split(","), personas=["baseline", "incoherent"], trials=6, seed=3, agent="reference:perfect")
+    with ResultStore.create(tmp_path / "e", "e", config.model_dump()) as store:
+        met = evaluate(config, store, 4, Gate(2, 0.9), early_stop=True)
+        assert met.decision.meets is True and met.exit_code == 0 and met.planned == 60
+        assert met.gate_json()["trials_saved"] == met.skipped
+        assert (met.skipped > 0) == (met.config.early_stop == "k=2,min=0.9") == (store.config["early_stop"] is not None)
+    with ResultStore.create(tmp_path / "f", "f", config.model_dump()) as store:
+        missed = evaluate(config.model_copy(update={"agent": "reference:hasty"}), store, 4, Gate(6, 0.99))
+        assert missed.decision.meets is False and missed.exit_code == 1 and missed.skipped == 0
+        assert len(missed.trials) == 60 and missed.config.early_stop is None
 
 
 def test_compare_planted_difference_and_refusal(tmp_path):
@@ -138,7 +181,7 @@ def test_report_json_html_and_junit(tmp_path):
     synthetic_run(tmp_path, "r", {("t1", "a"): 1.0, ("t2", "a"): 0.5, ("t3", "a"): 0.0})
     paths = {ext: tmp_path / f"report.{ext}" for ext in ("json", "html", "xml")}
     result = invoke("report", "r", "--out", str(tmp_path), "--json", str(paths["json"]), "--html", str(paths["html"]),
-                    "--junit", str(paths["xml"]), "--gate", "k=4,min=0.5")
+                    "--junit", str(paths["xml"]), "--gate", "k=4,min=0.3")  # t1 alone makes pass^4 >= 1/3
     assert result.exit_code == 0, result.output
     m = json.loads(paths["json"].read_text())["metrics"]
     assert m["partition"] == {"reliable": 1, "unreliable": 1, "out_of_reach": 1}
@@ -148,7 +191,8 @@ def test_report_json_html_and_junit(tmp_path):
     assert "&lt;b&gt;hi&lt;/b&gt;" in html and "<b>hi</b>" not in html  # store text is escaped
     assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "") and "https://" not in html
     suite = ET.parse(paths["xml"]).getroot()
-    cases = suite.findall("testcase")
+    *cases, gate = suite.findall("testcase")
     assert len(cases) == 3 and suite.get("failures") == str(sum(c.find("failure") is not None for c in cases))
+    assert gate.get("name") == "gate pass^4 >= 0.3" and gate.find("failure") is None
     assert cases[0].find("failure") is None  # t1 always passes
     assert cases[2].find("failure") is not None  # t3 never does

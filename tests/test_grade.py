@@ -22,10 +22,10 @@ def make_task(*closes: Action, tell: tuple[str, ...] = ()) -> Task:
     return Task(id="t", summary="close", customer=TOY_IDENTITY, instruction="close it", goals=[goal])
 
 
-def play(domain, task, steps, mode="strict", end="satisfied"):
+def play(domain, task, steps, mode="strict", end="satisfied", opening="hi, o1@example.com"):
     """Steps: ("user"|"agent", text) or an Action to execute. Authentication comes first."""
     env = Environment(domain)
-    events = [Event("user", "hi, o1@example.com")]
+    events = [Event("user", opening)]
     for step in [Action(tool="find_account", args={"email": "o1@example.com"}), *steps]:
         if isinstance(step, Action):
             ex = env.execute(step.tool, dict(step.args))
@@ -136,3 +136,11 @@ def test_a_yes_to_another_action_on_the_same_entity_does_not_confirm(toy_domain)
 def test_a_yes_is_judged_by_what_follows_it(toy_domain, answer, counts):
     g = play(toy_domain, make_task(close("A-1")), confirmed(close("A-1"), answer))
     assert (g.signature != "unconfirmed_write") is counts
+
+
+def test_identity_must_come_from_the_customer_not_from_a_record(toy_domain):
+    task = make_task(close("A-1"))
+    g = play(toy_domain, task, confirmed(close("A-1")), opening="hi, please close my account A-1")
+    assert (g.reward, g.signature) == (0, "policy_violation")
+    assert g.details["policy_violations"][0]["rule"] == "identity-from-customer"
+    assert play(toy_domain, task, confirmed(close("A-1")), opening="hi, it's O1@Example.com").reward == 1

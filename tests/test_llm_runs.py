@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from llm_fake_server import FakeOpenAI, fail
 from test_llm_agent import KEY, cancel_conversation, llm_run, report, run_cli, stored_events
 
@@ -127,6 +129,22 @@ def test_a_bad_config_value_names_the_key(tmp_path: Path) -> None:
     result = run_cli("run", "--config", str(config), "--out", str(tmp_path))
     assert result.exit_code == 2
     assert "max-turns" in result.output
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [("max_turns = 3\nmax-turns = 4\n", "'max_turns' and 'max-turns'"), ("trials = " + "[" * 2000 + "]" * 2000 + "\n", "too deeply"),
+     ("trails = 3\n", "'trails'"), ('max-turns = "many"\n', "max-turns")],
+)
+def test_config_file_errors_are_one_paragraph(tmp_path: Path, text: str, words: str) -> None:
+    config = tmp_path / "eval.toml"
+    config.write_text(text)
+    result = run_cli("run", "--config", str(config), "--out", str(tmp_path))
+    assert result.exit_code == 2
+    assert result.output.startswith("error:") and "Usage:" not in result.output and "Traceback" not in result.output
+    flat = " ".join(result.output.split())
+    assert words in flat and flat.count("(--config)") == 1 and "eval.toml" in flat
+    assert not list(tmp_path.glob("*/results.sqlite"))
 
 
 def test_a_missing_key_stops_before_any_trial(tmp_path: Path) -> None:

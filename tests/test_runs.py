@@ -74,3 +74,23 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
         after = store.trials()
     assert len(after) == len(whole)
     assert {t.key: (t.reward, t.signature) for t in after} == {t.key: (t.reward, t.signature) for t in whole}
+
+
+def test_ctrl_c_stops_cleanly_with_exit_130_and_the_run_resumes(tmp_path):
+    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "2"]
+    child = subprocess.Popen([PASSHAT, "run", *common, "--run-id", "int"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    db = tmp_path / "int" / "results.sqlite"
+    deadline = time.monotonic() + 120
+    while _count(db) < 20 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.02)
+    child.send_signal(signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    stored = _count(db)
+    assert f"interrupted: {stored} of " in stderr and f"passhat run --resume int --out {tmp_path}" in stderr
+    with ResultStore.open(tmp_path / "int") as store:
+        assert store._conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert len(store.completed_keys()) == stored
+    resumed = subprocess.run([PASSHAT, "run", "--resume", "int", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr

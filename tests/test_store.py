@@ -144,18 +144,61 @@ def test_durability_settings(tmp_path: Path) -> None:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
 
 
-def test_list_runs_newest_first_skipping_non_stores(tmp_path: Path) -> None:
+def test_list_runs_newest_first_then_unreadable_stores_skipping_other_folders(tmp_path: Path) -> None:
     for run_id in ("b-first", "a-second", "c-third"):
         ResultStore.create(tmp_path / run_id, run_id, {"id": run_id}).close()
+    with ResultStore.open(tmp_path / "c-third") as store:
+        store.record(judged())
+        store.record(infra(trial=1))  # not done: resume re-runs it
     (tmp_path / "notes").mkdir()
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / STORE_FILE).write_bytes(b"")
     (tmp_path / "file.txt").write_text("x")
     runs = list_runs(tmp_path)
-    assert [run_id for run_id, _, _ in runs] == ["c-third", "a-second", "b-first"]
-    assert runs[0][2] == {"id": "c-third"}
-    assert runs[0][1] >= runs[1][1] >= runs[2][1]
+    assert [r.folder for r in runs] == ["c-third", "a-second", "b-first", "broken"]
+    assert runs[0].config == {"id": "c-third"} and runs[0].run_id == "c-third" and runs[0].done == 1
+    assert runs[0].created >= runs[1].created >= runs[2].created
+    assert runs[-1].error and "broken" in runs[-1].error and runs[-1].run_id is None
     assert list_runs(tmp_path / "absent") == []
+
+
+def test_create_under_a_file_is_a_user_error_naming_the_path(tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("x")
+    with pytest.raises(UserError, match="cannot create the results store .*taken"):
+        ResultStore.create(tmp_path / "taken" / "r1", "r1", CONFIG)
+
+
+@pytest.mark.parametrize(
+    "sql, words",
+    [("UPDATE run SET config = '[1, 2]'", "not a JSON object"), ("UPDATE run SET config = '{oops'", "not valid JSON"),
+     ("DELETE FROM run", "no run row")],
+)
+def test_a_store_edited_by_hand_is_a_user_error_naming_the_file(tmp_path: Path, sql: str, words: str) -> None:
+    with ResultStore.create(tmp_path, "r1", CONFIG) as store:
+        store._conn.execute(sql)
+    with pytest.raises(UserError, match=words) as err:
+        ResultStore.open(tmp_path)
+    assert str(tmp_path / STORE_FILE) in str(err.value)
+
+
+def test_update_config_is_stored(tmp_path: Path) -> None:
+    with ResultStore.create(tmp_path, "r1", CONFIG) as store:
+        store.update_config({**CONFIG, "early_stop": "k=2,min=0.5"})
+        assert store.config["early_stop"] == "k=2,min=0.5"
+    with ResultStore.open(tmp_path) as store:
+        assert store.config == {**CONFIG, "early_stop": "k=2,min=0.5"}
+
+
+def test_stored_config_validates_with_run_config_and_names_the_file(tmp_path: Path) -> None:
+    from passhat.run.config import RunConfig, stored_config
+
+    good = RunConfig(tasks=["retail-001"], personas=["baseline"]).model_dump()
+    with ResultStore.create(tmp_path / "good", "good", good) as store:
+        assert stored_config(store).tasks == ["retail-001"]
+    with ResultStore.create(tmp_path / "bad", "bad", {**good, "trials": "many", "tasks": None}) as store:
+        with pytest.raises(UserError, match="invalid run configuration") as err:
+            stored_config(store)
+    assert str(tmp_path / "bad" / STORE_FILE) in str(err.value) and "trials" in str(err.value)
 
 
 CHILD = textwrap.dedent(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import functools
+import os
 import re
 import secrets
 import sys
@@ -24,7 +24,7 @@ from passhat.errors import UserError
 from passhat.grade import MODES, GroundTruthError
 from passhat.grade.check import ANY_FAILURE, check_task
 from passhat.guard import verify_folder
-from passhat.guard.audit import AUDIT_FILE
+from passhat.guard.audit import AUDIT_FILE, HEAD_FILE
 from passhat.report.guard_section import comparison_table
 from passhat.report import build_report, print_report, write_json
 from passhat.metrics.compare import ScenarioMismatch, compare_runs
@@ -36,12 +36,13 @@ from passhat.metrics.summary import scenario_counts
 from passhat.report.html import MAX_TRANSCRIPTS, write_html
 from passhat.report.junit import write_junit
 from passhat.report.terminal_stats import print_comparison, print_gate, print_traffic
-from passhat.run.config import RunConfig
-from passhat.run.early_stop import EarlyStop
-from passhat.run.runner import execute, new_config, plan_trials, select_tasks
+from passhat.run.config import RunConfig, stored_config
+from passhat.run.evaluate import Evaluation, evaluate, planned_total
+from passhat.run.runner import new_config, plan_trials, resume_check, select_tasks
 from passhat.store import ResultStore, TrialRecord, list_runs
 
 PRICES_META = "passhat.prices"  # where --config leaves the file's price table for the run command
+CONFIG_ERROR_META = "passhat.config_error"  # where --config leaves its UserError for the run command to raise
 # Logs and CI output are read later and wider than a terminal: do not wrap tables at 80 columns there.
 console = Console(width=None if sys.stdout.isatty() else 130)
 err = Console(stderr=True)
@@ -78,8 +79,8 @@ def main() -> None:
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256), help="Trials in flight at once.")
 @click.option("--mode", default="strict", show_default=True, type=click.Choice(MODES), help="strict: state × output × trajectory; tau: state × output.")
 @click.option("--max-turns", default=30, show_default=True, type=click.IntRange(1, 500), help="Agent messages before a trial stops.")
-@click.option("--agent-base-url", help="OpenAI-compatible server of an llm:openai/... agent (vLLM, Ollama, llama.cpp, OpenRouter).")
-@click.option("--user-base-url", help="OpenAI-compatible server of an llm:openai/... customer.")
+@click.option("--agent-base-url", help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., or an Anthropic endpoint (without /v1).")
+@click.option("--user-base-url", help="Server of an llm: customer, as --agent-base-url.")
 @click.option("--agent-temperature", type=click.FloatRange(0), help="Sampling temperature of the agent's model (default: the server's).")
 @click.option("--user-temperature", type=click.FloatRange(0), help="Sampling temperature of the customer's model (default: the server's).")
 @click.option("--no-policy", is_flag=True, help="Give an llm: agent no written policy (ablation: what the policy is worth).")
@@ -104,13 +105,15 @@ def run(
     gate_spec: str | None, early_stop: bool, **options: Any,
 ) -> None:
     """Run an evaluation and print its report."""
+    if CONFIG_ERROR_META in ctx.meta:  # --config failed while click parsed the flags: say so as one paragraph
+        raise ctx.meta[CONFIG_ERROR_META]
     gate = _run_gate(gate_spec, early_stop)
+    if json_path:
+        _check_output_file(json_path, "--json")
     if resume:
-        overridden = [
-            f"--{name.replace('_', '-')}" for name in options
-            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
-        ]
-        if run_id:
+        typed = click.core.ParameterSource.COMMANDLINE  # a --config file's values are defaults, not overrides
+        overridden = [f"--{name.replace('_', '-')}" for name in options if ctx.get_parameter_source(name) is typed]
+        if run_id and ctx.get_parameter_source("run_id") is typed:
             overridden.append("--run-id")
         if overridden:
             raise UserError(
@@ -118,29 +121,44 @@ def run(
                 "(only --out, --concurrency, --json, --gate and --early-stop apply to a resumed run)."
             )
         store = ResultStore.open(_existing_run_dir(out, resume, "--resume"))
-        config = RunConfig.model_validate(store.config)
-        _check_gate(gate, config.model_dump(), "--gate")
+        try:
+            config = stored_config(store)
+            for warning in resume_check(config, resume):
+                err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+            _check_gate(gate, config.model_dump(), "--gate")
+            if config.cache:
+                _check_output_file(Path(config.cache), "--cache (stored with the run)")
+        except BaseException:
+            store.close()
+            raise
     else:
         config = new_config(**options, prices=ctx.meta.get(PRICES_META, {}))
         _check_gate(gate, config.model_dump(), "--gate")
-        run_id = run_id or time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-        store = ResultStore.create(out / _checked_id(run_id, "--run-id"), run_id, config.model_dump())
+        if config.cache:
+            _check_output_file(Path(config.cache), "--cache")
+        run_id = _checked_id(run_id or time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2), "--run-id")
+        _make_out_folder(out)
+        store = ResultStore.create(out / run_id, run_id, config.model_dump())
     with store:
-        stopper = EarlyStop(gate, planned_trials(config.model_dump()), (t.to_outcome() for t in store.trials())) if gate and early_stop else None
-        _execute_with_progress(config, store, concurrency, stopper)
-        trials = store.trials()
-        report = build_report(store, _tags(config.domain), trials)
-    counts = scenario_counts(t.to_outcome() for t in trials)
-    decision = decide(gate, counts, planned_trials(config.model_dump())) if gate else None
-    if decision:
-        report["gate"] = {**decision.to_json(), "trials_saved": stopper.skipped if stopper else 0}
+        try:
+            result = _evaluate_with_progress(config, store, concurrency, gate, early_stop)
+        except KeyboardInterrupt:  # every stored trial is committed; the rest is what --resume runs
+            err.print(
+                f"interrupted: {len(store.completed_keys())} of {planned_total(config)} trials stored; "
+                f"finish with `passhat run --resume {store.path.parent.name} --out {out}`",
+                highlight=False, markup=False, soft_wrap=True,
+            )
+            sys.exit(130)
+        report = build_report(store, _tags(config.domain), result.trials, _gated_tasks(config.domain))
+    if result.decision:
+        report["gate"] = result.gate_json()
     _print_report(report, json_path)
-    if decision:
-        print_gate(decision, console)
-        if stopper:
-            console.print(f"early stop: {stopper.skipped} of {config.trials * len(planned_trials(config.model_dump()))} planned trials saved")
-    if report["metrics"]["scenarios"] == 0 or (decision and not decision.meets):
-        sys.exit(1)
+    if result.decision:
+        print_gate(result.decision, console)
+        if early_stop:
+            console.print(f"early stop: {result.skipped} of {result.planned} planned trials saved")
+    if result.exit_code:
+        sys.exit(result.exit_code)
 
 
 def _run_gate(spec: str | None, early_stop: bool) -> Gate | None:
@@ -172,8 +190,9 @@ def _read_config_file(ctx: click.Context, path: Path | None) -> None:
         return
     try:
         values, prices = load_config_file(path, ctx.command.params)
-    except UserError as exc:
-        raise click.BadParameter(str(exc)) from None
+    except UserError as exc:  # raised by the command itself, where `friendly` prints it as one paragraph
+        ctx.meta[CONFIG_ERROR_META] = exc
+        return
     ctx.default_map = {**(ctx.default_map or {}), **values}
     ctx.meta[PRICES_META] = prices
 
@@ -191,18 +210,53 @@ def _existing_run_dir(out: Path, run_id: str, flag: str) -> Path:
     return folder
 
 
-def _execute_with_progress(config: RunConfig, store: ResultStore, concurrency: int, stopper: EarlyStop | None = None) -> None:
+def _check_output_file(path: Path, flag: str) -> None:
+    """A file the run writes (its report at the end, its cache as it goes) must be writable: checked before
+    any trial runs and before the run folder is made, so a long run never ends in an error about a path."""
+    if path.is_dir():
+        raise UserError(f"{flag} {path} is a folder; give the path of a file.")
+    _check_writable_folder(path.parent, f"{flag} {path}")
+
+
+def _check_writable_folder(folder: Path, what: str) -> None:
+    """folder exists and can be written in, or can be made: its nearest existing ancestor is a writable folder."""
+    ancestor = folder
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(f"{what}: {ancestor} is a file, not a folder; choose a path in a folder.")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UserError(f"{what}: cannot write in {ancestor} (permission denied); choose a folder you can write to.")
+
+
+def _make_out_folder(out: Path) -> None:
+    _check_writable_folder(out, f"--out {out}")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc}); choose another --out.") from None
+
+
+def _evaluate_with_progress(
+    config: RunConfig, store: ResultStore, concurrency: int, gate: Gate | None, early_stop: bool
+) -> Evaluation:
+    """evaluate() under a progress bar; trials early stop skips advance it too, so it ends full."""
     total = len(plan_trials(config, store.completed_keys()))
     err.print(f"run {store.run_id}: {total} trials to run → {store.path.parent}")
-    columns = (TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}"), TimeElapsedColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
-        bar = progress.add_task("trials", total=total, failed=0)
+    columns = [TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}")]
+    if early_stop:
+        columns.append(TextColumn("skipped {task.fields[skipped]}"))
+    with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as progress:
+        bar = progress.add_task("trials", total=total, failed=0, skipped=0)
 
         def advance(record: TrialRecord) -> None:
             failed = progress.tasks[0].fields["failed"] + (record.reward != 1)
             progress.update(bar, advance=1, failed=failed)
 
-        asyncio.run(execute(config, store, concurrency, advance, stopper))
+        def skip() -> None:
+            progress.update(bar, advance=1, skipped=progress.tasks[0].fields["skipped"] + 1)
+
+        return evaluate(config, store, concurrency, gate, early_stop, advance, skip)
 
 
 def _tags(domain_name: str) -> dict[str, list[str]]:
@@ -229,21 +283,43 @@ def report(
     run_id: str, out: Path, json_path: Path | None, html_path: Path | None, junit_path: Path | None,
     max_transcripts: int, gate_spec: str | None,
 ) -> None:
-    """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports)."""
+    """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports).
+
+    Exit status 1 when no trial could be judged or the --gate is not met, like `run`."""
     gate = _run_gate(gate_spec, early_stop=False)
     with ResultStore.open(_existing_run_dir(out, run_id, "RUN_ID")) as store:
         _check_gate(gate, store.config, "--gate")
         trials = store.trials()
-        doc = build_report(store, _tags(store.config["domain"]), trials)
+        doc = build_report(store, _tags(store.config["domain"]), trials, _gated_tasks(store.config["domain"]))
+    decision = None
     if gate:
-        doc["gate"] = decide(gate, scenario_counts(t.to_outcome() for t in trials), planned_trials(doc["config"])).to_json()
+        counts = scenario_counts(t.to_outcome() for t in trials)
+        decision = decide(gate, counts, planned_trials(doc["config"]))
+        doc["gate"] = {**decision.to_json(), "ci": _gate_ci(gate, counts, decision)}
     _print_report(doc, json_path)
+    if decision:
+        print_gate(decision, console, doc["gate"]["ci"])
     if html_path:
         write_html(doc, trials, html_path, max_transcripts)
         err.print(f"HTML report written to {html_path}")
     if junit_path:
         write_junit(doc, junit_path)
         err.print(f"JUnit report written to {junit_path}")
+    if doc["metrics"]["scenarios"] == 0 or (decision and not decision.meets):
+        sys.exit(1)
+
+
+def _gated_tasks(domain_name: str) -> set[str]:
+    """The tasks that declare a human gate of their own (``guards:`` in the task file)."""
+    return {t.id for t in load_domain(domain_name).tasks.values() if t.guards}
+
+
+def _gate_ci(gate: Gate, counts: dict[tuple[str, str], tuple[int, int]], decision: Any) -> list[float] | None:
+    """The 95% bootstrap interval of the gate's pass^k over its scenarios, once the run is finished."""
+    gated = [cn for s, cn in counts.items() if gate.covers(s)]
+    if decision.value is None or not gated or min(n for _, n in gated) < gate.k:
+        return None
+    return list(run_intervals(gated).pass_hat_k[gate.k])
 
 
 def _stored_counts(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[int, int]]]:
@@ -268,9 +344,7 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
     config, counts = _stored_counts(out, run_id, "RUN_ID")
     _check_gate(gate, config, "--k / --persona")
     decision = decide(gate, counts, planned_trials(config))
-    gated = [cn for s, cn in counts.items() if gate.covers(s)]
-    ci = run_intervals(gated).pass_hat_k.get(k) if decision.value is not None else None
-    print_gate(decision, console, ci)
+    print_gate(decision, console, _gate_ci(gate, counts, decision))
     sys.exit(0 if decision.meets else 1)
 
 
@@ -284,7 +358,12 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
 @friendly
 def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, json_path: Path | None) -> None:
     """What the run means at N conversations a day: failures a day, chance of a clean day, success needed."""
-    _, counts = _stored_counts(out, run_id, "RUN_ID")
+    if not float("-inf") < per_day < float("inf"):
+        raise UserError(f"--per-day {per_day} is not a number of conversations a day: give a finite number above 0.")
+    config, counts = _stored_counts(out, run_id, "RUN_ID")
+    if config.get("early_stop"):
+        console.print("[bold red]early-stopped run: the figures are not estimates of the agent, use this run for the "
+                      "gate decision only[/]", highlight=False)
     model, _ = select_model(group_counts(list(counts.values())))
     view = traffic_view(counts, model, per_day, days, target)
     print_traffic(view, model.name, console)
@@ -319,12 +398,33 @@ def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Pa
 @main.command()
 @click.option("--out", default="runs", show_default=True, type=click.Path(file_okay=False, path_type=Path), help="Folder that holds run folders.")
 def runs(out: Path) -> None:
-    """List stored runs, newest first."""
-    table = Table("run id", "created", "domain", "agent", "personas", "trials")
-    for run_id, created, cfg in list_runs(out):
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
-        table.add_row(run_id, when, cfg.get("domain", "?"), cfg.get("agent", "?"), ",".join(cfg.get("personas", [])), str(cfg.get("trials", "?")))
+    """List stored runs, newest first, with their judged and planned trials; unreadable stores last."""
+    table = Table("run", "created", "domain", "agent", "personas", "trials", "done/planned")
+    entries = list_runs(out)
+    for entry in entries:
+        if entry.error:
+            table.add_row(entry.folder, "[red]unreadable[/]", *["-"] * 5)
+            continue
+        cfg = entry.config
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created or 0))
+        progress = f"{entry.done}/{_planned_count(cfg)}" + (" (early stop)" if cfg.get("early_stop") else "")
+        personas = cfg.get("personas")
+        table.add_row(
+            entry.folder, when, str(cfg.get("domain", "?")), str(cfg.get("agent", "?")),
+            ",".join(map(str, personas)) if isinstance(personas, list) else "?", str(cfg.get("trials", "?")), progress,
+        )
     console.print(table)
+    for entry in entries:
+        if entry.error:
+            err.print(f"{entry.folder}: {entry.error}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _planned_count(config: dict[str, Any]) -> str:
+    """tasks × personas × trials of a stored configuration, or "?" when it does not say."""
+    tasks, personas, trials = config.get("tasks"), config.get("personas"), config.get("trials")
+    if not (isinstance(tasks, list) and isinstance(personas, list) and isinstance(trials, int)):
+        return "?"
+    return str(len(set(map(str, tasks))) * len(set(map(str, personas))) * trials)
 
 
 @main.command()
@@ -406,11 +506,11 @@ def audit() -> None:
 def audit_verify(run_id: str, out: Path) -> None:
     """Check that no entry of a run's audit log was edited, deleted or reordered (exit 1 if one was)."""
     folder = _existing_run_dir(out, run_id, "RUN_ID")
-    if not (folder / AUDIT_FILE).is_file():
+    if not (folder / AUDIT_FILE).exists() and not (folder / HEAD_FILE).exists():
         raise UserError(f"run {run_id!r} has no audit log ({folder / AUDIT_FILE}); run with --guard all or --guard audit.")
     entries, problems = verify_folder(folder)
-    for problem in problems:
-        console.print(f"[red]{problem}[/]", highlight=False)
+    for problem in problems:  # may quote what an attacker wrote: never read it as markup
+        console.print(problem, style="red", highlight=False, markup=False, soft_wrap=True)
     if problems:
         console.print(f"audit log of {run_id}: [red]TAMPERED[/] ({len(problems)} problems in {entries} entries)")
         sys.exit(1)
@@ -425,18 +525,46 @@ def guard_group() -> None:
 
 @guard_group.command("compare")
 @click.argument("run_ids", nargs=-1, required=True)
+@click.option("--intersection", is_flag=True, help="Compare only the scenarios every run has.")
 @click.option("--out", default="runs", show_default=True, type=click.Path(file_okay=False, path_type=Path), help="Folder that holds run folders.")
 @friendly
-def guard_compare(run_ids: tuple[str, ...], out: Path) -> None:
+def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> None:
     """Show runs side by side, e.g. `--guard off` and `--guard all` on the same seeds: pass^k, helpfulness,
-    unconfirmed and duplicate writes, policy violations, refusals, handoffs."""
-    reports = []
+    unconfirmed and duplicate writes, policy violations, refusals, handoffs (counts and per 100 trials).
+    The runs must share their seed and scenarios (or pass --intersection)."""
+    stores, trials = [], []
     for run_id in run_ids:
         with ResultStore.open(_existing_run_dir(out, run_id, "RUN_IDS")) as store:
-            reports.append(build_report(store, _tags(store.config["domain"])))
-    if any(not r["metrics"]["scenarios"] for r in reports):
+            stores.append(store)
+            trials.append(store.trials())
+    seeds = {r: s.config.get("seed") for r, s in zip(run_ids, stores, strict=True)}
+    if len(set(map(repr, seeds.values()))) > 1:
+        raise UserError(
+            "`passhat guard compare` compares runs on the same seeds, so each figure differs only by the guards or "
+            f"faults; these runs have different seeds ({', '.join(f'{r}: {v}' for r, v in seeds.items())}). "
+            "Rerun them with the same --seed."
+        )
+    scenario_sets = [set(scenario_counts(t.to_outcome() for t in ts)) for ts in trials]
+    if any(not s for s in scenario_sets):
         raise UserError("a run given to `passhat guard compare` has no judged trial; compare finished runs.")
+    shared = set.intersection(*scenario_sets)
+    left_out = len(set.union(*scenario_sets) - shared)
+    if left_out and not intersection:
+        differ = [r for r, s in zip(run_ids, scenario_sets, strict=True) if s != shared]
+        raise UserError(
+            f"runs {', '.join(map(repr, run_ids))} cover different scenarios ({left_out} are not in every run, e.g. in "
+            f"{differ[0]!r}); pass --intersection to compare only the {len(shared)} scenarios all of them have."
+        )
+    if not shared:
+        raise UserError("the runs given to `passhat guard compare` share no scenario: there is nothing to compare.")
+    reports = [
+        build_report(store, _tags(store.config["domain"]), [t for t in ts if (t.task_id, t.persona) in shared],
+                     _gated_tasks(store.config["domain"]))
+        for store, ts in zip(stores, trials, strict=True)
+    ]
     console.print(comparison_table(reports))
+    if left_out:
+        console.print(f"{left_out} scenarios not in every run were left out (--intersection).", highlight=False)
 
 
 if __name__ == "__main__":

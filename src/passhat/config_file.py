@@ -25,11 +25,13 @@ PRICES = "prices"
 def load_config_file(path: Path, params: list[click.Parameter]) -> tuple[dict[str, Any], dict[str, Price]]:
     """(values by parameter name, prices) from the file; a UserError naming the key and file when wrong."""
     try:
-        raw = tomllib.loads(path.read_text())
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise UserError(f"cannot read the config file {path} (--config): {exc}.") from None
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path} (--config) is not valid TOML: {exc}.") from None
+    except RecursionError:
+        raise UserError(f"{path} (--config) nests arrays or tables too deeply to read; a run's config is flat.") from None
     names = _option_names(params)
     unknown = [key for key in raw if key != PRICES and key not in names]
     if unknown:
@@ -38,12 +40,23 @@ def load_config_file(path: Path, params: list[click.Parameter]) -> tuple[dict[st
             f"`passhat run` without their dashes ({', '.join(sorted(k for k in names if '_' not in k))}) and a "
             f"[{PRICES}] table."
         )
+    spellings: dict[str, list[str]] = {}
+    for key in raw:
+        if key != PRICES:
+            spellings.setdefault(names[key], []).append(key)
+    twice = [keys for keys in spellings.values() if len(keys) > 1]
+    if twice:
+        raise UserError(
+            f"{path} (--config) sets {' and '.join(map(repr, twice[0]))}, one flag spelled two ways; keep one of them."
+        )
     values = {names[key]: value for key, value in raw.items() if key != PRICES}
     try:
         checked = _file_model(params)(**values, **({PRICES: raw[PRICES]} if PRICES in raw else {}))
     except ValidationError as exc:
         problems = "; ".join(f"{_key(e['loc'], names)}: {e['msg']}" for e in exc.errors())
         raise UserError(f"{path} (--config) has a bad value: {problems}.") from None
+    except RecursionError:
+        raise UserError(f"{path} (--config) nests a value too deeply to check; a run's config is flat.") from None
     return checked.model_dump(exclude_unset=True, exclude={PRICES}), getattr(checked, PRICES)
 
 

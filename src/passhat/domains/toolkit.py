@@ -36,6 +36,8 @@ class ToolMeta:
     pair actual writes with expected ones by it. ``confirm_keys``: arguments whose values a proposal
     must mention for a customer's "yes" to count as confirming this call. ``confirm_words``: words one
     of which that proposal must use, so a yes to "cancel order X" never confirms a return on order X.
+    ``identifies``: an identity lookup, whose arguments must come from the customer's own words — an
+    agent that authenticates someone with an email it read from an order has verified no one.
     ``free_text``: arguments that
     carry prose (a summary for a human) and are not compared between calls.
     """
@@ -47,6 +49,7 @@ class ToolMeta:
     target: str | None = None
     confirm_keys: tuple[str, ...] = ()
     confirm_words: tuple[str, ...] = ()
+    identifies: bool = False
     free_text: tuple[str, ...] = ()
 
 
@@ -59,6 +62,7 @@ def tool(
     target: str | None = None,
     confirm_keys: tuple[str, ...] | None = None,
     confirm_words: tuple[str, ...] = (),
+    identifies: bool = False,
     free_text: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as a tool. Writes need a confirmed proposal unless told otherwise."""
@@ -71,6 +75,7 @@ def tool(
         target=target,
         confirm_keys=confirm_keys if confirm_keys is not None else ((target,) if target else ()),
         confirm_words=confirm_words,
+        identifies=identifies,
         free_text=free_text,
     )
 

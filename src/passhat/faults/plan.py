@@ -33,15 +33,19 @@ def parse_faults(spec: str | None) -> dict[str, float]:
         name, sep, rate = part.partition("=")
         if not sep:
             raise UserError(f"--faults entry {part!r} is not class=rate (e.g. timeout=0.1); classes: {', '.join(FAULT_CLASSES)}.")
+        if name.strip() in plan:
+            raise UserError(f"fault class {name.strip()!r} is given twice in --faults; give each class once, with one rate.")
         plan[name.strip()] = _rate(name.strip(), rate, "--faults")
     return checked_plan(plan, "--faults")
 
 
 def _from_yaml(path: Path) -> dict[str, float]:
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise UserError(f"cannot read the fault plan {path} (--faults): {exc.strerror}.") from None
+        raise UserError(f"cannot read the fault plan {path} (--faults): {exc.strerror or exc}.") from None
+    except UnicodeDecodeError as exc:
+        raise UserError(f"cannot read the fault plan {path} (--faults): it is not UTF-8 text ({exc.reason} at byte {exc.start}).") from None
     except yaml.YAMLError as exc:
         raise UserError(f"the fault plan {path} (--faults) is not valid YAML: {exc}") from None
     if not isinstance(raw, dict):
@@ -50,6 +54,8 @@ def _from_yaml(path: Path) -> dict[str, float]:
 
 
 def _rate(name: str, value: object, where: str) -> float:
+    if isinstance(value, bool):  # YAML's true/false/yes/no would otherwise pass as 1.0 and 0.0
+        raise UserError(f"the rate of fault {name!r} in {where} must be a number between 0 and 1, not {value!r}.")
     try:
         rate = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

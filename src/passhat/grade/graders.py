@@ -10,7 +10,7 @@ import dataclasses
 import json
 from typing import Any, Literal
 
-from passhat.dialogue import confirms, fact_said
+from passhat.dialogue import confirms, fact_said, mentions
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.expected import expected_environment, required_facts
@@ -41,7 +41,7 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     differences = diff_backends(env.db, expected.db, env.template, domain.ignored_columns)
     agent_text = "\n".join(e.text for e in events if e.kind == "agent")
     missing_facts = [f for f in required_facts(domain, task) if not fact_said(f, agent_text)]
-    violations = policy_violations(events)
+    violations = policy_violations(events) + identity_not_from_customer(events, env)
     unconfirmed = unconfirmed_writes(events, env)
     state_ok, output_ok = not differences, not missing_facts
     trajectory_ok = not violations and not unconfirmed
@@ -64,6 +64,21 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
 def policy_violations(events: list[Event]) -> list[dict[str, str]]:
     """Rules broken by writes that took effect (a refused attempt changed nothing)."""
     return [{"tool": e.name or "", **v} for e in events if e.took_effect for v in e.violations]
+
+
+def identity_not_from_customer(events: list[Event], env: Environment) -> list[dict[str, str]]:
+    """Identity lookups that succeeded with details the customer never said (read from a record instead)."""
+    out = []
+    for i, e in enumerate(events):
+        spec = env.tools.get(e.name or "")
+        if not (e.ok and spec and spec.meta.identifies and isinstance(e.args, dict)):
+            continue
+        said = " ".join(x.text for x in events[:i] if x.kind == "user")
+        unsaid = [k for k, v in e.args.items() if not mentions(said, v)]
+        if unsaid:
+            out.append({"tool": e.name or "", "rule": "identity-from-customer",
+                        "reason": f"{e.name} used {', '.join(unsaid)} the customer never gave"})
+    return out
 
 
 def unconfirmed_writes(events: list[Event], env: Environment) -> list[dict[str, Any]]:

@@ -77,33 +77,81 @@ def _write_atomically(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def verify_entries(entries: list[dict[str, Any]], head: dict[str, Any] | None) -> list[str]:
-    """Every break in the chain: empty when no entry was edited, deleted or moved."""
+def verify_entries(entries: list[dict[str, Any]], head: dict[str, Any] | None, head_known: bool = True) -> list[str]:
+    """Every break in the chain: empty when no entry was edited, deleted or moved.
+
+    head is the head file's record; head_known=False means there is none to check the end against (the
+    caller reports why), so a cut end cannot be ruled out and is not claimed either.
+    """
     problems, prev = [], GENESIS
     for line, entry in enumerate(entries, 1):
         body = {k: v for k, v in entry.items() if k != "hash"}
         if entry.get("seq") != line:
-            problems.append(f"line {line}: sequence number {entry.get('seq')} where {line} belongs (deleted or moved entries)")
+            problems.append(f"line {line}: sequence number {entry.get('seq')!r} where {line} belongs (deleted or moved entries)")
         if entry.get("prev") != prev:
             problems.append(f"line {line}: does not follow the entry before it (an entry was deleted, moved or edited)")
-        if entry_hash(entry.get("prev", ""), body) != entry.get("hash"):
+        if entry_hash(str(entry.get("prev", "")), body) != entry.get("hash"):
             problems.append(f"line {line}: its content does not match its hash (the entry was edited)")
         prev = entry.get("hash", "")
+    if not head_known:
+        return problems
     expected = head or {"seq": 0, "hash": GENESIS}
     if (len(entries), prev) != (expected.get("seq"), expected.get("hash")):
-        problems.append(f"the log ends at entry {len(entries)} but its head records entry {expected.get('seq')} (entries cut from the end)")
+        if expected.get("seq") == len(entries):
+            problems.append(f"the log's last entry {len(entries)} is not the one its head records (the end was replaced)")
+        else:
+            problems.append(f"the log ends at entry {len(entries)} but its head records entry {expected.get('seq')!r} "
+                            "(entries cut from the end)")
     return problems
 
 
+def read_head(folder: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """(the head record, None), or (None, the problem) when the head is missing or unreadable."""
+    path = folder / HEAD_FILE
+    if not path.exists():
+        return None, f"head missing ({HEAD_FILE}): the log's end cannot be checked (was the head deleted?)"
+    try:
+        head = json.loads(path.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        return None, f"head unreadable ({HEAD_FILE}): {exc.strerror or exc}"
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
+        return None, f"head unreadable ({HEAD_FILE}): not a JSON record"
+    if not isinstance(head, dict) or not isinstance(head.get("seq"), int) or not isinstance(head.get("hash"), str):
+        return None, f"head unreadable ({HEAD_FILE}): not a {{\"seq\": int, \"hash\": str}} record"
+    return head, None
+
+
 def verify_folder(folder: Path) -> tuple[int, list[str]]:
-    """(entries read, problems) of the audit log in a run folder."""
-    log, head = folder / AUDIT_FILE, folder / HEAD_FILE
-    lines = log.read_text(encoding="utf-8").splitlines() if log.is_file() else []
-    entries, problems = [], []
-    for number, line in enumerate(lines, 1):
+    """(entries read, problems) of the audit log in a run folder.
+
+    Never raises on what tampering can leave behind: bytes that are not UTF-8, a line that is not a JSON
+    object, an unreadable log, a missing or unreadable head are each listed as a problem.
+    """
+    log = folder / AUDIT_FILE
+    problems: list[str] = []
+    raw = b""
+    if log.exists():
         try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError:
+            raw = log.read_bytes()
+        except OSError as exc:
+            problems.append(f"log unreadable ({AUDIT_FILE}): {exc.strerror or exc}")
+    else:
+        problems.append(f"log missing ({AUDIT_FILE})")
+    entries: list[dict[str, Any]] = []
+    for number, line in enumerate(raw.splitlines(), 1):
+        try:
+            entry = json.loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            problems.append(f"line {number}: not UTF-8 text")
+            entry = {}
+        except (ValueError, RecursionError):
             problems.append(f"line {number}: not a JSON entry")
-            entries.append({})
-    return len(entries), problems + verify_entries(entries, json.loads(head.read_text()) if head.is_file() else None)
+            entry = {}
+        if not isinstance(entry, dict):
+            problems.append(f"line {number}: JSON but not an entry (an object is expected)")
+            entry = {}
+        entries.append(entry)
+    head, head_problem = read_head(folder)
+    if head_problem:
+        problems.append(head_problem)
+    return len(entries), problems + verify_entries(entries, head, head_known=head_problem is None)

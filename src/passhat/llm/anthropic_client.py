@@ -75,6 +75,8 @@ def to_anthropic(messages: list[Message]) -> list[dict[str, Any]]:
             continue
         role = "assistant" if message["role"] == "assistant" else "user"
         blocks = _blocks(message)
+        if not blocks:  # an answer with no content (Claude sometimes ends a turn so): the API refuses empty turns
+            continue
         if turns and turns[-1]["role"] == role:
             turns[-1]["content"].extend(blocks)
         else:

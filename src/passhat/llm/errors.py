@@ -28,7 +28,7 @@ class ModelUnavailable(Exception):
 
 # How servers word "the prompt does not fit": OpenAI, vLLM, llama.cpp, Anthropic, and others.
 CONTEXT_OVERFLOW = re.compile(
-    r"context[_ ](length|window|size)|maximum context|prompt is too long|too many tokens|exceeds? the (model|available)",
+    r"context[_ ](length|window|size|limit)|maximum context|prompt is too long|too many tokens|exceeds? the (model|available)",
     re.I,
 )
 RETRYABLE_STATUS = frozenset({408, 409, 429})

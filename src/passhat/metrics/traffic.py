@@ -5,6 +5,12 @@ probability p under the run's fitted success distribution (empirical Bayes: the 
 distribution is the prior, the scenario's own c of n updates it). A day of N conversations of
 a task is split evenly over its personas; the chance that all x conversations of one scenario
 succeed is E[p^x] under its posterior — pass^x again, now with x the day's traffic.
+
+When the lowest-BIC model is a single component (one p for every scenario), the posterior is that
+prior whatever a scenario's own trials say, so every task gets the same model figures. Each task's
+own record is therefore shown too: its c of n over its personas, and the mean and 95% interval of
+Beta(1 + c, 1 + n - c) (a uniform prior updated by that task's trials alone), so a task that failed
+stands out whichever model was chosen.
 """
 
 from __future__ import annotations
@@ -14,7 +20,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from passhat.metrics.extrapolate import SuccessModel
+from scipy.stats import beta
+
+from passhat.metrics.extrapolate import Mixture, SuccessModel
 from passhat.metrics.summary import Scenario
 
 
@@ -29,6 +37,10 @@ class TaskTraffic:
 
     task_id: str
     scenarios: int
+    successes: int  # judged trials that passed, over the task's personas
+    trials: int  # judged trials, over the task's personas
+    own_mean: float  # mean of Beta(1 + successes, 1 + trials - successes): the task's own record
+    own_ci: tuple[float, float]  # its 95% equal-tailed interval
     success: float
     expected_failures: float
     clean_day: float
@@ -40,15 +52,19 @@ class TaskTraffic:
         return self.success >= self.needed
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "meets_target": self.meets_target}
+        return {**dataclasses.asdict(self), "own_ci": list(self.own_ci), "meets_target": self.meets_target}
 
 
 @dataclasses.dataclass(frozen=True)
 class TrafficView:
+    """pooled: the model is a single component, so no scenario's own trials move its figures."""
+
     per_day: float
     days: int
     target: float
     tasks: list[TaskTraffic]
+    model: str = ""
+    pooled: bool = False
 
     @property
     def expected_failures(self) -> float:
@@ -61,7 +77,7 @@ class TrafficView:
         return math.prod(t.clean_day for t in self.tasks)
 
     def to_json(self) -> dict[str, Any]:
-        return {"per_day": self.per_day, "days": self.days, "target": self.target,
+        return {"per_day": self.per_day, "days": self.days, "target": self.target, "model": self.model, "pooled": self.pooled,
                 "expected_failures": self.expected_failures, "clean_day": self.clean_day,
                 "tasks": [t.to_json() for t in self.tasks]}
 
@@ -75,12 +91,14 @@ def traffic(
     counts: Mapping[Scenario, tuple[int, int]], model: SuccessModel, per_day: float, days: int = 1, target: float = 0.9
 ) -> TrafficView:
     """The traffic view of every task in counts, given the run's fitted success distribution."""
-    if per_day <= 0 or days < 1 or not 0 < target < 1:
-        raise ValueError("traffic needs per_day > 0, days >= 1 and 0 < target < 1")
+    if not (math.isfinite(per_day) and per_day > 0) or days < 1 or not 0 < target < 1:
+        raise ValueError("traffic needs a finite per_day > 0, days >= 1 and 0 < target < 1")
     by_task: dict[str, list[tuple[int, int]]] = {}
     for (task, _), cn in counts.items():
         by_task.setdefault(task, []).append(cn)
-    return TrafficView(per_day, days, target, [_task(t, cns, model, per_day, days, target) for t, cns in sorted(by_task.items())])
+    pooled = isinstance(model, Mixture) and len(model.weights) == 1
+    tasks = [_task(t, cns, model, per_day, days, target) for t, cns in sorted(by_task.items())]
+    return TrafficView(per_day, days, target, tasks, model.name, pooled)
 
 
 def _task(
@@ -89,9 +107,15 @@ def _task(
     share = per_day / len(counts)  # conversations a day per persona
     posteriors = [model.posterior(c, n) for c, n in counts]
     success = sum(float(p.pass_hat(1)) for p in posteriors) / len(counts)
+    c, n = sum(c for c, _ in counts), sum(n for _, n in counts)
+    own = beta(1 + c, 1 + n - c)
     return TaskTraffic(
         task_id=task_id,
         scenarios=len(counts),
+        successes=c,
+        trials=n,
+        own_mean=float(own.mean()),
+        own_ci=(float(own.ppf(0.025)), float(own.ppf(0.975))),
         success=success,
         expected_failures=per_day * (1 - success),
         clean_day=math.prod(float(p.pass_hat(share)) for p in posteriors),

@@ -18,6 +18,10 @@ from typing import Any
 
 from passhat.errors import UserError
 from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
+from passhat.metrics.intervals import wilson
+from passhat.report.caveats import caveats
+from passhat.report.guard_section import COMPARED, UNITS
+from passhat.report.numbers import num, per_100
 from passhat.report.svg import COLORS, Series, bar_chart, line_chart, stacked_bars
 from passhat.store import TrialRecord
 
@@ -39,6 +43,7 @@ a.t{display:inline-block;width:1.3em;text-align:center;text-decoration:none;bord
 .transcript:target{display:block}.msg{margin:4px 0;padding:4px 8px;border-radius:4px;white-space:pre-wrap}
 .user{background:#e7f5ff}.agent{background:#f8f9fa}.tool{background:#fff9db;font-family:monospace;font-size:12px}
 pre{white-space:pre-wrap;word-break:break-word;margin:0}.note{color:#495057}
+.warning{background:#fff5f5;border:2px solid #c92a2a;border-radius:6px;padding:8px 16px;color:#c92a2a;font-weight:bold}
 """
 
 SCRIPT = """
@@ -56,7 +61,7 @@ def render_html(report: dict[str, Any], trials: Sequence[TrialRecord], max_trans
     embedded = embedded_trials(trials, max_transcripts)
     body = [_header(report)]
     if m["scenarios"]:
-        body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m)]
+        body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), _safety(m)]
     body += [_scenarios(report, trials, embedded, max_transcripts), _transcripts(trials, embedded)]
     title = escape(f"passhat run {report['run_id']}")
     return (
@@ -89,45 +94,128 @@ def embedded_trials(trials: Sequence[TrialRecord], cap: int) -> set[int]:
 def _fmt(value: float | None, ci: Sequence[float] | None = None) -> str:
     if value is None:
         return "—"
-    return f"{value:.3f}" + (f" <span class=note>[{ci[0]:.3f}, {ci[1]:.3f}]</span>" if ci else "")
+    return escape(num(value)) + (f" <span class=note>[{escape(num(ci[0]))}, {escape(num(ci[1]))}]</span>" if ci else "")
 
 
 def _header(report: dict[str, Any]) -> str:
     m, cfg = report["metrics"], report["config"]
     config = " ".join(f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials"))
     parts = [f"<h1>passhat run {escape(report['run_id'])}</h1><p class=note>{config}</p>"]
+    parts += [f"<p class=warning>{escape(w)}</p>" for w in caveats(report)]
     if not m["scenarios"]:
-        return parts[0] + "<p class=fails>No trial could be judged.</p>"
+        return "".join(parts) + "<p class=fails>No trial could be judged.</p>" + _plumbing(m) + _gate(report)
     n = m["trials_per_scenario"]
     x = m["extrapolated"]
     parts.append(
         f"<p class=headline>pass^1 {_fmt(m['avg_reward'], m['ci']['avg_reward'])} &nbsp; vs &nbsp; "
         f"pass^{n} {_fmt(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])} "
         f"<span class=note>over {m['scenarios']} scenarios × {n} trials (95% bootstrap intervals)</span></p>"
-        f"<p>Model-based pass^100: {_fmt(x['pass_hat_k']['100'], x['ci']['100'])} ({escape(x['model'])}).</p>"
     )
-    if "gate" in report:
-        g = report["gate"]
-        cls, word = ("meets", "MEETS THE BAR") if g["meets"] else ("fails", "DOES NOT MEET THE BAR")
-        parts.append(f"<p>Gate {escape(g['gate'])}: <span class={cls}>{word}</span> — {escape(g['reason'])}</p>")
+    if x is None:
+        parts.append(f"<p>pass^k beyond n = {n} is not predicted: {escape(str(m.get('extrapolation_skipped')))}.</p>")
+    else:
+        parts.append(f"<p>Model-based pass^100: {_fmt(x['pass_hat_k']['100'], x['ci']['100'])} ({escape(x['model'])}).</p>")
+    return "".join(parts) + _plumbing(m) + _gate(report)
+
+
+def _gate(report: dict[str, Any]) -> str:
+    """The gate's verdict and reason, with the 95% interval of its pass^k when the run is finished."""
+    if "gate" not in report:
+        return ""
+    g = report["gate"]
+    cls, word = {True: ("meets", "MEETS THE BAR"), False: ("fails", "DOES NOT MEET THE BAR")}.get(g["meets"], ("fails", "UNDECIDED"))
+    ci = g.get("ci")
+    interval = f" (95% CI [{escape(num(ci[0]))}, {escape(num(ci[1]))}])" if ci else ""
+    return f"<p>Gate {escape(g['gate'])}: <span class={cls}>{word}</span> — {escape(g['reason'])}{interval}</p>"
+
+
+def _plumbing(m: dict[str, Any]) -> str:
+    """Trials that could not be judged with the conservative figure, and what the model calls cost."""
+    parts = []
+    unjudged = m["infra_errors"] + m.get("user_simulator_errors", 0)
+    line = f"Infra errors: {m['infra_errors']}" + (f"; user-simulator errors: {m['user_simulator_errors']}" if m.get("user_simulator_errors") else "")
+    c = m.get("conservative") or {}
+    if m["infra_errors"] and c.get("pass_hat_k"):
+        k = max(c["pass_hat_k"], key=int)
+        line += (f" — left out of every figure above; counted as failures (conservative): average reward "
+                 f"{_fmt(c['avg_reward'])}, pass^{escape(k)} {_fmt(c['pass_hat_k'][k])}")
+    parts.append(f"<p{' class=fails' if unjudged else ''}>{line}.</p>")
+    if m.get("model_calls"):
+        tokens = m.get("tokens", {})
+        roles = "; ".join(
+            f"{escape(role)} {escape(str(u['model']))}: {u['calls']:,} calls ({u['cached_calls']:,} cached), "
+            f"{u['input_tokens']:,} tokens in / {u['output_tokens']:,} out, ${u['cost_usd']:.4f}"
+            for role, u in m["model_calls"].items()
+        )
+        unpriced = m.get("unpriced_models") or []
+        parts.append(
+            f"<p>Cost ${m.get('cost_usd', 0.0):.4f}, tokens {tokens.get('input', 0):,} in / {tokens.get('output', 0):,} out "
+            f"<span class=note>({roles})</span>"
+            + (f" <span class=fails>no price for {escape(', '.join(unpriced))}: its cost is unknown, not zero</span>" if unpriced else "")
+            + "</p>"
+        )
+    return "".join(parts)
+
+
+def _safety(m: dict[str, Any]) -> str:
+    """Faults injected with the share of hit trials that still passed, and the guard figures with units."""
+    parts = ["<h2>Faults and guards</h2>"]
+    faults = m.get("faults") or {}
+    if faults:
+        rows = "".join(
+            f"<tr><td>{escape(name)}</td><td class=num>{f['injected']}</td><td class=num>{f['trials_affected']}</td>"
+            f"<td class=num>{f['trials_passed']}</td><td class=num>"
+            f"{escape(num(f['trials_passed'] / f['trials_affected'] if f['trials_affected'] else None))}</td></tr>"
+            for name, f in faults.items()
+        )
+        parts.append("<table><tr><th>fault</th><th>injected</th><th>trials hit</th><th>still passed</th>"
+                     f"<th>recovery</th></tr>{rows}</table>")
+    else:
+        parts.append("<p>No fault was injected.</p>")
+    g = m.get("guard")
+    if g:
+        trials = g.get("trials", 0)
+        rows = "".join(
+            f"<tr><td>{escape(f.replace('_', ' '))}</td><td>{UNITS[f]}</td><td class=num>{g[f]}</td>"
+            f"<td class=num>{escape(per_100(g[f], trials))}</td></tr>"
+            for f in COMPARED
+        )
+        declared = g.get("handoffs_task_declared")
+        note = (f"<p class=note>{declared} of the {g['handoffs']} handoffs come from human gates that tasks declare "
+                "themselves (<code>guards:</code> in the task file), which apply whatever <code>--guard</code> says.</p>"
+                if g["handoffs"] and declared else "")
+        parts.append(
+            f"<p>Guards on: {escape(', '.join(g['enabled']) or 'none')}. Counted over {trials:,} judged trials; the write "
+            "figures count writes (a trial can hold several), unlike the failure signatures, which count trials. "
+            f"Helpfulness {_fmt(g['helpfulness'])} (trials of write tasks whose required writes all happened).</p>"
+            f"<table><tr><th>figure</th><th>unit</th><th>count</th><th>per 100 trials</th></tr>{rows}</table>{note}"
+        )
     return "".join(parts)
 
 
 def _curves(m: dict[str, Any]) -> str:
     n, x = m["trials_per_scenario"], m["extrapolated"]
     exact = [int(k) for k in m["pass_hat_k"]]
-    curve = {int(k): v for k, v in x["curve"].items()}
     series = [
         Series("pass^k (exact)", [(k, m["pass_hat_k"][str(k)]) for k in exact],
                [(k, *m["ci"]["pass_hat_k"][str(k)]) for k in exact], COLORS[0]),
         Series("pass@k (exact)", [(k, m["pass_at_k"][str(k)]) for k in exact],
                [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact], COLORS[2]),
-        Series("pass^k (model)", [(k, v[0]) for k, v in curve.items() if k >= n],
-               [(k, v[1], v[2]) for k, v in curve.items() if k >= n], COLORS[1], dashed=True),
     ]
+    if x is None:
+        ticks = [k for k in CURVE_TICKS if k <= max(n, 2)]
+        chart = line_chart("pass^k and pass@k against k", series, ticks, "k (log scale)", "probability", log_x=True)
+        return (
+            "<h2>pass^k and pass@k against k</h2>"
+            f"<p>Solid lines with shaded 95% bands: measured (exact estimators, k ≤ n = {n}).</p>{chart}"
+            f"<p>pass^k beyond n is not predicted: {escape(str(m.get('extrapolation_skipped')))}.</p>"
+        )
+    curve = {int(k): v for k, v in x["curve"].items()}
+    series.append(Series("pass^k (model)", [(k, v[0]) for k, v in curve.items() if k >= n],
+                         [(k, v[1], v[2]) for k, v in curve.items() if k >= n], COLORS[1], dashed=True))
     chart = line_chart("pass^k and pass@k against k", series, CURVE_TICKS, "k (log scale)", "probability", log_x=True)
     fit_rows = "".join(
-        f"<tr><td class=num>{k}</td><td class=num>{v['exact']:.3f}</td><td class=num>{v['model']:.3f}</td>"
+        f"<tr><td class=num>{k}</td><td class=num>{_fmt(v['exact'])}</td><td class=num>{_fmt(v['model'])}</td>"
         f"<td>{'yes' if x['agrees'][k] else 'no'}</td></tr>"
         for k, v in x["fit_vs_exact"].items()
     )
@@ -146,18 +234,21 @@ def _curves(m: dict[str, Any]) -> str:
 
 
 def _partition(m: dict[str, Any]) -> str:
+    n = m["trials_per_scenario"]
+    lo = wilson(n, n)[0]
+    labels = (f"passed all {n} (Wilson ≥ {lo:.2f})", "passed some", "passed none")
     rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
     rows += [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
-    chart = stacked_bars("partition", [(label, [v[c] for c in PARTITION]) for label, v in rows],
-                         ("reliable", "unreliable", "out of reach"))
+    chart = stacked_bars("partition", [(label, [v[c] for c in PARTITION]) for label, v in rows], labels)
     table = "".join(
         f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v[c]}</td>" for c in PARTITION) + "</tr>"
         for label, v in rows
     )
     return (
-        "<h2>Partition</h2><p>Reliable: every trial passed (ship). Unreliable: some passed (fix). "
-        f"Out of reach: none passed (route to a human).</p>{chart}"
-        f"<table><tr><th></th><th>reliable</th><th>unreliable</th><th>out of reach</th></tr>{table}</table>"
+        f"<h2>Partition</h2><p>Scenarios by how many of their trials passed: all (a candidate to ship), some (fix), "
+        f"none (route to a human). Passing all {n} is not proof of reliability: {n}/{n} has a 95% Wilson lower bound of "
+        f"{lo:.2f} on the scenario's success rate (JSON classes: reliable / unreliable / out_of_reach).</p>{chart}"
+        "<table><tr><th></th>" + "".join(f"<th>{escape(h)}</th>" for h in labels) + f"</tr>{table}</table>"
     )
 
 
@@ -222,7 +313,7 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
         wilson = s["wilson"]
         sigs = ", ".join(sorted({x for x in s["signatures"] if x}))
         rows.append(
-            f"<tr><td>{escape(s['task_id'])}</td><td>{escape(s['persona'])}</td><td>{escape(str(s['class']))}</td>"
+            f"<tr><td>{escape(s['task_id'])}</td><td>{escape(s['persona'])}</td><td>{escape(_class(s))}</td>"
             f"<td class=num>{sum(s['rewards'])}/{len(s['rewards'])}</td>"
             f"<td class=num>{'—' if wilson is None else f'[{wilson[0]:.2f}, {wilson[1]:.2f}]'}</td>"
             f"<td>{''.join(links)}</td><td>{escape(sigs)}</td></tr>"
@@ -236,6 +327,16 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
         '<table id="scenarios"><thead><tr><th>task</th><th>persona</th><th>class</th><th>passed</th>'
         "<th>Wilson 95%</th><th>trials</th><th>signatures</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
     )
+
+
+def _class(s: dict[str, Any]) -> str:
+    """The scenario's class in words; passing all n shows the Wilson lower bound it is worth; — when none was judged."""
+    n, wilson_ci = len(s["rewards"]), s.get("wilson")
+    if s.get("class") is None:
+        return "—"
+    if s["class"] == "reliable":
+        return f"passed all {n}" + (f" (Wilson lower bound {wilson_ci[0]:.2f})" if wilson_ci else "")
+    return {"unreliable": "passed some", "out_of_reach": "passed none"}.get(s["class"], str(s["class"]))
 
 
 def _transcripts(trials: Sequence[TrialRecord], embedded: set[int]) -> str:

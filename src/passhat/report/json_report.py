@@ -4,35 +4,40 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from passhat.errors import UserError
 from passhat.metrics import summarize
-from passhat.metrics.summary import is_judged
 from passhat.metrics.conservative import conservative
-from passhat.metrics.summary import scenario_counts
+from passhat.metrics.summary import is_judged, scenario_counts
 from passhat.metrics.usage import usage_metrics
+from passhat.report.caveats import extrapolation_skipped, run_completeness
 from passhat.report.guard_section import safety_metrics
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
 from passhat.store import ResultStore, TrialRecord
 
 
 def build_report(
-    store: ResultStore, tags: Mapping[str, Sequence[str]] | None = None, trials: list[TrialRecord] | None = None
+    store: ResultStore, tags: Mapping[str, Sequence[str]] | None = None, trials: list[TrialRecord] | None = None,
+    gated_tasks: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """trials: the store's trials when the caller already read them (the HTML report needs them too)."""
+    """trials: the store's trials when the caller already read them (the HTML report needs them too);
+    gated_tasks: the tasks that declare a human gate of their own (``guards:`` in their file)."""
     trials = store.trials() if trials is None else trials
     outcomes = [t.to_outcome() for t in trials]
     summary = summarize(outcomes, tags)
     counts = scenario_counts(outcomes)
-    metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {})}
+    completeness = run_completeness(store.config, sum(n for _, n in counts.values()))
+    skip = extrapolation_skipped(summary.trials_per_scenario, completeness["early_stopped"]) if counts else None
+    metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {}, skip)}
     metrics.update(conservative=conservative(outcomes), **usage_metrics(t.usage for t in trials))
     attach_group_intervals(metrics, counts, tags or {})
-    metrics.update(safety_metrics(store.config, trials))
+    metrics.update(safety_metrics(store.config, trials, gated_tasks))
     return {
         "run_id": store.run_id,
+        **completeness,
         "config": store.config,
         "metrics": metrics,
         "scenarios": scenario_stats(scenario_rows(trials)),

@@ -1,7 +1,8 @@
 """JUnit XML for CI systems: one test case per scenario, failed unless every judged trial passed.
 
 A scenario with trials that could not be judged (and none judged) is reported as an error, not a
-failure: it says nothing about the agent.
+failure: it says nothing about the agent. With a gate (``report --gate``), one more test case holds
+its verdict: failed when the run does not meet it, an error while it is undecided.
 """
 
 from __future__ import annotations
@@ -28,6 +29,20 @@ def junit_xml(report: dict[str, Any]) -> ET.ElementTree:
             signatures = sorted({sig for sig in s["signatures"] if sig})
             failure = ET.SubElement(case, "failure", message=f"{passed}/{judged} trials passed", type="pass^k")
             failure.text = "failure signatures: " + (", ".join(signatures) or "none recorded")
+    if "gate" in report:
+        g = report["gate"]
+        case = ET.SubElement(suite, "testcase", classname="passhat.gate", name=f"gate {g['gate']}")
+        ci = g.get("ci")
+        message = g["reason"] + (f" (95% CI [{ci[0]:.3f}, {ci[1]:.3f}])" if ci else "")
+        if g["meets"] is False:
+            failures += 1
+            ET.SubElement(case, "failure", message=message, type="gate")
+        elif g["meets"] is None:
+            errors += 1
+            ET.SubElement(case, "error", message=message)
+        else:
+            ET.SubElement(case, "system-out").text = message
+        suite.set("tests", str(len(scenarios) + 1))
     suite.set("failures", str(failures))
     suite.set("errors", str(errors))
     return ET.ElementTree(suite)

@@ -19,20 +19,24 @@ from passhat.metrics.summary import Scenario, slices
 Counts = Mapping[Scenario, tuple[int, int]]
 
 
-def reliability_metrics(counts: Counts, tags: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+def reliability_metrics(counts: Counts, tags: Mapping[str, Sequence[str]], skip_extrapolation: str | None = None) -> dict[str, Any]:
     """metrics.ci, .extrapolated, .partition, .partition_by, .spread, .persona_drop, .compounding;
-    empty when no trial was judged."""
+    empty when no trial was judged. With skip_extrapolation (the reason), extrapolated is None and
+    extrapolation_skipped says why."""
     if not counts:
         return {}
     every = list(counts.values())
     k_max = min(n for _, n in every)
     ci = run_intervals(every)
-    extrapolated = extrapolate(every, pass_hat_curve([c for c, _ in every], [n for _, n in every]))
-    fit = extrapolated.to_json()
-    fit["agrees"] = {str(k): ci.pass_hat_k[k][0] <= m <= ci.pass_hat_k[k][1] for k, (m, _) in extrapolated.fit_vs_exact.items()}
+    fit: dict[str, Any] | None = None
+    if skip_extrapolation is None:
+        extrapolated = extrapolate(every, pass_hat_curve([c for c, _ in every], [n for _, n in every]))
+        fit = extrapolated.to_json()
+        fit["agrees"] = {str(k): ci.pass_hat_k[k][0] <= m <= ci.pass_hat_k[k][1] for k, (m, _) in extrapolated.fit_vs_exact.items()}
     return {
         "ci": ci.to_json(),
         "extrapolated": fit,
+        "extrapolation_skipped": skip_extrapolation,
         "partition": partition(every).to_json(),
         "partition_by": {
             "persona": {p: part.to_json() for p, part in partition_by(counts, _persona).items()},

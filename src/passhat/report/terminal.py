@@ -5,28 +5,33 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from passhat.metrics import headline_ks
+from passhat.report.caveats import caveats
 from passhat.report.guard_section import print_safety
-from passhat.report.terminal_stats import print_reliability, with_ci
+from passhat.report.numbers import num, with_ci
+from passhat.report.terminal_stats import print_reliability
 from passhat.report.terminal_usage import nothing_judged, print_plumbing
-
-
-def _fmt(x: float | None) -> str:
-    return "—" if x is None else f"{x:.3f}"
 
 
 def print_report(report: dict[str, Any], console: Console) -> None:
     cfg, m = report["config"], report["metrics"]
     console.print(
         f"[bold]run {report['run_id']}[/]  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} "
-        f"mode={cfg['mode']} seed={cfg['seed']}"
+        f"mode={cfg['mode']} seed={cfg['seed']}",
+        highlight=False,
     )
+    for warning in caveats(report):
+        console.print(f"[bold red]{escape(warning)}[/]", highlight=False, soft_wrap=True)
+    if m["scenarios"]:
+        console.print(headline(m), highlight=False, soft_wrap=True)
     console.print(
         f"{m['scenarios']} scenarios (tasks × personas) × {m['trials_per_scenario']} trials; "
-        f"average reward {_fmt(m['avg_reward'])}; infra errors {m['infra_errors']}"
-        + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else "")
+        f"average reward {num(m['avg_reward'])}; infra errors {m['infra_errors']}"
+        + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else ""),
+        highlight=False,
     )
     print_plumbing(report, console)
     if not m["scenarios"]:
@@ -42,6 +47,21 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     if worst:
         console.print(worst)
     print_safety(m, console)
+
+
+def headline(m: dict[str, Any]) -> str:
+    """The one line to read first: one try against every one of n tries, with their intervals."""
+    n = m["trials_per_scenario"]
+    if n == 1:
+        return (f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])}[/]: a request succeeds on one try "
+                f"{m['avg_reward']:.1%} of the time; some scenario has only 1 judged trial, so no pass^k with k > 1 "
+                f"({m['scenarios']} scenarios, 95% bootstrap interval)")
+    return (
+        f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])} vs pass^{n} "
+        f"{with_ci(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])}[/]: a request succeeds on one try "
+        f"{m['avg_reward']:.1%} of the time, on all {n} tries {m['pass_hat_k'][str(n)]:.1%} "
+        f"({m['scenarios']} scenarios × {n} trials, 95% bootstrap intervals)"
+    )
 
 
 def _headline(m: dict[str, Any], ks: list[int]) -> Table:

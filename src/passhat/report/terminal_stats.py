@@ -12,36 +12,42 @@ from rich.table import Table
 from passhat.metrics.compare import Comparison
 from passhat.metrics.extrapolate import EXTRAPOLATE_KS
 from passhat.metrics.gate import Decision
+from passhat.metrics.intervals import wilson
 from passhat.metrics.traffic import TrafficView
+from passhat.report.numbers import num, with_ci
 
+__all__ = ["print_comparison", "print_gate", "print_reliability", "print_traffic", "with_ci"]
 
-def with_ci(value: float | None, ci: Sequence[float] | None) -> str:
-    """0.726 [0.670, 0.783]: a figure with its 95% interval."""
-    if value is None:
-        return "—"
-    return _num(value) if ci is None else f"{_num(value)} [{_num(ci[0])}, {_num(ci[1])}]"
-
-
-def _num(x: float) -> str:
-    """Three decimals, or two significant digits for the tiny figures extrapolation produces."""
-    return f"{x:.1e}" if 0 < x < 0.0005 else f"{x:.3f}"
+SIGNIFICANT = 0.05  # Fisher p below which `compare` lists a scenario's change by default
+SHOWN_CHANGES = 10  # how many changed scenarios `compare` lists when none is significant
 
 
 def print_reliability(m: dict[str, Any], console: Console) -> None:
-    """Extrapolated pass^k, the partition by persona, and the compounding curve."""
-    console.print(_extrapolated(m["extrapolated"], m["trials_per_scenario"]))
+    """Extrapolated pass^k (or why it is not predicted), the partition by persona, and the compounding curve."""
+    n = m["trials_per_scenario"]
+    if m.get("extrapolated") is None:
+        console.print(f"pass^k beyond n = {n}: not predicted — {m.get('extrapolation_skipped')}.", highlight=False, soft_wrap=True)
+    else:
+        x = m["extrapolated"]
+        console.print(_extrapolated(x, n))
+        agree = "agrees with" if all(x["agrees"].values()) else "departs from"
+        console.print(f"For k <= n the fit {agree} the exact estimator (largest gap {x['max_gap']:.3f}).", highlight=False, soft_wrap=True)
+        console.print("Assumptions: in the HTML report and metrics.extrapolated.assumptions.", highlight=False)
     console.print(_partition(m))
+    console.print(partition_note(n), highlight=False, soft_wrap=True)
     if m["compounding"]:
         console.print(_compounding(m["compounding"]))
 
 
+def partition_note(n: int) -> str:
+    """What "passed all n" is worth: the Wilson lower bound of n/n, so 8/8 is not read as proven reliability."""
+    lo = wilson(n, n)[0]
+    return (f"passed all {n} is not proof of reliability: a scenario that passed {n}/{n} has a 95% Wilson lower bound "
+            f"of {lo:.2f} on its success rate.")
+
+
 def _extrapolated(x: dict[str, Any], n: int) -> Table:
-    agree = "agrees with" if all(x["agrees"].values()) else "departs from"
-    table = Table(
-        title=f"pass^k beyond n = {n} (model-based: {x['model']}, lowest BIC)",
-        caption=f"For k <= n the fit {agree} the exact estimator (largest gap {x['max_gap']:.3f}). "
-        "Assumptions: in the HTML report and metrics.extrapolated.assumptions.",
-    )
+    table = Table(title=f"pass^k beyond n = {n} (model-based: {x['model']}, lowest BIC)")
     table.add_column("k", justify="right")
     table.add_column("predicted pass^k [95% CI]", justify="right")
     for k in EXTRAPOLATE_KS:
@@ -50,8 +56,10 @@ def _extrapolated(x: dict[str, Any], n: int) -> Table:
 
 
 def _partition(m: dict[str, Any]) -> Table:
-    table = Table(title="partition: reliable (every trial passed) / unreliable (some) / out of reach (none)")
-    for col in ("", "reliable", "unreliable", "out of reach"):
+    n = m["trials_per_scenario"]
+    lo = wilson(n, n)[0]
+    table = Table(title=f"partition of scenarios by how many of their (at least {n}) trials passed")
+    for col in ("", f"passed all (Wilson ≥ {lo:.2f})", "passed some", "passed none"):
         table.add_column(col, justify="right" if col else "left")
     rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
     rows += [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
@@ -72,29 +80,57 @@ def _compounding(points: list[dict[str, Any]]) -> Table:
 
 def print_gate(decision: Decision, console: Console, ci: Sequence[float] | None = None) -> None:
     verdict = {True: "[green]MEETS THE BAR[/]", False: "[red]DOES NOT MEET THE BAR[/]", None: "[yellow]UNDECIDED[/]"}
-    interval = f" (95% CI [{ci[0]:.3f}, {ci[1]:.3f}])" if ci else ""
+    interval = f" (95% CI [{num(ci[0])}, {num(ci[1])}])" if ci else ""
     console.print(f"gate {decision.gate}: {verdict[decision.meets]} — {decision.reason}{interval}", highlight=False)
 
 
 def print_traffic(view: TrafficView, model: str, console: Console) -> None:
+    how = ("the fitted model has one component: one success rate for every scenario, which no scenario's own trials "
+           "move, so the model columns are the same for every task; the 'own' columns are each task's record (red: "
+           "below what the model credits it with)"
+           if view.pooled else "each scenario's posterior under the fitted distribution, given its own c of n")
     table = Table(
         title=f"traffic: {view.per_day:g} conversations a day per task, split evenly over its personas "
-        f"(model-based: {model} prior, each scenario's own trials update it)"
+        f"(model-based: {model})"
     )
-    cols = ("task", "success", "failed / day", "P(no failure in a day)", f"P(none in {view.days} days)",
-            f"success needed for P(clean day) >= {view.target:g}")
+    cols = ("task", "own c/n", "own [95% CI]", "model", "failed/day", "P(clean day)", f"P(clean {view.days}d)",
+            f"needed ({view.target:g})")
     for col in cols:
-        table.add_column(col, justify="left" if col == "task" else "right")
+        table.add_column(col, justify="left" if col == "task" else "right", no_wrap=True)
     for t in view.tasks:
         needed = f"[green]{t.needed:.5f}[/]" if t.meets_target else f"[red]{t.needed:.5f}[/]"
-        table.add_row(t.task_id, f"{t.success:.4f}", f"{t.expected_failures:.2f}", f"{t.clean_day:.3f}",
-                      f"{t.clean_days:.3f}", needed)
+        # red: the task's own record says it does worse than the model credits it with
+        own = f"[red]{t.successes}/{t.trials}[/]" if t.own_ci[1] < t.success else f"{t.successes}/{t.trials}"
+        table.add_row(t.task_id, own, f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]", f"{t.success:.4f}",
+                      f"{t.expected_failures:.2f}", f"{t.clean_day:.3f}", f"{t.clean_days:.3f}", needed)
     console.print(table)
+    console.print(f"model: expected per-attempt success, failed conversations a day, chance of a day (of {view.days} days) "
+                  f"with no failure, and the success needed for a clean day with chance {view.target:g} (green: met).",
+                  highlight=False, soft_wrap=True)
+    console.print(f"model columns: {how}. Own: the task's c/n over its personas, and the mean and 95% interval of "
+                  "Beta(1 + c, 1 + n − c), its trials alone under a uniform prior.", highlight=False, soft_wrap=True)
     console.print(f"all {len(view.tasks)} tasks: {view.expected_failures:.1f} failed conversations a day expected; "
                   f"chance of a day with no failure {view.clean_day:.3g}", highlight=False)
 
 
-def print_comparison(result: Comparison, names: tuple[str, str], console: Console, limit: int = 15) -> None:
+def changes_to_show(result: Comparison) -> tuple[list[Any], str]:
+    """The changed scenarios worth a line: those with Fisher p < SIGNIFICANT, or, when none is, the
+    SHOWN_CHANGES with the smallest p; each list by p, then by change (worst first)."""
+    by_p = sorted(result.changes, key=lambda ch: (ch.p_value, ch.change))
+    significant = [ch for ch in by_p if ch.p_value < SIGNIFICANT]
+    total = len(result.changes)
+    if significant:
+        return significant, (f"scenarios whose success rate changed significantly (Fisher p < {SIGNIFICANT:g}): "
+                             f"{len(significant)} of {total} that changed")
+    return by_p[:SHOWN_CHANGES], (f"no scenario's change is significant (Fisher p < {SIGNIFICANT:g}); the "
+                                  f"{min(SHOWN_CHANGES, total)} smallest p of {total} that changed")
+
+
+def _p_floor(shown: list[Any]) -> str:
+    return f"{SIGNIFICANT:g}" if shown[-1].p_value < SIGNIFICANT else f"{shown[-1].p_value:.3f}"
+
+
+def print_comparison(result: Comparison, names: tuple[str, str], console: Console) -> None:
     a, b = names
     table = Table(title=f"{b} against {a}, paired over {result.scenarios} scenarios (95% paired-bootstrap CI)")
     for col in ("metric", a, b, "change [95% CI]", "verdict"):
@@ -103,13 +139,18 @@ def print_comparison(result: Comparison, names: tuple[str, str], console: Consol
         table.add_row(d.metric, f"{d.a:.3f}", f"{d.b:.3f}", f"{d.change:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}]", d.verdict)
     console.print(table)
     if result.changes:
-        changed = Table(title=f"scenarios whose success rate changed ({len(result.changes)}; worst first)")
+        shown, title = changes_to_show(result)
+        changed = Table(title=title)
         for col in ("task", "persona", a, b, "Fisher p"):
             changed.add_column(col)
-        for ch in result.changes[:limit] + (result.changes[limit:][-limit:] if len(result.changes) > limit else []):
+        for ch in shown:
             task, persona = ch.scenario  # type: ignore[misc]
             changed.add_row(task, persona, f"{ch.a[0]}/{ch.a[1]}", f"{ch.b[0]}/{ch.b[1]}", f"{ch.p_value:.3f}")
         console.print(changed)
+        rest = len(result.changes) - len(shown)
+        if rest:
+            console.print(f"{rest} more scenario{'s' if rest != 1 else ''} changed with Fisher p >= "
+                          f"{_p_floor(shown)}; every one is in --json.", highlight=False)
     if result.left_out:
         console.print(f"{result.left_out} scenarios present in only one run were left out (--intersection).")
     verdict = result.verdict

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import hashlib
+from collections.abc import Iterable
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from passhat.domains.model import Task
+from passhat.errors import UserError
 from passhat.grade import Mode
 from passhat.llm import Price
+from passhat.store import ResultStore
 
 
 class RunConfig(BaseModel):
@@ -34,3 +40,29 @@ class RunConfig(BaseModel):
     retry_backoff: float = Field(1.0, ge=0)
     cache: str | None = None
     prices: dict[str, Price] = {}
+    # the gate ("k=8,min=0.9[,persona=P]") whose early stop left planned trials out; None: every trial ran
+    early_stop: str | None = None
+    # what the trials were run with, so --resume can refuse to mix old and new; None in stores of older passhats
+    tasks_fingerprint: str | None = None
+    passhat_version: str | None = None
+
+
+def task_fingerprint(tasks: Iterable[Task]) -> str:
+    """One hash over the selected tasks' full definitions (in the run's order): any edit changes it."""
+    digest = hashlib.sha256()
+    for task in tasks:
+        digest.update(task.id.encode())
+        digest.update(hashlib.sha256(task.model_dump_json().encode()).digest())
+    return digest.hexdigest()[:16]
+
+
+def stored_config(store: ResultStore) -> RunConfig:
+    """The store's configuration as a RunConfig; one edited into something invalid is a UserError naming the file."""
+    try:
+        return RunConfig.model_validate(store.config)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise UserError(
+            f"{store.path} holds an incomplete or invalid run configuration ({problems}); it was edited by hand or "
+            "written by an incompatible passhat: start a fresh run with `passhat run`."
+        ) from None

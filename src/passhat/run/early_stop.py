@@ -6,7 +6,8 @@ pass^k is fixed (too many failures for k successes), and every scenario once the
 fixed whatever the remaining trials do (see passhat.metrics.gate). The decision therefore equals
 the full run's. Trials go round-robin (every scenario's first trial, then every second...), so
 evidence from all scenarios arrives early. A trial that could not be judged is not counted: the
-decision waits for it (a resumed run retries it).
+decision waits for it (a resumed run retries it). Only the scenarios the gate judges are ever
+skipped: with a persona gate, the other personas' scenarios run in full.
 """
 
 from __future__ import annotations
@@ -52,8 +53,12 @@ class EarlyStop:
         return sorted(specs, key=lambda spec: spec.trial)
 
     def settled(self, scenario: Scenario) -> bool:
-        """True when no remaining trial of this scenario can change the gate's decision."""
-        if self.decided or scenario not in self._bounds_of:
+        """True when this scenario's remaining trials may be skipped: the gate judges it and none of them
+        can change the decision. A scenario outside the gate (another persona's) is never settled: it is
+        in the report, so all its trials run."""
+        if scenario not in self._bounds_of:
+            return False
+        if self.decided:
             return True
         lo, hi = self._bounds_of[scenario]
         return lo == hi

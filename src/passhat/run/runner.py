@@ -19,7 +19,7 @@ from passhat.faults import parse_faults
 from passhat.grade import GroundTruthError, expected_environment
 from passhat.guard import AuditLog, parse_guards
 from passhat.llm import ModelHub, metering, role_models, scrub
-from passhat.run.config import RunConfig
+from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.early_stop import EarlyStop
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import AgentFactory, TrialSpec, UserFactory, run_trial
@@ -28,11 +28,14 @@ from passhat.users import resolve_user
 from passhat.users.personas import resolve_personas
 
 OnTrial = Callable[[TrialRecord], None]
+OnSkip = Callable[[], None]
 
 
 def select_tasks(domain: Domain, ids: list[str] | None) -> list[Task]:
+    """The tasks of these ids in their order, each once; no ids is every task of the domain."""
     if not ids:
         return list(domain.tasks.values())
+    ids = list(dict.fromkeys(ids))  # a repeated id is one scenario, not two (the store has one key per trial)
     unknown = [i for i in ids if i not in domain.tasks]
     if unknown:
         raise UserError(
@@ -46,8 +49,9 @@ def plan_trials(config: RunConfig, done: set[tuple[str, str, int]]) -> list[Tria
     """The trials of the run not yet judged, in a fixed order."""
     domain = load_domain(config.domain)
     specs = []
+    personas = {p.name: p for p in resolve_personas(",".join(config.personas))}.values()  # each once
     for task in select_tasks(domain, config.tasks):
-        for persona in resolve_personas(",".join(config.personas)):
+        for persona in personas:
             for i in range(config.trials):
                 if (task.id, persona.name, i) not in done:
                     specs.append(TrialSpec(task, persona, i, trial_seed(config.seed, task.id, persona.name, i)))
@@ -65,9 +69,13 @@ def validate_ground_truth(domain: Domain, tasks: list[Task]) -> None:
 
 async def execute(
     config: RunConfig, store: ResultStore, concurrency: int, on_trial: OnTrial | None = None,
-    early_stop: EarlyStop | None = None,
+    early_stop: EarlyStop | None = None, on_skip: OnSkip | None = None,
 ) -> int:
-    """Run every missing trial (all but those early_stop settles first); returns how many ran."""
+    """Run every missing trial (all but those early_stop settles first); returns how many ran.
+
+    on_trial is called with each stored trial, on_skip once for each trial early_stop leaves out, so
+    the two together account for every planned trial (a progress bar's total).
+    """
     domain = load_domain(config.domain)
     specs = plan_trials(config, store.completed_keys())
     if early_stop:
@@ -82,7 +90,10 @@ async def execute(
     async def one(spec: TrialSpec) -> None:
         async with gate:
             if early_stop and early_stop.settled((spec.task.id, spec.persona.name)):
-                return early_stop.skip()
+                early_stop.skip()
+                if on_skip:
+                    on_skip()
+                return
             record, audit_records = await _judged_trial(domain, spec, config, make_agent, make_user)
             store.record(record)
             if audit is not None:  # after the trial is stored: a crash in between loses entries, never doubles them
@@ -121,12 +132,54 @@ async def _judged_trial(
     ), out.audit
 
 
+def passhat_version() -> str:
+    """The version of the code running the trials (stored with a run; --resume compares it)."""
+    import passhat
+
+    return passhat.__version__
+
+
+def resume_check(config: RunConfig, run_name: str) -> list[str]:
+    """Refuse (UserError) to resume a run whose tasks or passhat version changed since it started; the
+    warnings to print when the store is too old to tell."""
+    fresh = "start a fresh run (the same flags and a new --run-id, without --resume) to evaluate the current {}"
+    if config.tasks_fingerprint is None or config.passhat_version is None:
+        return [
+            f"run {run_name!r} was stored by an older passhat without a fingerprint of its tasks and version: "
+            "resuming without checking that they are unchanged."
+        ]
+    if config.passhat_version != passhat_version():
+        raise UserError(
+            f"run {run_name!r} was started with passhat {config.passhat_version}, this is passhat {passhat_version()}: "
+            f"its stored trials and the missing ones would come from different code; {fresh.format('code')}."
+        )
+    domain = load_domain(config.domain)
+    gone = [t for t in dict.fromkeys(config.tasks) if t not in domain.tasks]
+    if gone:
+        raise UserError(
+            f"task {', '.join(map(repr, gone))} of run {run_name!r} no longer exists in domain {config.domain!r}; "
+            f"{fresh.format('tasks')}."
+        )
+    if task_fingerprint(select_tasks(domain, config.tasks)) != config.tasks_fingerprint:
+        raise UserError(
+            f"the task definitions of run {run_name!r} ({len(set(config.tasks))} tasks of domain {config.domain!r}) "
+            f"changed since it started: its stored trials and the missing ones would grade different tasks; "
+            f"{fresh.format('tasks')}."
+        )
+    return []
+
+
 def new_config(**options: object) -> RunConfig:
     """A RunConfig from CLI options, with names checked (domain, personas, tasks, agent, user)."""
     domain = load_domain(str(options["domain"]))
-    personas = [p.name for p in resolve_personas(str(options.pop("personas")))]
+    # names given twice count once; a list with no name in it (",") means the default, every one
+    persona_names = [p.strip() for p in str(options.pop("personas") or "").split(",") if p.strip()]
+    personas = list(dict.fromkeys(p.name for p in resolve_personas(",".join(persona_names) or "all")))
     task_ids = [t.strip() for t in str(options.pop("tasks") or "").split(",") if t.strip()]
-    tasks = [t.id for t in select_tasks(domain, task_ids)]
+    selected = select_tasks(domain, task_ids)
+    tasks = [t.id for t in selected]
+    options["tasks_fingerprint"] = task_fingerprint(selected)
+    options["passhat_version"] = passhat_version()
     options["faults"] = parse_faults(str(options.get("faults") or ""))
     options["guard"] = parse_guards(str(options.get("guard") or "off"))
     resolve_agent(str(options["agent"]), with_policy=not options.get("no_policy"))

@@ -1,5 +1,5 @@
 """The results database: one SQLite store per run directory."""
 
-from passhat.store.results import STORE_FILE, DuplicateTrialError, ResultStore, TrialRecord, list_runs
+from passhat.store.results import STORE_FILE, DuplicateTrialError, ResultStore, RunEntry, TrialRecord, list_runs
 
-__all__ = ["STORE_FILE", "DuplicateTrialError", "ResultStore", "TrialRecord", "list_runs"]
+__all__ = ["STORE_FILE", "DuplicateTrialError", "ResultStore", "RunEntry", "TrialRecord", "list_runs"]

@@ -123,13 +123,15 @@ class ResultStore:
         """Create the run directory and its store; refuse to touch an existing store."""
         path = Path(run_dir) / STORE_FILE
         run = (run_id, json.dumps(config), time.time())  # serialize first: a bad config leaves no file
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.touch(exist_ok=False)  # claims the file atomically against a concurrent create
         except FileExistsError:
             raise UserError(
                 f"a results store already exists at {path}; choose another run id, or resume that run"
             ) from None
+        except OSError as exc:  # a parent that is a file, no permission, a read-only or full disk
+            raise UserError(f"cannot create the results store {path}: {exc.strerror or exc}") from None
         conn = _configure(_connect(str(path)))
         conn.execute("PRAGMA journal_mode = WAL")  # persistent in the file; cannot run inside a transaction
         with _transaction(conn):
@@ -159,6 +161,13 @@ class ResultStore:
         """The run's configuration as given to create(), a fresh copy on every access."""
         config: dict[str, Any] = json.loads(self._config_json)
         return config
+
+    def update_config(self, config: dict[str, Any]) -> None:
+        """Replace the stored configuration (one transaction), e.g. to record how a resumed run went on."""
+        text = json.dumps(config)
+        with _transaction(self._conn):
+            self._conn.execute("UPDATE run SET config = ? WHERE id = 1", (text,))
+        self._config_json = text
 
     def record(self, trial: TrialRecord) -> None:
         """Store one trial in its own transaction, committed before returning.
@@ -201,16 +210,35 @@ class ResultStore:
         self.close()
 
 
-def list_runs(out_dir: Path) -> list[tuple[str, float, dict[str, Any]]]:
-    """(run_id, created, config) of every store directly under out_dir, newest first."""
-    runs = []
+@dataclasses.dataclass(frozen=True)
+class RunEntry:
+    """A run folder under an output folder: its store's identity, or why the store cannot be read.
+
+    ``folder`` is the folder's name (what `--resume` and `report` take); ``done`` counts judged trials.
+    ``error`` is set (and the rest empty) when the folder holds a results store that cannot be read.
+    """
+
+    folder: str
+    run_id: str | None = None
+    created: float | None = None
+    config: dict[str, Any] = dataclasses.field(default_factory=dict)
+    done: int = 0
+    error: str | None = None
+
+
+def list_runs(out_dir: Path) -> list[RunEntry]:
+    """Every folder directly under out_dir that holds a results store: readable stores newest first,
+    then the unreadable ones by name. Folders without a store are left out (anything may live there)."""
+    runs, unreadable = [], []
     for run_dir in sorted(Path(out_dir).iterdir()) if Path(out_dir).is_dir() else []:
+        if not (run_dir / STORE_FILE).is_file():
+            continue  # not a run folder: any other folder may live next to the runs
         try:
             with ResultStore.open(run_dir) as store:
-                runs.append((store.run_id, store.created, store.config))
-        except UserError:
-            continue  # not a store: any other folder may live next to the runs
-    return sorted(runs, key=lambda run: run[1], reverse=True)
+                runs.append(RunEntry(run_dir.name, store.run_id, store.created, store.config, len(store.completed_keys())))
+        except (UserError, sqlite3.Error) as exc:
+            unreadable.append(RunEntry(run_dir.name, error=str(exc)))
+    return sorted(runs, key=lambda run: run.created or 0.0, reverse=True) + unreadable
 
 
 def _connect(target: str) -> sqlite3.Connection:
@@ -235,8 +263,18 @@ def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
             f"{path} has results store schema version {version}, this passhat reads version "
             f"{SCHEMA_VERSION}; open it with the passhat version that wrote it, or run the evaluation again"
         )
-    # create() sets application_id in the transaction that inserts the run row, so the row is there.
-    run_id, config, created = conn.execute("SELECT run_id, config, created FROM run WHERE id = 1").fetchone()
+    # create() sets application_id in the transaction that inserts the run row, so the row is there,
+    # unless the file was edited by hand: then say so rather than fail on a missing row or bad JSON.
+    row = conn.execute("SELECT run_id, config, created FROM run WHERE id = 1").fetchone()
+    if row is None:
+        raise UserError(f"{path} has no run row (edited by hand?); it is not a usable passhat results store")
+    run_id, config, created = row
+    try:
+        parsed = json.loads(config)
+    except (TypeError, ValueError) as exc:
+        raise UserError(f"{path}: the stored run configuration is not valid JSON ({exc}); the store was edited by hand") from None
+    if not isinstance(parsed, dict):
+        raise UserError(f"{path}: the stored run configuration is not a JSON object; the store was edited by hand")
     return run_id, config, created
 
 

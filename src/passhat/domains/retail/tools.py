@@ -95,7 +95,7 @@ def price_difference(db: sqlite3.Connection, order_id: str, item_ids: list[str],
 # -- reads ------------------------------------------------------------------------------------------
 
 
-@tool()
+@tool(identifies=True)
 def find_customer_by_email(db: sqlite3.Connection, email: str) -> str:
     """Find a customer's id from their email address. Use this first to authenticate the customer.
 
@@ -108,7 +108,7 @@ def find_customer_by_email(db: sqlite3.Connection, email: str) -> str:
     return found["id"]
 
 
-@tool()
+@tool(identifies=True)
 def find_customer_by_name_zip(db: sqlite3.Connection, first_name: str, last_name: str, zip: str) -> str:
     """Find a customer's id from their first and last name and the zip code of their address. Use this to authenticate a customer who cannot give their email.
 

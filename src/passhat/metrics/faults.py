@@ -1,4 +1,8 @@
-"""Per fault class: how often it was injected, in how many trials, and how many of those still passed."""
+"""Per fault class: how often it was injected, in how many trials, and how many of those still passed.
+
+A pure measurement over stored trials (their reward and events), like the rest of ``metrics``: an
+injected fault is recorded on its tool-call event as ``fault: {"class", "actual"}``.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,10 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from passhat.faults.plan import FAULT_CLASSES
-
 
 def fault_metrics(trials: Iterable[tuple[int | None, list[dict[str, Any]]]]) -> dict[str, dict[str, int]]:
-    """``{class: {"injected", "trials_affected", "trials_passed"}}`` over judged trials given as (reward, events).
+    """``{class: {"injected", "trials_affected", "trials_passed"}}`` over judged trials given as (reward, events),
+    the most injected class first.
 
     ``trials_passed / trials_affected`` is the recovery rate: the share of trials a fault hit that the
     agent still got right.
@@ -27,5 +30,5 @@ def fault_metrics(trials: Iterable[tuple[int | None, list[dict[str, Any]]]]) -> 
         passed.update(hits.keys() if reward == 1 else ())
     return {
         name: {"injected": injected[name], "trials_affected": affected[name], "trials_passed": passed[name]}
-        for name in FAULT_CLASSES if injected[name]
+        for name in sorted(injected, key=lambda name: (-injected[name], name))
     }
