@@ -14,7 +14,7 @@ from passhat.dialogue import fact_said
 from passhat.domains.model import Action, Domain, Task
 from passhat.env import Environment
 from passhat.grade.expected import ground_truth_calls, identity_text, required_facts
-from passhat.guard import Gateway, Passage
+from passhat.guard import ToolPath
 from passhat.grade.graders import Grade, Mode, grade_trial
 from passhat.trajectory import USER_SIMULATOR_ERROR
 from passhat.trajectory import Event
@@ -53,37 +53,36 @@ class CaseResult:
 def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
     """Play a synthetic conversation that makes ``case.writes`` and grade it (through the task's own guards)."""
     env = Environment(domain)
-    path = Gateway(env, task.guards, conversation_id=f"{task.id}/check", gates=domain.gates) if task.guards else env
+    path = ToolPath(env, task.guards, conversation_id=f"{task.id}/check")
     try:
         events = [Event("user", identity_text(task.customer) + ". " + task.goals[0].request[0])]
         if case.idle:  # the customer even goes away content: the graders alone must see that nothing was done
             events += [Event("agent", IDLE_REFUSAL), Event("user", "Oh well. Goodbye."), Event("end", "satisfied")]
             return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied=True)
         auth = ground_truth_calls(domain, task)[0]
-        events.append(_tool_event(path, auth))
+        events.append(_tool_event(path, auth, events))
         planned = [r for a in task.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
-        events.extend(_tool_event(path, read) for read in planned)
+        events.extend(_tool_event(path, read, events) for read in planned)
         applied = True
         for action in case.writes:
-            events.extend(_tool_event(path, read) for read in domain.lookups(env.db, action))
+            events.extend(_tool_event(path, read, events) for read in domain.lookups(env.db, action))
             if case.confirm:
                 events.append(Event("agent", f"I can {domain.describe_action(env.db, action)}. Shall I go ahead?"))
                 events.append(Event("user", "Yes, please go ahead."))
-            events.append(_tool_event(path, action))
+            events.append(_tool_event(path, action, events))
             applied &= events[-1].ok
         facts = "; ".join(required_facts(domain, task)) if case.tell_facts else ""
         events.append(Event("agent", f"All done. {facts} Anything else?"))
         events += [Event("user", "No, that's all. Thanks!"), Event("end", "satisfied")]
-        if isinstance(path, Gateway):  # the simulated operator completes the hand-offs, as after a trial
-            events += [p.event("guard") for p in path.resolve_tickets()]
+        events += path.settle()  # the simulated operator completes the hand-offs, as after a trial
         return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied)
     finally:
         env.close()
 
 
-def _tool_event(path: Environment | Gateway, action: Action) -> Event:
-    args = dict(action.args)
-    return (path.call(action.tool, args) if isinstance(path, Gateway) else Passage(path.execute(action.tool, args))).event()
+def _tool_event(path: ToolPath, action: Action, events: list[Event]) -> Event:
+    """The action called the way a trial's agent calls it, after the conversation so far."""
+    return path.execute(action.tool, dict(action.args), events)
 
 
 def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:

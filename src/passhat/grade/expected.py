@@ -10,8 +10,9 @@ from __future__ import annotations
 import threading
 
 from passhat.domains.model import Action, Domain, Identity, Task
-from passhat.env import Environment, Execution
-from passhat.guard import Gateway, gate
+from passhat.env import Environment
+from passhat.guard import ToolPath, gate
+from passhat.trajectory import Event
 
 _cache: dict[tuple[int, str], Environment] = {}  # (domain, the task's full text)
 _lock = threading.Lock()
@@ -40,11 +41,11 @@ def expected_environment(domain: Domain, task: Task) -> Environment:
     with _lock:
         if key not in _cache:
             env = Environment(domain)
-            for ex in _replay(env, domain, task):
-                if ex.result["status"] != "ok" or ex.violations:
+            for e in _replay(env, domain, task):
+                if e.result is None or e.result["status"] != "ok" or e.violations:
                     raise GroundTruthError(
-                        f"task {task.id}: ground-truth call {ex.name}({ex.args}) gave {ex.result}"
-                        + (f" and broke {[v.rule for v in ex.violations]}" if ex.violations else "")
+                        f"task {task.id}: ground-truth call {e.name}({e.args}) gave {e.result}"
+                        + (f" and broke {[v['rule'] for v in e.violations]}" if e.violations else "")
                     )
             if "human_gate" in task.guards and not gate.owners(env.db):
                 raise GroundTruthError(f"task {task.id} declares the human gate, but none of its ground-truth calls is gated")
@@ -52,13 +53,10 @@ def expected_environment(domain: Domain, task: Task) -> Environment:
         return _cache[key]
 
 
-def _replay(env: Environment, domain: Domain, task: Task) -> list[Execution]:
-    calls = ground_truth_calls(domain, task)
-    if not task.guards:
-        return env.replay(calls)
-    gateway = Gateway(env, task.guards, conversation_id=f"{task.id}/ground-truth", gates=domain.gates)
-    passages = [gateway.call(a.tool, dict(a.args)) for a in calls] + gateway.resolve_tickets()
-    return [p.execution for p in passages]
+def _replay(env: Environment, domain: Domain, task: Task) -> list[Event]:
+    """The ground-truth calls and the operator's hand-offs, on the path a trial's calls take."""
+    path = ToolPath(env, task.guards, conversation_id=f"{task.id}/ground-truth")
+    return [path.execute(a.tool, dict(a.args)) for a in ground_truth_calls(domain, task)] + path.settle()
 
 
 def required_facts(domain: Domain, task: Task) -> list[str]:

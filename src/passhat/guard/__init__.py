@@ -3,5 +3,6 @@
 from passhat.guard.audit import AuditLog, verify_folder
 from passhat.guard.gateway import GUARDS, Gateway, Passage
 from passhat.guard.options import parse_guards
+from passhat.guard.path import ToolPath
 
-__all__ = ["GUARDS", "AuditLog", "Gateway", "Passage", "parse_guards", "verify_folder"]
+__all__ = ["GUARDS", "AuditLog", "Gateway", "Passage", "ToolPath", "parse_guards", "verify_folder"]

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from passhat.metrics.estimators import scenario_pass_hat
+from passhat.metrics.intervals import run_intervals
 from passhat.metrics.summary import Scenario
 
 
@@ -133,3 +134,11 @@ def planned_trials(config: Mapping[str, object]) -> dict[Scenario, int]:
     """Every scenario a run's stored configuration plans (tasks × personas) with its n trials."""
     tasks, personas, trials = config["tasks"], config["personas"], config["trials"]
     return {(t, p): int(trials) for t in tasks for p in personas}  # type: ignore[attr-defined, call-overload]
+
+
+def gate_ci(gate: Gate, counts: Mapping[Scenario, tuple[int, int]], decision: Decision) -> list[float] | None:
+    """The 95% bootstrap interval of the gate's pass^k over its scenarios, once the run is finished."""
+    gated = [cn for s, cn in counts.items() if gate.covers(s)]
+    if decision.value is None or not gated or min(n for _, n in gated) < gate.k:
+        return None
+    return list(run_intervals(gated).pass_hat_k[gate.k])

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from passhat.metrics.estimators import scenario_pass_hat
-from passhat.metrics.gate import Decision, Gate, decide
+from passhat.metrics.gate import Decision, Gate, decide, scenario_bounds
 from passhat.metrics.summary import Scenario, TrialOutcome, is_judged, scenario_counts
 from passhat.run.trial import TrialSpec
 
@@ -27,18 +26,10 @@ class EarlyStop:
         self.gate, self.planned = gate, planned
         self.counts = scenario_counts(done)
         self.skipped = 0
-        bounds = {s: self._bounds(s) for s in planned if gate.covers(s)}
-        if not bounds:
-            raise ValueError(f"no scenario of the run is covered by the gate {gate}")
-        self._bounds_of = bounds
+        # the gated scenarios' bounds, kept with their running sums so a trial updates them in O(1)
+        self._bounds_of = bounds = scenario_bounds(gate, self.counts, planned)
         self._lo, self._hi = sum(b[0] for b in bounds.values()), sum(b[1] for b in bounds.values())
         self.decided = self._check()
-
-    def _bounds(self, scenario: Scenario) -> tuple[float, float]:
-        c, m = self.counts.get(scenario, (0, 0))
-        n = self.planned[scenario]
-        lo, hi = scenario_pass_hat([c, c + n - m], [n, n], self.gate.k)[:, -1]
-        return float(lo), float(hi)
 
     def _check(self) -> bool:
         """Whether the decision is fixed; near the bar, only the exact computation may say so."""
@@ -73,7 +64,8 @@ class EarlyStop:
             return  # outside the gate, or not judged
         c, m = self.counts.get(scenario, (0, 0))
         self.counts[scenario] = (c + (outcome.reward == 1), m + 1)
-        old, new = self._bounds_of[scenario], self._bounds(scenario)
+        old = self._bounds_of[scenario]
+        new = scenario_bounds(self.gate, self.counts, {scenario: self.planned[scenario]})[scenario]
         self._bounds_of[scenario] = new
         self._lo += new[0] - old[0]
         self._hi += new[1] - old[1]

@@ -14,7 +14,8 @@ from passhat.env import Environment
 from passhat.env.tools import error
 from passhat.grade import Grade, Mode, grade_trial
 from passhat.llm import ContextOverflow
-from passhat.run.tool_path import ToolPath
+from passhat.guard import ToolPath
+from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
 from passhat.users.base import UserSimulator
 from passhat.users.personas import Persona
@@ -62,7 +63,7 @@ async def run_trial(
         conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
         scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
         # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
-        path = ToolPath(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation)
+        path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation)
         user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
         agent = make_agent(
             AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
@@ -125,4 +126,4 @@ def _execute(path: ToolPath, call: ToolCall, events: list[Event]) -> Event:
         except json.JSONDecodeError as exc:
             result = error("invalid_arguments", f"arguments are not valid JSON: {exc}", retryable=True)
             return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
-    return path.execute(call.id, call.name, args, events)
+    return path.execute(call.name, args, events, call.id)

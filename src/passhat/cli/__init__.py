@@ -1,0 +1,26 @@
+"""The `passhat` command: parses, calls the library, prints. No evaluation logic lives here.
+
+The click group `main` is defined here; each concern's commands live in one module and register on it:
+
+    run.py      run, runs
+    reports.py  report, gate, traffic, compare
+    tasks.py    tasks (and tasks show), domains, check
+    guard.py    audit verify, guard compare
+    common.py   the consoles, the `friendly` error wrapper and helpers several commands share
+"""
+
+from __future__ import annotations
+
+import click
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="passhat")
+def main() -> None:
+    """passhat: will this agent do this job right every time a customer asks? (pass^k, not pass@1)"""
+
+
+# Imported for their side effect: each module registers its commands on `main` (which must exist first).
+from passhat.cli import guard, reports, run, tasks  # noqa: E402, F401
+
+__all__ = ["main"]

@@ -1,0 +1,138 @@
+"""What a stored run amounts to: `passhat report`, `passhat gate`, `passhat traffic` and `passhat compare`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from passhat.cli import main
+from passhat.cli.common import (
+    check_gate, console, err, existing_run_dir, friendly, gated_tasks, out_option, print_report_and_json, run_gate,
+    tags,
+)
+from passhat.errors import UserError
+from passhat.metrics.compare import ScenarioMismatch, compare_runs
+from passhat.metrics.extrapolate import group_counts, select_model
+from passhat.metrics.gate import Gate, decide, gate_ci, planned_trials
+from passhat.metrics.summary import scenario_counts
+from passhat.metrics.traffic import traffic as traffic_view
+from passhat.report import build_report, write_json
+from passhat.report.html import MAX_TRANSCRIPTS, write_html
+from passhat.report.junit import write_junit
+from passhat.report.terminal_stats import print_comparison, print_gate, print_traffic
+from passhat.store import ResultStore
+
+
+@main.command()
+@click.argument("run_id")
+@out_option
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the self-contained HTML report here.")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML (one test case per scenario) here.")
+@click.option("--max-transcripts", default=MAX_TRANSCRIPTS, show_default=True, type=click.IntRange(0), help="Most trial transcripts the HTML report embeds (failures first).")
+@click.option("--gate", "gate_spec", metavar="SPEC", help='Show the verdict of the gate "k=8,min=0.9[,persona=P]" in the reports.')
+@friendly
+def report(
+    run_id: str, out: Path, json_path: Path | None, html_path: Path | None, junit_path: Path | None,
+    max_transcripts: int, gate_spec: str | None,
+) -> None:
+    """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports).
+
+    Exit status 1 when no trial could be judged or the --gate is not met, like `run`."""
+    gate = run_gate(gate_spec, early_stop=False)
+    with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
+        check_gate(gate, store.config, "--gate")
+        trials = store.trials()
+        doc = build_report(store, tags(store.config["domain"]), trials, gated_tasks(store.config["domain"]))
+    decision = None
+    if gate:
+        counts = scenario_counts(t.to_outcome() for t in trials)
+        decision = decide(gate, counts, planned_trials(doc["config"]))
+        doc["gate"] = {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
+    print_report_and_json(doc, json_path)
+    if decision:
+        print_gate(decision, console, doc["gate"]["ci"])
+    if html_path:
+        write_html(doc, trials, html_path, max_transcripts)
+        err.print(f"HTML report written to {html_path}")
+    if junit_path:
+        write_junit(doc, junit_path)
+        err.print(f"JUnit report written to {junit_path}")
+    if doc["metrics"]["scenarios"] == 0 or (decision and not decision.meets):
+        sys.exit(1)
+
+
+def _stored_counts(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[int, int]]]:
+    """A stored run's configuration and (successes, judged trials) per scenario; no judged trial is a user error."""
+    with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
+        config, counts = store.config, scenario_counts(t.to_outcome() for t in store.trials())
+    if not counts:
+        raise UserError(f"run {run_id!r} ({flag}) has no judged trial: there is nothing to measure.")
+    return config, counts
+
+
+@main.command("gate")
+@click.argument("run_id")
+@click.option("--k", "k", required=True, type=click.IntRange(1), help="pass^k's k: how many trials in a row must succeed.")
+@click.option("--min-pass-hat-k", "minimum", required=True, type=click.FloatRange(0, 1), help="The bar pass^k must reach.")
+@click.option("--persona", help="Judge only this persona's scenarios.")
+@out_option
+@friendly
+def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: Path) -> None:
+    """Exit 0 when the run meets pass^k >= the bar, 1 when it does not, with a short reason."""
+    gate = Gate(k, minimum, persona)
+    config, counts = _stored_counts(out, run_id, "RUN_ID")
+    check_gate(gate, config, "--k / --persona")
+    decision = decide(gate, counts, planned_trials(config))
+    print_gate(decision, console, gate_ci(gate, counts, decision))
+    sys.exit(0 if decision.meets else 1)
+
+
+@main.command()
+@click.argument("run_id")
+@click.option("--per-day", required=True, type=click.FloatRange(0, min_open=True), help="Conversations a day of each task.")
+@click.option("--k-days", "days", default=7, show_default=True, type=click.IntRange(1), help="Days for the chance of a failure-free stretch.")
+@click.option("--target", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Wanted chance of a day with no failure.")
+@out_option
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the traffic view as JSON.")
+@friendly
+def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, json_path: Path | None) -> None:
+    """What the run means at N conversations a day: failures a day, chance of a clean day, success needed."""
+    if not float("-inf") < per_day < float("inf"):
+        raise UserError(f"--per-day {per_day} is not a number of conversations a day: give a finite number above 0.")
+    config, counts = _stored_counts(out, run_id, "RUN_ID")
+    if config.get("early_stop"):
+        console.print("[bold red]early-stopped run: the figures are not estimates of the agent, use this run for the "
+                      "gate decision only[/]", highlight=False)
+    model, _ = select_model(group_counts(list(counts.values())))
+    view = traffic_view(counts, model, per_day, days, target)
+    print_traffic(view, model.name, console)
+    if json_path:
+        write_json({"run_id": run_id, "model": model.name, **view.to_json()}, json_path)
+
+
+@main.command()
+@click.argument("run_a")
+@click.argument("run_b")
+@click.option("--intersection", is_flag=True, help="Compare only the scenarios both runs have.")
+@out_option
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as JSON.")
+@friendly
+def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Path | None) -> None:
+    """Paired comparison of RUN_B against RUN_A: changes with intervals, and whether they are noise."""
+    _, a = _stored_counts(out, run_a, "RUN_A")
+    _, b = _stored_counts(out, run_b, "RUN_B")
+    try:
+        result = compare_runs(a, b, intersection)
+    except ScenarioMismatch as exc:
+        example = ", ".join("/".join(s) for s in (exc.only_a + exc.only_b)[:3])  # type: ignore[arg-type]
+        raise UserError(
+            f"runs {run_a!r} and {run_b!r} cover different scenarios ({exc}; e.g. {example}); pass --intersection "
+            "to compare only the scenarios both have."
+        ) from None
+    print_comparison(result, (run_a, run_b), console)
+    if json_path:
+        write_json({"run_a": run_a, "run_b": run_b, **result.to_json()}, json_path)

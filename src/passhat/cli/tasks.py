@@ -1,0 +1,82 @@
+"""The domains and their tasks: `passhat domains`, `passhat tasks` (and `tasks show`), `passhat check`."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import yaml
+from rich.table import Table
+
+from passhat.cli import main
+from passhat.cli.common import console, friendly
+from passhat.domains import domain_names, load_domain
+from passhat.grade import GroundTruthError
+from passhat.grade.check import ANY_FAILURE, check_task
+from passhat.run.runner import select_tasks
+
+
+@main.command()
+def domains() -> None:
+    """List the domains."""
+    table = Table("domain", "tasks", "tools", "rules", "description")
+    for name in domain_names():
+        d = load_domain(name)
+        table.add_row(name, str(len(d.tasks)), str(len(d.tools)), str(len(d.rules)), d.description)
+    console.print(table)
+
+
+@main.group(invoke_without_command=True)
+@click.option("--domain", default="retail", show_default=True, help="Domain whose tasks to list.")
+@click.pass_context
+@friendly
+def tasks(ctx: click.Context, domain: str) -> None:
+    """List a domain's tasks (`passhat tasks show ID` for one)."""
+    ctx.obj = domain
+    if ctx.invoked_subcommand:
+        return
+    table = Table("id", "writes", "tags", "summary")
+    for t in load_domain(domain).tasks.values():
+        table.add_row(t.id, str(len(t.actions)), ", ".join(t.tags), t.summary)
+    console.print(table)
+
+
+@tasks.command("show")
+@click.argument("task_id")
+@click.pass_context
+@friendly
+def tasks_show(ctx: click.Context, task_id: str) -> None:
+    """Show one task in full."""
+    (task,) = select_tasks(load_domain(ctx.obj), [task_id])
+    console.print(yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True), highlight=False)
+
+
+@main.command()
+@click.option("--domain", default="retail", show_default=True, help="Domain whose tasks to prove.")
+@click.option("--tasks", "task_ids", default="", help="Comma list of task ids (default: all).")
+@click.option("-v", "--verbose", is_flag=True, help="Show every case, not only the ones that do not hold.")
+@friendly
+def check(domain: str, task_ids: str, verbose: bool) -> None:
+    """Prove each task: its ground truth earns reward 1 and each near miss of it fails for the right reason."""
+    d = load_domain(domain)
+    chosen = select_tasks(d, [t.strip() for t in task_ids.split(",") if t.strip()])
+    broken = 0
+    for task in chosen:
+        try:
+            results = check_task(d, task)
+        except GroundTruthError as exc:
+            broken += 1
+            console.print(f"{task.id}: [red]DOES NOT HOLD[/] {exc}", highlight=False)
+            continue
+        bad = [r for r in results if not r.holds]
+        broken += bool(bad)
+        status = "[green]ok[/]" if not bad else "[red]DOES NOT HOLD[/]"
+        console.print(f"{task.id}: {status} ({len(results)} cases)")
+        for r in results if verbose else bad:
+            expect = "any signature" if r.case.expect == ANY_FAILURE else r.case.expect
+            want = "reward 1" if expect is None else f"reward 0 / {expect}"
+            got = f"reward {r.grade.reward} / {r.grade.signature}" if r.applied else "skipped: the backend rejects this near miss"
+            console.print(f"    {r.case.label} [{r.case.mode}]: want {want}, got {got}", highlight=False, markup=False)
+    console.print(f"{len(chosen) - broken} of {len(chosen)} tasks hold.")
+    if broken:
+        sys.exit(1)
