@@ -16,7 +16,6 @@ _YES = re.compile(
 )
 _TAKES_BACK = re.compile(r"\?|\b(no|not|don'?t|do not|never|wait|stop|hold on|wrong|but|instead|rather)\b", re.I)
 _HARMLESS = re.compile(r"\bno (problem|worries)\b", re.I)
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"(?<![\w#-])\d[\d,]*(?:\.\d+)?(?!\w|-\d)")  # not the digits of an id such as card_1234
 
 
@@ -27,10 +26,6 @@ def is_affirmative(text: str) -> bool:
     """
     opening = _YES.match(text)
     return bool(opening) and not _TAKES_BACK.search(_HARMLESS.sub("", text[opening.end():]))
-
-
-def emails_in(text: str) -> list[str]:
-    return _EMAIL.findall(text)
 
 
 def numbers_in(text: str) -> list[float]:

@@ -32,7 +32,8 @@ class AgentSetup:
     """Everything an agent may know at the start of a trial.
 
     ``task`` is there for the reference agents, which play a known plan; agents under test must not
-    read it. ``db`` is a read-only use for wording proposals (reference agents only).
+    read it. ``db`` is the trial's backend, which the reference agents read (never write) to word
+    proposals and pick their lookups and near misses.
     """
 
     domain: Domain

@@ -83,7 +83,7 @@ def _parse_doc(doc: str) -> tuple[str, dict[str, str]]:
     return head.strip(), entries
 
 
-def validate_args(spec: ToolSpec, args: Any) -> dict[str, Any] | dict[str, Any]:
+def validate_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
     """The call's arguments, checked and coerced; raises ToolFailure with a message a model can act on."""
     if not isinstance(args, dict):
         raise ToolFailure("invalid_arguments", f"arguments for {spec.name} must be a JSON object")

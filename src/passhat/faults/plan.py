@@ -31,11 +31,12 @@ def parse_faults(spec: str | None) -> dict[str, float]:
     plan: dict[str, float] = {}
     for part in filter(None, (p.strip() for p in spec.split(","))):
         name, sep, rate = part.partition("=")
+        name = name.strip()
         if not sep:
             raise UserError(f"--faults entry {part!r} is not class=rate (e.g. timeout=0.1); classes: {', '.join(FAULT_CLASSES)}.")
-        if name.strip() in plan:
-            raise UserError(f"fault class {name.strip()!r} is given twice in --faults; give each class once, with one rate.")
-        plan[name.strip()] = _rate(name.strip(), rate, "--faults")
+        if name in plan:
+            raise UserError(f"fault class {name!r} is given twice in --faults; give each class once, with one rate.")
+        plan[name] = _rate(name, rate, "--faults")
     return checked_plan(plan, "--faults")
 
 

@@ -16,8 +16,7 @@ from passhat.env import Environment
 from passhat.grade.expected import ground_truth_calls, identity_text, required_facts
 from passhat.guard import ToolPath
 from passhat.grade.graders import Grade, Mode, grade_trial
-from passhat.trajectory import USER_SIMULATOR_ERROR
-from passhat.trajectory import Event
+from passhat.trajectory import USER_SIMULATOR_ERROR, Event
 
 ANY_FAILURE = "any failure"  # Case.expect: reward 0, whatever the (agent) failure signature
 IDLE_REFUSAL = "Sorry, I can't help with that."  # all the do-nothing agent ever says
@@ -89,10 +88,11 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     """The ground truth and the perturbations that apply to this task."""
     writes = list(task.actions)
     cases = [Case("ground truth", writes), Case("ground truth (tau mode)", writes, mode="tau")]
-    # in tau mode, the laxer one: a do-nothing agent it fails, strict fails too
+    # graded in tau mode, the laxer one: a do-nothing agent that tau fails, strict fails too
     cases.append(Case("does nothing", [], tell_facts=False, expect=ANY_FAILURE, mode="tau", idle=True))
-    for i, action in enumerate(writes):
-        for label, miss in domain.near_misses(env.db, action):
+    misses = [domain.near_misses(env.db, action) for action in writes]
+    for i, found in enumerate(misses):
+        for label, miss in found:
             expect = {"wrong_order": "wrong_entity_write", "wrong_item": "wrong_arguments"}.get(label)
             if expect:
                 cases.append(Case(f"{label} in write {i + 1}", writes[:i] + [miss] + writes[i + 1 :], expect=expect, mode="tau"))
@@ -100,7 +100,7 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
         cases.append(Case("missing last write", writes[:-1], expect="partial_resolution" if len(writes) > 1 else "no_write", mode="tau"))
         if any(env.tools[a.tool].meta.needs_confirmation for a in writes):
             cases.append(Case("unconfirmed writes", writes, confirm=False, expect="unconfirmed_write"))
-        extra = next((m for a in writes for label, m in domain.near_misses(env.db, a) if label == "wrong_order"), None)
+        extra = next((m for found in misses for label, m in found if label == "wrong_order"), None)
         if extra is not None:
             cases.append(Case("extra write", writes + [extra], expect="extra_write", mode="tau"))
     for goal in task.goals:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from passhat.dialogue import confirms, fact_said, mentions
 from passhat.domains.model import Domain, Task
@@ -20,7 +20,7 @@ from passhat.trajectory import USER_SIMULATOR_ERROR, Event, end_reason
 Mode = Literal["strict", "tau"]
 CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context window: its failure
 UNFINISHED = frozenset({USER_SIMULATOR_ERROR, CONTEXT_OVERFLOW})  # endings that never pass
-MODES: tuple[str, ...] = ("strict", "tau")
+MODES: tuple[str, ...] = get_args(Mode)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,6 +45,8 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     unconfirmed = unconfirmed_writes(events, env)
     state_ok, output_ok = not differences, not missing_facts
     trajectory_ok = not violations and not unconfirmed
+    # the writes an operator completed through the human gate are the agent's requests too
+    pairing = pair_writes(actual_writes(events, env, kinds=("tool", "guard")), task.actions, env.tools)
     passed = state_ok and output_ok and (trajectory_ok or mode == "tau") and end_reason(events) not in UNFINISHED
     details: dict[str, Any] = {
         "state_differences": [dataclasses.asdict(d) for d in differences],
@@ -52,11 +54,11 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
         "policy_violations": violations,
         "unconfirmed_writes": unconfirmed,
         "duplicate_writes": duplicate_writes(events, env),
-        "required_writes_done": required_writes_done(task, env, events),
+        "required_writes_done": required_writes_done(task, pairing),
         "end": end_reason(events),
     }
     signature = None if passed else failure_signature(
-        mode, violations, unconfirmed, state_ok, output_ok, task, env, events
+        mode, violations, unconfirmed, state_ok, output_ok, pairing, task, env, events
     )
     return Grade(int(passed), signature, state_ok, output_ok, trajectory_ok, details)
 
@@ -126,12 +128,11 @@ def duplicate_writes(events: list[Event], env: Environment) -> int:
     return repeats
 
 
-def required_writes_done(task: Task, env: Environment, events: list[Event]) -> bool | None:
+def required_writes_done(task: Task, pairing: WritePairing) -> bool | None:
     """Whether every ground-truth write happened (by the agent, or by an operator through the human gate);
     None for a task without writes. Helpfulness: a guard that refuses everything scores False here."""
     if not task.actions:
         return None
-    pairing = pair_writes(actual_writes(events, env, kinds=("tool", "guard")), task.actions, env.tools)
     return not pairing.missing and not pairing.wrong_arguments
 
 
@@ -141,6 +142,7 @@ def failure_signature(
     unconfirmed: list[dict[str, Any]],
     state_ok: bool,
     output_ok: bool,
+    pairing: WritePairing,
     task: Task,
     env: Environment,
     events: list[Event],
@@ -154,9 +156,8 @@ def failure_signature(
         return "unconfirmed_write"
     if reason == CONTEXT_OVERFLOW:
         return reason
-    if not state_ok:  # the writes an operator completed through the human gate are the agent's requests too
-        writes = actual_writes(events, env, kinds=("tool", "guard"))
-        return _state_signature(pair_writes(writes, task.actions, env.tools), task, env, events)
+    if not state_ok:
+        return _state_signature(pairing, task, env, events)
     if not output_ok:
         return "missing_output"
     return _ending_signature(events)

@@ -28,7 +28,7 @@ class ToolPath:
         if guards:
             self._gateway = Gateway(
                 env, guards, run_id=run_id, conversation_id=conversation_id, gates=env.domain.gates,
-                audit=self.audit if "audit" in guards else None, inner=self._inner,
+                audit=self.audit, inner=self._inner,
             )
 
     def tool_schemas(self) -> list[dict[str, Any]]:

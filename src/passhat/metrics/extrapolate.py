@@ -130,11 +130,10 @@ def _log_binomial_kernel(c: Any, n: Any, rate: np.ndarray) -> np.ndarray:
 
 def fit_beta(groups: Groups, start: tuple[float, float] = (0.0, 0.0)) -> BetaModel:
     """Beta-binomial maximum likelihood over log a, log b (bounded: all-pass data push a to infinity)."""
-    c, n, m = groups
 
     def negative_loglik(theta: np.ndarray) -> float:
         a, b = np.exp(theta)
-        return -float((m * (betaln(c + a, n - c + b) - betaln(a, b))).sum())
+        return -BetaModel(a, b).loglik(groups)
 
     result = minimize(negative_loglik, np.asarray(start), method="L-BFGS-B", bounds=[LOG_AB_BOUNDS] * 2)
     a, b = np.exp(result.x)

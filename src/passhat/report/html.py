@@ -22,6 +22,7 @@ from passhat.metrics.intervals import wilson
 from passhat.report.caveats import caveats
 from passhat.report.guard_section import COMPARED, UNITS
 from passhat.report.numbers import num, per_100
+from passhat.report.reliability import partition_rows
 from passhat.report.svg import COLORS, Series, bar_chart, line_chart, stacked_bars
 from passhat.store import TrialRecord
 
@@ -194,6 +195,7 @@ def _safety(m: dict[str, Any]) -> str:
 
 
 def _curves(m: dict[str, Any]) -> str:
+    """The measured curves up to n, and, when the run was fit, the model's beyond n with its tables."""
     n, x = m["trials_per_scenario"], m["extrapolated"]
     exact = [int(k) for k in m["pass_hat_k"]]
     series = [
@@ -203,17 +205,26 @@ def _curves(m: dict[str, Any]) -> str:
                [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact], COLORS[2]),
     ]
     if x is None:
-        ticks = [k for k in CURVE_TICKS if k <= max(n, 2)]
-        chart = line_chart("pass^k and pass@k against k", series, ticks, "k (log scale)", "probability", log_x=True)
-        return (
-            "<h2>pass^k and pass@k against k</h2>"
-            f"<p>Solid lines with shaded 95% bands: measured (exact estimators, k ≤ n = {n}).</p>{chart}"
-            f"<p>pass^k beyond n is not predicted: {escape(str(m.get('extrapolation_skipped')))}.</p>"
-        )
-    curve = {int(k): v for k, v in x["curve"].items()}
-    series.append(Series("pass^k (model)", [(k, v[0]) for k, v in curve.items() if k >= n],
-                         [(k, v[1], v[2]) for k, v in curve.items() if k >= n], COLORS[1], dashed=True))
-    chart = line_chart("pass^k and pass@k against k", series, CURVE_TICKS, "k (log scale)", "probability", log_x=True)
+        ticks: Sequence[int] = [k for k in CURVE_TICKS if k <= max(n, 2)]
+        dashed = ""
+        after = f"<p>pass^k beyond n is not predicted: {escape(str(m.get('extrapolation_skipped')))}.</p>"
+    else:
+        curve = {int(k): v for k, v in x["curve"].items()}
+        series.append(Series("pass^k (model)", [(k, v[0]) for k, v in curve.items() if k >= n],
+                             [(k, v[1], v[2]) for k, v in curve.items() if k >= n], COLORS[1], dashed=True))
+        ticks = CURVE_TICKS
+        dashed = (f" Dashed: predicted by the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, "
+                  "not measured.")
+        after = _extrapolation(x)
+    chart = line_chart("pass^k and pass@k against k", series, ticks, "k (log scale)", "probability", log_x=True)
+    return (
+        "<h2>pass^k and pass@k against k</h2>"
+        f"<p>Solid lines with shaded 95% bands: measured (exact estimators, k ≤ n = {n}).{dashed}</p>{chart}{after}"
+    )
+
+
+def _extrapolation(x: dict[str, Any]) -> str:
+    """The fitted model's predictions beyond n, its agreement with the exact estimator, and its assumptions."""
     fit_rows = "".join(
         f"<tr><td class=num>{k}</td><td class=num>{_fmt(v['exact'])}</td><td class=num>{_fmt(v['model'])}</td>"
         f"<td>{'yes' if x['agrees'][k] else 'no'}</td></tr>"
@@ -222,9 +233,6 @@ def _curves(m: dict[str, Any]) -> str:
     predicted = "".join(f"<tr><td class=num>{k}</td><td class=num>{_fmt(x['pass_hat_k'][str(k)], x['ci'][str(k)])}</td></tr>" for k in EXTRAPOLATE_KS)
     candidates = ", ".join(f"{escape(c['name'])} (BIC {c['bic']:.1f})" for c in x["candidates"])
     return (
-        "<h2>pass^k and pass@k against k</h2>"
-        f"<p>Solid lines with shaded 95% bands: measured (exact estimators, k ≤ n = {n}). Dashed: predicted by "
-        f"the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, not measured.</p>{chart}"
         f"<h3>Predicted pass^k beyond n</h3><table><tr><th>k</th><th>pass^k [95% CI]</th></tr>{predicted}</table>"
         f"<h3>Where the fit agrees with the exact estimator (k ≤ n)</h3><table><tr><th>k</th><th>exact</th>"
         f"<th>model</th><th>model inside the exact 95% interval</th></tr>{fit_rows}</table>"
@@ -237,8 +245,7 @@ def _partition(m: dict[str, Any]) -> str:
     n = m["trials_per_scenario"]
     lo = wilson(n, n)[0]
     labels = (f"passed all {n} (Wilson ≥ {lo:.2f})", "passed some", "passed none")
-    rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
-    rows += [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
+    rows = partition_rows(m)
     chart = stacked_bars("partition", [(label, [v[c] for c in PARTITION]) for label, v in rows], labels)
     table = "".join(
         f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v[c]}</td>" for c in PARTITION) + "</tr>"
@@ -310,12 +317,12 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
             tip = escape(f"trial {trial}: {sig or 'passed'}")
             links.append(f'<a class="t {cls}" href="#t{i}" title="{tip}">{mark}</a>' if i in embedded
                          else f'<span class="t skip" title="{tip} (not embedded)">{mark}</span>')
-        wilson = s["wilson"]
+        wilson_ci = s["wilson"]
         sigs = ", ".join(sorted({x for x in s["signatures"] if x}))
         rows.append(
             f"<tr><td>{escape(s['task_id'])}</td><td>{escape(s['persona'])}</td><td>{escape(_class(s))}</td>"
             f"<td class=num>{sum(s['rewards'])}/{len(s['rewards'])}</td>"
-            f"<td class=num>{'—' if wilson is None else f'[{wilson[0]:.2f}, {wilson[1]:.2f}]'}</td>"
+            f"<td class=num>{'—' if wilson_ci is None else f'[{wilson_ci[0]:.2f}, {wilson_ci[1]:.2f}]'}</td>"
             f"<td>{''.join(links)}</td><td>{escape(sigs)}</td></tr>"
         )
     note = (f"All {len(trials)} transcripts are embedded." if len(embedded) == len(trials) else

@@ -65,6 +65,12 @@ def scenario_stats(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def partition_rows(m: Mapping[str, Any]) -> list[tuple[str, dict[str, int]]]:
+    """The partition as every report shows it: all scenarios, then each persona's, then each tag's."""
+    rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
+    return rows + [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
+
+
 def _persona(scenario: Scenario) -> list[str]:
     return [scenario[1]]
 

@@ -15,8 +15,9 @@ from passhat.metrics.gate import Decision
 from passhat.metrics.intervals import wilson
 from passhat.metrics.traffic import TrafficView
 from passhat.report.numbers import num, with_ci
+from passhat.report.reliability import partition_rows
 
-__all__ = ["print_comparison", "print_gate", "print_reliability", "print_traffic", "with_ci"]
+__all__ = ["print_comparison", "print_gate", "print_reliability", "print_traffic"]
 
 SIGNIFICANT = 0.05  # Fisher p below which `compare` lists a scenario's change by default
 SHOWN_CHANGES = 10  # how many changed scenarios `compare` lists when none is significant
@@ -61,9 +62,7 @@ def _partition(m: dict[str, Any]) -> Table:
     table = Table(title=f"partition of scenarios by how many of their (at least {n}) trials passed")
     for col in ("", f"passed all (Wilson ≥ {lo:.2f})", "passed some", "passed none"):
         table.add_column(col, justify="right" if col else "left")
-    rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
-    rows += [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
-    for label, part in rows:
+    for label, part in partition_rows(m):
         table.add_row(label, str(part["reliable"]), str(part["unreliable"]), str(part["out_of_reach"]))
     return table
 

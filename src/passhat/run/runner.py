@@ -10,6 +10,7 @@ import asyncio
 import time
 import traceback
 from collections.abc import Callable
+from typing import Any
 
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain

@@ -172,7 +172,8 @@ class ResultStore:
     def record(self, trial: TrialRecord) -> None:
         """Store one trial in its own transaction, committed before returning.
 
-        A key already stored replaces the old row only if that row was an infra error.
+        A key already stored replaces the old row only if that row could not be judged (an infra error
+        or a user simulator error); a judged row is never overwritten: DuplicateTrialError.
         """
         row = (
             trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,

@@ -23,7 +23,7 @@ from passhat.users.base import UserStop, UserTurn
 from passhat.users.personas import Persona
 
 MARKERS: dict[str, UserStop] = {"SATISFIED": "satisfied", "UNSATISFIED": "unsatisfied", "TRANSFER": "transferred"}
-MARKER = re.compile(r"#{3}\s*(SATISFIED|UNSATISFIED|TRANSFER)\s*#{3}", re.I)
+MARKER = re.compile(r"#{3}\s*(" + "|".join(MARKERS) + r")\s*#{3}", re.I)
 EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+")
 OPENING = "[The support chat has opened. Write your first message to the agent.]"
 

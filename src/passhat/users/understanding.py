@@ -157,9 +157,10 @@ def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Rea
     parts = _sentences(text)
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
-    asks = frozenset().union(*map(_asks, rest)) if rest else frozenset()
+    asked = [_asks(s) for s in rest]
+    asks = frozenset().union(*asked)
     has_action = bool(ids) or any(w.lower() in lowered for w in action_words)
-    confirming = [s for s in rest if not _asks(s) and _asks_confirmation(s)]
+    confirming = [s for s, slots in zip(rest, asked) if not slots and _asks_confirmation(s)]
     proposal = bool(confirming) and has_action
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))

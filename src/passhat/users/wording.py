@@ -73,12 +73,6 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "terse": ("Seriously? Check again.",),
         "upset": ("What?! You have to help me with this!", "That can't be right! I really need this!"),
     },
-    "accept_refusal": {
-        "plain": ("I see. That's a pity, but I understand.", "Alright, I understand."),
-        "terse": ("Fine.",),
-        "upset": ("That's really disappointing, but fine.",),
-        "scattered": ("oh. hm, ok then... well, fine",),
-    },
     "restate": {
         "plain": ("To be clear:", "What I need is this:", "Let me say it again:"),
         "terse": ("Again:",),

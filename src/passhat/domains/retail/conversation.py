@@ -47,7 +47,7 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
     a, tool = action.args, action.tool
     order = a.get("order_id")
     if tool == "cancel_order":
-        items = [i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", order)]
+        items = _order_items(db, order)
         refunds = [f"{_money(amount)} to {pm}" for pm, amount in cancellation_refunds(db, order).items()]
         return (
             f"cancel order {order}{_parenthesised(db, items)} with the reason \"{a.get('reason')}\""

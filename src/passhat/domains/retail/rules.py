@@ -12,7 +12,7 @@ from typing import Any
 
 from passhat.domains.model import Call, Rule
 from passhat.domains.retail.data import CANCEL_REASONS
-from passhat.domains.retail.tools import TOOLS, net_paid, one, price_difference
+from passhat.domains.retail.tools import TOOLS, cancellation_refunds, one, price_difference
 
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 AUTH_TOOLS = ("find_customer_by_email", "find_customer_by_name_zip")
@@ -144,7 +144,7 @@ def large_refund(db: sqlite3.Connection, call: Call, history: list[Call]) -> str
     """A return or cancellation that sends back more than the review threshold."""
     order_id = call.args.get("order_id")
     if call.name == "cancel_order":
-        amount = sum(v for v in net_paid(db, order_id).values() if v > 0)
+        amount = sum(cancellation_refunds(db, order_id).values())  # what cancelling really sends back
     else:
         placeholders = ",".join("?" * len(call.args.get("item_ids") or []))
         found = one(db, f"SELECT SUM(price) AS total FROM order_items WHERE order_id = ? AND variant_id IN ({placeholders})",
