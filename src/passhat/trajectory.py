@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 EventKind = Literal["user", "agent", "tool", "guard", "end"]
 BLOCKED = frozenset({"refused", "replayed", "conflict", "ticket"})  # guard decisions that stop a call
+INFRA_ERROR = "infra_error"  # the trial could not be judged (model API down, harness bug): retried, never scored
 USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke its instruction: the trial is not judged
 EndReason = Literal[
     "satisfied", "unsatisfied", "abandoned", "transferred", "max_turns", "context_overflow", "user_simulator_error"

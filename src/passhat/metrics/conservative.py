@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from passhat.metrics.summary import TrialOutcome, summarize
+from passhat.trajectory import INFRA_ERROR
 
-INFRA_ERROR = "infra_error"
 
 
 def conservative(outcomes: Iterable[TrialOutcome]) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from passhat.run.early_stop import EarlyStop
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import AgentFactory, TrialSpec, UserFactory, run_trial
 from passhat.store import ResultStore, TrialRecord
+from passhat.trajectory import INFRA_ERROR
 from passhat.users import resolve_user
 from passhat.users.personas import resolve_personas
 
@@ -123,7 +124,7 @@ async def _judged_trial(
             )
         except Exception:  # an infra or harness failure: stored, retried on resume, never scored
             return TrialRecord(
-                **key, reward=None, signature="infra_error", infra_error=scrub(traceback.format_exc(limit=8)),
+                **key, reward=None, signature=INFRA_ERROR, infra_error=scrub(traceback.format_exc(limit=8)),
                 events=[], grade={}, started=started, finished=time.time(), usage=meter.to_json(),
             ), []
     return TrialRecord(
