@@ -14,7 +14,9 @@ from passhat.guard import verify_folder
 from passhat.guard.audit import AUDIT_FILE, HEAD_FILE
 from passhat.metrics.summary import scenario_counts
 from passhat.report import build_report
+from passhat.report.caveats import run_caveats
 from passhat.report.guard_section import comparison_table
+from passhat.report.terminal import print_warnings
 from passhat.store import ResultStore
 
 
@@ -67,7 +69,8 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
             f"faults; these runs have different seeds ({', '.join(f'{r}: {v}' for r, v in seeds.items())}). "
             "Rerun them with the same --seed."
         )
-    scenario_sets = [set(scenario_counts(t.to_outcome() for t in ts)) for ts in trials]
+    counts = [scenario_counts(t.to_outcome() for t in ts) for ts in trials]
+    scenario_sets = [set(c) for c in counts]
     if any(not s for s in scenario_sets):
         raise UserError("a run given to `passhat guard compare` has no judged trial; compare finished runs.")
     shared = set.intersection(*scenario_sets)
@@ -85,6 +88,8 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
                      gated_tasks(store.config["domain"]))
         for store, ts in zip(stores, trials, strict=True)
     ]
+    for run_id, store, run_counts in zip(run_ids, stores, counts, strict=True):  # each whole run, not the shared part
+        print_warnings(run_caveats(run_id, store.config, run_counts).warnings, console, prefix=f"{run_id}: ")
     console.print(comparison_table(reports))
     if left_out:
         console.print(f"{left_out} scenarios not in every run were left out (--intersection).", highlight=False)

@@ -1,4 +1,6 @@
-"""What a stored run amounts to: `passhat report`, `passhat gate`, `passhat traffic` and `passhat compare`."""
+"""What a stored run amounts to: `passhat report`, `passhat gate`, `passhat traffic` and `passhat compare`.
+
+Each prints the run's caveats first (report.caveats decides them, and whether a model may be fit to the run)."""
 
 from __future__ import annotations
 
@@ -17,11 +19,13 @@ from passhat.errors import UserError
 from passhat.metrics.compare import ScenarioMismatch, compare_runs
 from passhat.metrics.extrapolate import group_counts, select_model
 from passhat.metrics.gate import Gate, decide, gate_ci, planned_trials
-from passhat.metrics.summary import scenario_counts
+from passhat.metrics.summary import Scenario, scenario_counts
 from passhat.metrics.traffic import traffic as traffic_view
 from passhat.report import build_report, write_json
+from passhat.report.caveats import RunCaveats, run_caveats
 from passhat.report.html import MAX_TRANSCRIPTS, write_html
 from passhat.report.junit import write_junit
+from passhat.report.terminal import print_warnings
 from passhat.report.terminal_stats import print_comparison, print_gate, print_traffic
 from passhat.store import ResultStore
 
@@ -53,7 +57,7 @@ def report(
         decision = decide(gate, counts, planned_trials(doc["config"]))
         doc["gate"] = {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
     print_report_and_json(doc, json_path)
-    if decision:
+    if decision and doc["gate"]["gate"] != (doc["early_stop_decision"] or {}).get("gate"):  # else it is the headline
         print_gate(decision, console, doc["gate"]["ci"])
     if html_path:
         write_html(doc, trials, html_path, max_transcripts)
@@ -65,13 +69,16 @@ def report(
         sys.exit(1)
 
 
-def _stored_counts(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict[tuple[str, str], tuple[int, int]]]:
-    """A stored run's configuration and (successes, judged trials) per scenario; no judged trial is a user error."""
+def _stored_run(
+    out: Path, run_id: str, flag: str
+) -> tuple[dict[str, Any], dict[Scenario, tuple[int, int]], RunCaveats]:
+    """A stored run's configuration, (successes, judged trials) per scenario and caveats; no judged trial is a
+    user error."""
     with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
         config, counts = store.config, scenario_counts(t.to_outcome() for t in store.trials())
     if not counts:
         raise UserError(f"run {run_id!r} ({flag}) has no judged trial: there is nothing to measure.")
-    return config, counts
+    return config, counts, run_caveats(run_id, config, counts)
 
 
 @main.command("gate")
@@ -84,8 +91,9 @@ def _stored_counts(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], d
 def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: Path) -> None:
     """Exit 0 when the run meets pass^k >= the bar, 1 when it does not, with a short reason."""
     gate = Gate(k, minimum, persona)
-    config, counts = _stored_counts(out, run_id, "RUN_ID")
+    config, counts, caveats = _stored_run(out, run_id, "RUN_ID")
     check_gate(gate, config, "--k / --persona")
+    print_warnings(caveats.warnings, console)
     decision = decide(gate, counts, planned_trials(config))
     print_gate(decision, console, gate_ci(gate, counts, decision))
     sys.exit(0 if decision.meets else 1)
@@ -103,15 +111,16 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
     """What the run means at N conversations a day: failures a day, chance of a clean day, success needed."""
     if not float("-inf") < per_day < float("inf"):
         raise UserError(f"--per-day {per_day} is not a number of conversations a day: give a finite number above 0.")
-    config, counts = _stored_counts(out, run_id, "RUN_ID")
-    if config.get("early_stop"):
-        console.print("[bold red]early-stopped run: the figures are not estimates of the agent, use this run for the "
-                      "gate decision only[/]", highlight=False)
+    _, counts, caveats = _stored_run(out, run_id, "RUN_ID")
+    print_warnings(caveats.warnings, console)
+    if caveats.fit_refused:
+        raise UserError(f"no traffic view of run {run_id!r}: it rests on a model of per-scenario success fit to the "
+                        f"run, and none is fit to this one (as `passhat report` says): {caveats.fit_refused}.")
     model, _ = select_model(group_counts(list(counts.values())))
     view = traffic_view(counts, model, per_day, days, target)
     print_traffic(view, model.name, console)
     if json_path:
-        write_json({"run_id": run_id, "model": model.name, **view.to_json()}, json_path)
+        write_json({"run_id": run_id, "model": model.name, "caveats": caveats.warnings, **view.to_json()}, json_path)
 
 
 @main.command()
@@ -123,8 +132,13 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
 @friendly
 def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Path | None) -> None:
     """Paired comparison of RUN_B against RUN_A: changes with intervals, and whether they are noise."""
-    _, a = _stored_counts(out, run_a, "RUN_A")
-    _, b = _stored_counts(out, run_b, "RUN_B")
+    _, a, caveats_a = _stored_run(out, run_a, "RUN_A")
+    _, b, caveats_b = _stored_run(out, run_b, "RUN_B")
+    for standing in (caveats_a, caveats_b):
+        print_warnings(standing.warnings, console, prefix=f"{standing.run_id}: ")
+    refused = caveats_a.comparison_refused or caveats_b.comparison_refused
+    if refused:
+        raise UserError(f"no comparison: {refused}.")
     try:
         result = compare_runs(a, b, intersection)
     except ScenarioMismatch as exc:
@@ -135,4 +149,5 @@ def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Pa
         ) from None
     print_comparison(result, (run_a, run_b), console)
     if json_path:
-        write_json({"run_a": run_a, "run_b": run_b, **result.to_json()}, json_path)
+        warnings = {"run_a": caveats_a.warnings, "run_b": caveats_b.warnings}
+        write_json({"run_a": run_a, "run_b": run_b, "caveats": warnings, **result.to_json()}, json_path)

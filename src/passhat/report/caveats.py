@@ -1,57 +1,132 @@
-"""What a report must say before its figures: whether the run is complete, whether it stopped early
-against its gate (then its figures are no estimate of the agent), and when pass^k beyond n is not
-predicted. The JSON report carries the facts; the terminal and HTML reports print the same sentences."""
+"""What a stored run can be read as, decided once for every command that reads one.
+
+A run may be incomplete (trials missing or unjudged: a resume runs them), or stopped early against
+its gate (the trials it skipped are mostly those after failures, so its figures are no estimate of
+the agent), or too small for a model of per-scenario success. `report`, `gate`, `traffic`, `compare`
+and `guard compare` all ask `run_caveats` and print its sentences; `report` and `traffic` fit a model
+only when `fit_refused` is None, and `compare` gives verdicts only when `comparison_refused` is None.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-
-def run_completeness(config: Mapping[str, Any], judged: int) -> dict[str, Any]:
-    """The stored judged trials against the planned ones (tasks × personas × trials of the stored config).
-
-    ``complete`` is False when trials are missing or could not be judged (a resume runs them);
-    ``early_stopped`` when the run skipped, by design, the trials that could not change its gate's decision.
-    """
-    try:
-        planned: int | None = len(config["tasks"]) * len(config["personas"]) * int(config["trials"])
-    except (KeyError, TypeError, ValueError):
-        planned = None  # a store without a plan (not written by `passhat run`): nothing to compare with
-    return {
-        "complete": planned is None or judged >= planned,
-        "planned_trials": planned,
-        "stored_trials": judged,
-        "early_stopped": bool(config.get("early_stop")),
-    }
-
+from passhat.metrics.gate import Decision, decide, parse_gate, planned_trials
+from passhat.metrics.summary import Scenario
 
 MIN_TRIALS_TO_EXTRAPOLATE = 3
+VERDICTS = {True: "MEETS THE BAR", False: "DOES NOT MEET THE BAR", None: "UNDECIDED"}
 
 
-def extrapolation_skipped(min_trials: int, early_stopped: bool) -> str | None:
-    """Why pass^k beyond n is not predicted for this run, or None when it is."""
-    if early_stopped:
-        return ("the run stopped early against its gate: the trials it skipped are mostly those after failures, so its "
-                "counts are no sample of the agent to fit a model to")
-    if min_trials < MIN_TRIALS_TO_EXTRAPOLATE:
-        return (f"the smallest scenario has {min_trials} judged trial{'s' if min_trials != 1 else ''}; a model of "
-                f"per-scenario success needs at least {MIN_TRIALS_TO_EXTRAPOLATE} per scenario to say anything beyond n")
-    return None
+@dataclasses.dataclass(frozen=True)
+class RunCaveats:
+    """One stored run's standing, from its stored configuration and its judged trials per scenario."""
+
+    run_id: str
+    planned_trials: int | None  # tasks × personas × trials of the stored plan; None for a store without one
+    stored_trials: int  # judged trials
+    min_trials: int  # judged trials of the smallest scenario (0 when none was judged)
+    early_stop: str | None  # the gate the run stopped early against ("k=8,min=0.9"); None for a full run
+    stop_decision: Decision | None  # that gate's decision on the stored trials
+
+    @property
+    def complete(self) -> bool:
+        return self.planned_trials is None or self.stored_trials >= self.planned_trials
+
+    @property
+    def early_stopped(self) -> bool:
+        return self.early_stop is not None
+
+    @property
+    def fit_refused(self) -> str | None:
+        """Why no model of per-scenario success is fit to this run (pass^k beyond n, traffic), or None."""
+        if self.early_stopped:
+            return ("the run stopped early against its gate: the trials it skipped are mostly those after failures, "
+                    "so its counts are no sample of the agent to fit a model to")
+        if self.min_trials < MIN_TRIALS_TO_EXTRAPOLATE:
+            return (f"the smallest scenario has {self.min_trials} judged trial{'s' if self.min_trials != 1 else ''}; "
+                    f"a model of per-scenario success needs at least {MIN_TRIALS_TO_EXTRAPOLATE} per scenario to say "
+                    "anything beyond n")
+        return None
+
+    @property
+    def comparison_refused(self) -> str | None:
+        """Why this run's figures cannot be set against another run's as estimates of the agent, or None."""
+        if not self.early_stopped:
+            return None
+        return (f"run {self.run_id!r} stopped early against its gate, so its figures measure which trials early "
+                f"stopping skipped, not the agent; finish it with `passhat run --resume {self.run_id}` (same --out, "
+                "without --early-stop) and compare again")
+
+    @property
+    def warnings(self) -> list[str]:
+        """The sentences to print before any figure (none for a complete, full run)."""
+        judged = (f"{self.stored_trials:,} of {self.planned_trials:,} planned trials judged"
+                  if self.planned_trials is not None else "")
+        if self.early_stopped:
+            return [f"early-stopped run (against the gate {self.early_stop}{', ' + judged if judged else ''}): the "
+                    "figures are not estimates of the agent, use this run for the gate decision only"]
+        if not self.complete:
+            return [f"incomplete: {judged} — resume with `passhat run --resume {self.run_id}` (same --out) to run "
+                    "the missing and unjudged ones; until then every figure covers only the judged trials"]
+        return []
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "complete": self.complete,
+            "planned_trials": self.planned_trials,
+            "stored_trials": self.stored_trials,
+            "early_stopped": self.early_stopped,
+            "caveats": self.warnings,
+            "early_stop_decision": self.stop_decision.to_json() if self.stop_decision else None,
+        }
 
 
-def caveats(report: Mapping[str, Any]) -> list[str]:
-    """The warnings to print first, in words a user can act on (empty for a complete, full run)."""
-    planned, stored = report.get("planned_trials"), report.get("stored_trials")
-    out = []
-    if report.get("early_stopped"):
-        gate = (report.get("config") or {}).get("early_stop")
-        against = f" against the gate {gate}" if isinstance(gate, str) else ""
-        of = f", {stored:,} of {planned:,} planned trials judged" if planned is not None else ""
-        out.append(f"early-stopped run ({against.strip() or 'against its gate'}{of}): the figures are not estimates of "
-                   "the agent, use this run for the gate decision only")
-    elif not report.get("complete", True):
-        out.append(f"incomplete: {stored:,} of {planned:,} planned trials judged — resume with "
-                   f"`passhat run --resume {report['run_id']}` (same --out) to run the missing and unjudged ones; "
-                   "until then every figure covers only the judged trials")
-    return out
+def run_caveats(run_id: str, config: Mapping[str, Any], counts: Mapping[Scenario, tuple[int, int]]) -> RunCaveats:
+    """The one place that decides what a run can be read as; counts: (successes, judged trials) per scenario."""
+    try:
+        plan: dict[Scenario, int] | None = planned_trials(config)
+    except (KeyError, TypeError, ValueError):
+        plan = None  # a store without a plan (not written by `passhat run`): nothing to compare with
+    early_stop = config.get("early_stop") or None
+    return RunCaveats(
+        run_id=run_id,
+        planned_trials=sum(plan.values()) if plan is not None else None,
+        stored_trials=sum(n for _, n in counts.values()),
+        min_trials=min((n for _, n in counts.values()), default=0),
+        early_stop=early_stop,
+        stop_decision=_stop_decision(early_stop, counts, plan),
+    )
+
+
+def _stop_decision(
+    early_stop: str | None, counts: Mapping[Scenario, tuple[int, int]], plan: dict[Scenario, int] | None
+) -> Decision | None:
+    """What the gate an early-stopped run stopped against decides on its stored trials: that run's one use."""
+    if early_stop is None or plan is None:
+        return None
+    try:
+        return decide(parse_gate(early_stop), counts, plan)
+    except ValueError:  # a stored gate this passhat cannot read or apply: the warning still says what the run is
+        return None
+
+
+def stop_verdict(report: Mapping[str, Any]) -> str | None:
+    """The headline of an early-stopped report: the verdict of its gate, the one thing the run is for."""
+    d = report.get("early_stop_decision")
+    if not d:
+        return None
+    left_out = report["planned_trials"] - report["stored_trials"]  # skipped, and any not judged
+    return (f"gate {d['gate']}, the one this run stopped early against: {VERDICTS[d['meets']]} — {d['reason']} "
+            f"({left_out:,} planned trials left out)")
+
+
+def trials_scope(report: Mapping[str, Any]) -> str:
+    """How many trials each scenario's figures rest on: "8 trials", or for a run with trials left out
+    "at least 1 of 8 planned trials" (trials_per_scenario is the smallest scenario's count)."""
+    n = report["metrics"]["trials_per_scenario"]
+    if report.get("complete", True):
+        return f"{n} trial{'s' if n != 1 else ''}"
+    return f"at least {n} of {report['config'].get('trials', '?')} planned trials"

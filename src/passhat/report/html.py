@@ -19,10 +19,11 @@ from typing import Any
 from passhat.errors import UserError
 from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
 from passhat.metrics.intervals import wilson
-from passhat.report.caveats import caveats
+from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.guard_section import COMPARED, UNITS
 from passhat.report.numbers import num, per_100
 from passhat.report.reliability import partition_rows
+from passhat.report.state_diff import ROW_MEANING, ROW_WORDS, RowChange, row_changes, value
 from passhat.report.svg import COLORS, Series, bar_chart, line_chart, stacked_bars
 from passhat.store import TrialRecord
 
@@ -45,6 +46,7 @@ a.t{display:inline-block;width:1.3em;text-align:center;text-decoration:none;bord
 .user{background:#e7f5ff}.agent{background:#f8f9fa}.tool{background:#fff9db;font-family:monospace;font-size:12px}
 pre{white-space:pre-wrap;word-break:break-word;margin:0}.note{color:#495057}
 .warning{background:#fff5f5;border:2px solid #c92a2a;border-radius:6px;padding:8px 16px;color:#c92a2a;font-weight:bold}
+mark{background:#ffe066;border-radius:2px;padding:0 2px}tr.extra td{background:#ebfbee}tr.missing td{background:#fff5f5}
 """
 
 SCRIPT = """
@@ -102,26 +104,34 @@ def _header(report: dict[str, Any]) -> str:
     m, cfg = report["metrics"], report["config"]
     config = " ".join(f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials"))
     parts = [f"<h1>passhat run {escape(report['run_id'])}</h1><p class=note>{config}</p>"]
-    parts += [f"<p class=warning>{escape(w)}</p>" for w in caveats(report)]
+    parts += [f"<p class=warning>{escape(w)}</p>" for w in report["caveats"]]
     if not m["scenarios"]:
         return "".join(parts) + "<p class=fails>No trial could be judged.</p>" + _plumbing(m) + _gate(report)
-    n = m["trials_per_scenario"]
+    verdict = stop_verdict(report)
+    parts.append(f"<p class=headline>{escape(verdict)}</p>" if verdict else _figures_headline(report))
     x = m["extrapolated"]
-    parts.append(
-        f"<p class=headline>pass^1 {_fmt(m['avg_reward'], m['ci']['avg_reward'])} &nbsp; vs &nbsp; "
-        f"pass^{n} {_fmt(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])} "
-        f"<span class=note>over {m['scenarios']} scenarios × {n} trials (95% bootstrap intervals)</span></p>"
-    )
-    if x is None:
-        parts.append(f"<p>pass^k beyond n = {n} is not predicted: {escape(str(m.get('extrapolation_skipped')))}.</p>")
-    else:
+    if x is not None:  # when it is None, the curves section says why, once
         parts.append(f"<p>Model-based pass^100: {_fmt(x['pass_hat_k']['100'], x['ci']['100'])} ({escape(x['model'])}).</p>")
     return "".join(parts) + _plumbing(m) + _gate(report)
 
 
+def _figures_headline(report: dict[str, Any]) -> str:
+    """pass^1 against pass^n with their intervals; pass^1 alone when some scenario has a single judged trial."""
+    m = report["metrics"]
+    n, scope = m["trials_per_scenario"], escape(f"{m['scenarios']} scenarios × {trials_scope(report)}")
+    first = f"pass^1 {_fmt(m['avg_reward'], m['ci']['avg_reward'])}"
+    if n == 1:
+        return (f"<p class=headline>{first} <span class=note>over {scope} (95% bootstrap interval); some scenario has "
+                "only 1 judged trial, so no pass^k with k &gt; 1</span></p>")
+    last = f"pass^{n} {_fmt(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])}"
+    return f"<p class=headline>{first} &nbsp; vs &nbsp; {last} <span class=note>over {scope} (95% bootstrap intervals)</span></p>"
+
+
 def _gate(report: dict[str, Any]) -> str:
-    """The gate's verdict and reason, with the 95% interval of its pass^k when the run is finished."""
-    if "gate" not in report:
+    """The gate's verdict and reason, with the 95% interval of its pass^k when the run is finished; nothing
+    when it is the gate an early-stopped run stopped against, whose verdict is the headline already."""
+    stopped_against = (report.get("early_stop_decision") or {}).get("gate")
+    if "gate" not in report or report["gate"]["gate"] == stopped_against:
         return ""
     g = report["gate"]
     cls, word = {True: ("meets", "MEETS THE BAR"), False: ("fails", "DOES NOT MEET THE BAR")}.get(g["meets"], ("fails", "UNDECIDED"))
@@ -355,14 +365,7 @@ def _transcript(i: int, t: TrialRecord) -> str:
     events = "".join(_event(e) for e in t.events)
     details = t.grade.get("details", {}) if t.grade else {}
     diffs = details.get("state_differences", [])
-    diff_rows = "".join(
-        f"<tr><td>{escape(str(d.get('table')))}</td><td>{escape(str(d.get('key')))}</td>"
-        f"<td><pre>{escape(json.dumps(d.get('actual'), indent=1))}</pre></td>"
-        f"<td><pre>{escape(json.dumps(d.get('expected'), indent=1))}</pre></td></tr>"
-        for d in diffs
-    )
-    backend = (f"<table><tr><th>table</th><th>row</th><th>actual</th><th>expected</th></tr>{diff_rows}</table>"
-               if diffs else "<p>The backend matches the expected state.</p>")
+    backend = state_diff_table(row_changes(diffs)) if diffs else "<p>The backend matches the expected state.</p>"
     other = {k: v for k, v in details.items() if k != "state_differences" and v}
     infra = f"<pre>{escape(t.infra_error)}</pre>" if t.infra_error else ""
     return (
@@ -372,6 +375,23 @@ def _transcript(i: int, t: TrialRecord) -> str:
         f"<h4>Grader</h4><pre>{escape(json.dumps(other, indent=1, ensure_ascii=False))}</pre>"
         '<p><a href="#scenarios">back to the scenarios</a></p></section>'
     )
+
+
+def state_diff_table(changes: Sequence[RowChange]) -> str:
+    """One table row per differing backend row: a changed row lists only its differing columns, each marked,
+    expected → actual; an extra or missing row is labelled so and lists its values."""
+    rows = []
+    for c in changes:
+        if c.kind == "changed":
+            cell = "<br>".join(
+                f"<mark>{escape(f.column)}</mark> {escape(value(f.expected))} → {escape(value(f.actual))}" for f in c.fields
+            )
+        else:
+            values = ", ".join(f"{escape(k)} {escape(value(v))}" for k, v in c.row.items())
+            cell = f"<b>{ROW_WORDS[c.kind]}</b> ({ROW_MEANING[c.kind]})<br><span class=note>{values}</span>"
+        rows.append(f"<tr class={c.kind}><td>{escape(c.table)}</td><td>{escape(c.label)}</td><td>{cell}</td></tr>")
+    return ("<table class=diff><tr><th>table</th><th>row</th><th>what differs (expected → actual)</th></tr>"
+            + "".join(rows) + "</table>")
 
 
 def _event(e: dict[str, Any]) -> str:

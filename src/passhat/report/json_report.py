@@ -13,9 +13,10 @@ from passhat.metrics import summarize
 from passhat.metrics.conservative import conservative
 from passhat.metrics.summary import is_judged, scenario_counts
 from passhat.metrics.usage import usage_metrics
-from passhat.report.caveats import extrapolation_skipped, run_completeness
+from passhat.report.caveats import run_caveats
 from passhat.report.guard_section import safety_metrics
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
+from passhat.report.state_diff import row_changes
 from passhat.store import ResultStore, TrialRecord
 
 
@@ -29,15 +30,14 @@ def build_report(
     outcomes = [t.to_outcome() for t in trials]
     summary = summarize(outcomes, tags)
     counts = scenario_counts(outcomes)
-    completeness = run_completeness(store.config, sum(n for _, n in counts.values()))
-    skip = extrapolation_skipped(summary.trials_per_scenario, completeness["early_stopped"]) if counts else None
-    metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {}, skip)}
+    standing = run_caveats(store.run_id, store.config, counts)
+    metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {}, standing.fit_refused)}
     metrics.update(conservative=conservative(outcomes), **usage_metrics(t.usage for t in trials))
     attach_group_intervals(metrics, counts, tags or {})
     metrics.update(safety_metrics(store.config, trials, gated_tasks))
     return {
         "run_id": store.run_id,
-        **completeness,
+        **standing.to_json(),
         "config": store.config,
         "metrics": metrics,
         "scenarios": scenario_stats(scenario_rows(trials)),
@@ -54,9 +54,11 @@ def infra_error_example(trials: list[TrialRecord]) -> str | None:
 
 def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
     """Judged trials per scenario, in trial order; trials that could not be judged (infra errors, user
-    simulator errors) are counted apart, never listed as rewards, so no report reads them as failures."""
+    simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
+    ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0}
+        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0,
+                 "state_diff": None}
     )
     for t in trials:
         row = rows[(t.task_id, t.persona)]
@@ -66,6 +68,9 @@ def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
         row["trials"].append(t.trial)
         row["rewards"].append(t.reward)
         row["signatures"].append(t.signature)
+        differences = (t.grade or {}).get("details", {}).get("state_differences")
+        if t.reward != 1 and differences and row["state_diff"] is None:
+            row["state_diff"] = {"trial": t.trial, "rows": [c.to_json() for c in row_changes(differences)]}
     return [{"task_id": task, "persona": persona, **row} for (task, persona), row in sorted(rows.items())]
 
 

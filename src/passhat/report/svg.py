@@ -13,6 +13,58 @@ from html import escape
 WIDTH, HEIGHT = 640, 300
 MARGIN = {"left": 52, "right": 150, "top": 16, "bottom": 40}
 COLORS = ("#1f6feb", "#d9480f", "#2b8a3e", "#7048e8", "#c2255c", "#495057")
+FONT_PX = 11  # the charts' text size (svg.chart text in the HTML report's CSS)
+SWATCH, SWATCH_GAP, ENTRY_GAP, LEGEND_ROW = 12, 4, 18, 18  # legend geometry, in pixels
+
+# Glyph widths in em, rounded up from DejaVu Sans (the widest common sans), so an estimated label is never
+# narrower than the drawn one: there are no font metrics to ask when the chart is written.
+NARROW, WIDE = frozenset("iljftr.,:;'|!()[] "), frozenset("mwMW@%^=+<>#~≥≤—")
+
+
+def text_width(text: str, size: float = FONT_PX) -> float:
+    """An upper bound on the drawn width of text in a sans-serif font of the given pixel size."""
+    em = sum(0.42 if c in NARROW else 1.0 if c in WIDE or ord(c) > 127 else 0.8 if c.isupper() else 0.64 for c in text)
+    return em * size
+
+
+@dataclasses.dataclass(frozen=True)
+class Box:
+    """A rectangle in chart pixels: (x, y) is its top-left corner."""
+
+    x: float
+    y: float
+    w: float
+    h: float
+
+    def overlaps(self, other: Box) -> bool:
+        return (self.x < other.x + other.w and other.x < self.x + self.w
+                and self.y < other.y + other.h and other.y < self.y + self.h)
+
+
+def legend_boxes(labels: Sequence[str], left: float, right: float, top: float) -> list[Box]:
+    """Where each legend entry (swatch and label) goes: left to right, onto a new row before an entry would
+    pass `right`; an entry wider than a whole row gets the row, and its label is squeezed to fit (see _legend)."""
+    boxes: list[Box] = []
+    x, y = left, top
+    for label in labels:
+        w = min(SWATCH + SWATCH_GAP + text_width(label), right - left)
+        if x > left and x + w > right:
+            x, y = left, y + LEGEND_ROW
+        boxes.append(Box(x, y, w, LEGEND_ROW - 4))
+        x += w + ENTRY_GAP
+    return boxes
+
+
+def _legend(labels: Sequence[str], colors: Sequence[str], boxes: Sequence[Box]) -> list[str]:
+    parts = []
+    for label, color, box in zip(labels, colors, boxes, strict=True):
+        room = box.w - SWATCH - SWATCH_GAP
+        squeeze = (f' textLength="{room:.1f}" lengthAdjust="spacingAndGlyphs"'
+                   if text_width(label) > room else "")
+        parts.append(f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{SWATCH}" height="{SWATCH}" fill="{color}"/>'
+                     f'<text class="legend" x="{box.x + SWATCH + SWATCH_GAP:.1f}" y="{box.y + 10:.1f}"{squeeze}>'
+                     f'{escape(label)}</text>')
+    return parts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,16 +164,14 @@ def stacked_bars(title: str, rows: Sequence[tuple[str, Sequence[int]]], legend: 
     """One horizontal bar per row split into shares (e.g. reliable / unreliable / out of reach)."""
     row_h, label_w, bar_w = 22, 170, WIDTH - 170 - 20
     colors = (COLORS[2], "#f59f00", COLORS[4])
-    parts = [
-        f'<rect x="{label_w + 130 * j}" y="4" width="12" height="12" fill="{colors[j]}"/>'
-        f'<text x="{label_w + 130 * j + 16}" y="14">{escape(name)}</text>'
-        for j, name in enumerate(legend)
-    ]
+    boxes = legend_boxes(legend, label_w, WIDTH - 10, 4)
+    parts = _legend(legend, colors, boxes)
+    top = max(b.y + b.h for b in boxes) + 8
     for i, (label, counts) in enumerate(rows):
-        y, x, total = 26 + i * row_h, float(label_w), sum(counts) or 1
+        y, x, total = top + i * row_h, float(label_w), sum(counts) or 1
         parts.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{escape(label)}</text>')
         for j, count in enumerate(counts):
             w = bar_w * count / total
             parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" fill="{colors[j]}"><title>{escape(legend[j])}: {count}</title></rect>')
             x += w
-    return _svg(title, parts, height=34 + row_h * len(rows))
+    return _svg(title, parts, height=top + 8 + row_h * len(rows))

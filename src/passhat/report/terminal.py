@@ -7,11 +7,13 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from passhat.metrics import headline_ks
-from passhat.report.caveats import caveats
+from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.guard_section import print_safety
 from passhat.report.numbers import num, with_ci
+from passhat.report.state_diff import ROW_WORDS, RowChange, value
 from passhat.report.terminal_stats import print_reliability
 from passhat.report.terminal_usage import nothing_judged, print_plumbing
 
@@ -23,12 +25,11 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         f"mode={cfg['mode']} seed={cfg['seed']}",
         highlight=False,
     )
-    for warning in caveats(report):
-        console.print(f"[bold red]{escape(warning)}[/]", highlight=False, soft_wrap=True)
+    print_warnings(report["caveats"], console)
     if m["scenarios"]:
-        console.print(headline(m), highlight=False, soft_wrap=True)
+        console.print(headline(report), highlight=False, soft_wrap=True)
     console.print(
-        f"{m['scenarios']} scenarios (tasks × personas) × {m['trials_per_scenario']} trials; "
+        f"{m['scenarios']} scenarios (tasks × personas) × {trials_scope(report)}; "
         f"average reward {num(m['avg_reward'])}; infra errors {m['infra_errors']}"
         + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else ""),
         highlight=False,
@@ -49,18 +50,29 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     print_safety(m, console)
 
 
-def headline(m: dict[str, Any]) -> str:
-    """The one line to read first: one try against every one of n tries, with their intervals."""
-    n = m["trials_per_scenario"]
+def print_warnings(warnings: list[str], console: Console, prefix: str = "") -> None:
+    """A run's caveats (see report.caveats), first and in bold red; prefix names the run when several are read."""
+    for warning in warnings:
+        console.print(f"[bold red]{escape(prefix + warning)}[/]", highlight=False, soft_wrap=True)
+
+
+def headline(report: dict[str, Any]) -> str:
+    """The one line to read first: one try against every one of n tries, with their intervals; for an
+    early-stopped run, the verdict of the gate it stopped against (its figures are no estimate to headline)."""
+    verdict = stop_verdict(report)
+    if verdict:
+        return f"[bold]{escape(verdict)}[/]"
+    m = report["metrics"]
+    n, scope = m["trials_per_scenario"], f"{m['scenarios']} scenarios × {trials_scope(report)}"
     if n == 1:
         return (f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])}[/]: a request succeeds on one try "
                 f"{m['avg_reward']:.1%} of the time; some scenario has only 1 judged trial, so no pass^k with k > 1 "
-                f"({m['scenarios']} scenarios, 95% bootstrap interval)")
+                f"({scope}, 95% bootstrap interval)")
     return (
         f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])} vs pass^{n} "
         f"{with_ci(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])}[/]: a request succeeds on one try "
         f"{m['avg_reward']:.1%} of the time, on all {n} tries {m['pass_hat_k'][str(n)]:.1%} "
-        f"({m['scenarios']} scenarios × {n} trials, 95% bootstrap intervals)"
+        f"({scope}, 95% bootstrap intervals)"
     )
 
 
@@ -106,9 +118,34 @@ def _worst_scenarios(scenarios: list[dict[str, Any]], limit: int = 10) -> Table 
         return None
     failing.sort(key=lambda s: (sum(s["rewards"]) / len(s["rewards"]), s["task_id"], s["persona"]))
     table = Table(title=f"scenarios that fail most ({len(failing)} of {len(scenarios)} fail at least once)")
-    for col in ("task", "persona", "passed", "signatures"):
+    for col in ("task", "persona", "passed", "signatures", "backend of its first failure (expected → actual)"):
         table.add_column(col)
     for s in failing[:limit]:
         sigs = sorted({x for x in s["signatures"] if x})
-        table.add_row(s["task_id"], s["persona"], f"{sum(s['rewards'])}/{len(s['rewards'])}", ", ".join(sigs))
+        diff = s.get("state_diff")
+        backend = Text("matches the expected state", style="dim")
+        if diff:
+            backend = Text(f"trial {diff['trial']}\n").append_text(diff_text([RowChange.from_json(r) for r in diff["rows"]]))
+        table.add_row(s["task_id"], s["persona"], f"{sum(s['rewards'])}/{len(s['rewards'])}", ", ".join(sigs), backend)
     return table
+
+
+MARK = "bold yellow"  # a differing column
+
+
+def diff_text(changes: list[RowChange]) -> Text:
+    """One line per differing backend row: a changed row names only its differing columns, marked, expected →
+    actual; an extra row starts with +, a missing one with −. Built as Text, so stored values are never markup."""
+    text = Text()
+    for i, c in enumerate(changes):
+        if i:
+            text.append("\n")
+        if c.kind == "changed":
+            text.append(f"{c.table} {c.label}: ")
+            for j, f in enumerate(c.fields):
+                text.append("; " if j else "").append(f.column, style=MARK)
+                text.append(f" {value(f.expected)} → {value(f.actual)}")
+        else:
+            sign, style = ("+", "green") if c.kind == "extra" else ("−", "red")
+            text.append(f"{sign} {c.table} {c.label}: {ROW_WORDS[c.kind]}", style=style)
+    return text
