@@ -22,7 +22,7 @@ from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.guard_section import COMPARED, UNITS
 from passhat.report.numbers import num, per_100
-from passhat.report.reliability import partition_rows
+from passhat.report.reliability import not_predicted, partition_rows
 from passhat.report.state_diff import ROW_MEANING, ROW_WORDS, RowChange, row_changes, value
 from passhat.report.svg import COLORS, Series, bar_chart, line_chart, stacked_bars
 from passhat.store import TrialRecord
@@ -110,8 +110,8 @@ def _header(report: dict[str, Any]) -> str:
     verdict = stop_verdict(report)
     parts.append(f"<p class=headline>{escape(verdict)}</p>" if verdict else _figures_headline(report))
     x = m["extrapolated"]
-    if x is not None:  # when it is None, the curves section says why, once
-        parts.append(f"<p>Model-based pass^100: {_fmt(x['pass_hat_k']['100'], x['ci']['100'])} ({escape(x['model'])}).</p>")
+    if not_predicted(m) is None:  # otherwise the curves section says why, once
+        parts.append(f"<p>Model-based pass^100 ({escape(x['model'])}): {_predicted(x, 100)}.</p>")
     return "".join(parts) + _plumbing(m) + _gate(report)
 
 
@@ -214,23 +214,31 @@ def _curves(m: dict[str, Any]) -> str:
         Series("pass@k (exact)", [(k, m["pass_at_k"][str(k)]) for k in exact],
                [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact], COLORS[2]),
     ]
-    if x is None:
-        ticks: Sequence[int] = [k for k in CURVE_TICKS if k <= max(n, 2)]
-        dashed = ""
-        after = f"<p>pass^k beyond n is not predicted: {escape(str(m.get('extrapolation_skipped')))}.</p>"
-    else:
-        curve = {int(k): v for k, v in x["curve"].items()}
-        series.append(Series("pass^k (model)", [(k, v[0]) for k, v in curve.items() if k >= n],
-                             [(k, v[1], v[2]) for k, v in curve.items() if k >= n], COLORS[1], dashed=True))
-        ticks = CURVE_TICKS
-        dashed = (f" Dashed: predicted by the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, "
-                  "not measured.")
-        after = _extrapolation(x)
+    reason = not_predicted(m)
+    ticks: Sequence[int] = [k for k in CURVE_TICKS if k <= max(n, 2)]
+    dashed = ""
+    after = f"<p>pass^k beyond n is not predicted: {escape(reason)}.</p>" if reason is not None else ""
+    if x is not None:
+        curve = {int(k): v for k, v in x["curve"].items() if int(k) >= n}
+        if max(curve, default=0) > n:  # the model's curve, as far as it is predicted
+            ticks = CURVE_TICKS
+            series.append(Series("pass^k (model)", [(k, v[0]) for k, v in curve.items()],
+                                 [(k, v[1], v[2]) for k, v in curve.items()], COLORS[1], dashed=True))
+            dashed = (f" Dashed: predicted by the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, "
+                      "not measured, and drawn only as far as it is predicted.")
+        after += _extrapolation(x)
     chart = line_chart("pass^k and pass@k against k", series, ticks, "k (log scale)", "probability", log_x=True)
     return (
         "<h2>pass^k and pass@k against k</h2>"
         f"<p>Solid lines with shaded 95% bands: measured (exact estimators, k ≤ n = {n}).{dashed}</p>{chart}{after}"
     )
+
+
+def _predicted(x: dict[str, Any], k: int) -> str:
+    """A predicted pass^k with its interval, or why it is not predicted."""
+    if x["pass_hat_k"][str(k)] is None:
+        return f"not predicted: {escape(x['not_predicted'][str(k)])}"
+    return _fmt(x["pass_hat_k"][str(k)], x["ci"][str(k)])
 
 
 def _extrapolation(x: dict[str, Any]) -> str:
@@ -240,13 +248,15 @@ def _extrapolation(x: dict[str, Any]) -> str:
         f"<td>{'yes' if x['agrees'][k] else 'no'}</td></tr>"
         for k, v in x["fit_vs_exact"].items()
     )
-    predicted = "".join(f"<tr><td class=num>{k}</td><td class=num>{_fmt(x['pass_hat_k'][str(k)], x['ci'][str(k)])}</td></tr>" for k in EXTRAPOLATE_KS)
-    candidates = ", ".join(f"{escape(c['name'])} (BIC {c['bic']:.1f})" for c in x["candidates"])
+    predicted = "".join(f"<tr><td class=num>{k}</td><td>{_predicted(x, k)}</td></tr>" for k in EXTRAPOLATE_KS)
+    candidates = ", ".join(f"{escape(c['name'])} (AIC {c['aic']:.1f}, pass^100 {escape(num(c['pass_hat_k']['100']))})"
+                           for c in x["candidates"])
     return (
         f"<h3>Predicted pass^k beyond n</h3><table><tr><th>k</th><th>pass^k [95% CI]</th></tr>{predicted}</table>"
         f"<h3>Where the fit agrees with the exact estimator (k ≤ n)</h3><table><tr><th>k</th><th>exact</th>"
-        f"<th>model</th><th>model inside the exact 95% interval</th></tr>{fit_rows}</table>"
-        f"<p class=note>Candidates: {candidates}; the lowest BIC is used.</p>"
+        f"<th>model</th><th>exact as close as chance allows (simultaneous 95%)</th></tr>{fit_rows}</table>"
+        f"<p class=note>Candidates: {candidates}; the lowest AIC gives the figure, and every bootstrap resample "
+        "re-selects among them.</p>"
         "<h3>Assumptions of the extrapolation</h3><ul>" + "".join(f"<li>{escape(a)}</li>" for a in ASSUMPTIONS) + "</ul>"
     )
 

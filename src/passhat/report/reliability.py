@@ -30,9 +30,7 @@ def reliability_metrics(counts: Counts, tags: Mapping[str, Sequence[str]], skip_
     ci = run_intervals(every)
     fit: dict[str, Any] | None = None
     if skip_extrapolation is None:
-        extrapolated = extrapolate(every, pass_hat_curve([c for c, _ in every], [n for _, n in every]))
-        fit = extrapolated.to_json()
-        fit["agrees"] = {str(k): ci.pass_hat_k[k][0] <= m <= ci.pass_hat_k[k][1] for k, (m, _) in extrapolated.fit_vs_exact.items()}
+        fit = extrapolate(every, pass_hat_curve([c for c, _ in every], [n for _, n in every])).to_json()
     return {
         "ci": ci.to_json(),
         "extrapolated": fit,
@@ -46,6 +44,17 @@ def reliability_metrics(counts: Counts, tags: Mapping[str, Sequence[str]], skip_
         "persona_drop": {p: [d.to_json() for d in ds] for p, ds in persona_drops(counts).items()},
         "compounding": [point.to_json() for point in compounding(counts, tags, k_max)],
     }
+
+
+def not_predicted(m: Mapping[str, Any]) -> str | None:
+    """Why no pass^k beyond n is shown: the fit was skipped (early stop, too few trials), or every reported
+    k was withheld for the same reason (the model misses what was measured). None when some k is shown,
+    or when each withheld k has its own reason (the reports then say it k by k)."""
+    x = m.get("extrapolated")
+    if x is None:
+        return str(m.get("extrapolation_skipped"))
+    reasons = set(x["not_predicted"].values())
+    return reasons.pop() if len(x["not_predicted"]) == len(x["pass_hat_k"]) and len(reasons) == 1 else None
 
 
 def attach_group_intervals(metrics: dict[str, Any], counts: Counts, tags: Mapping[str, Sequence[str]]) -> None:

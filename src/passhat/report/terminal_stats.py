@@ -15,7 +15,7 @@ from passhat.metrics.gate import Decision
 from passhat.metrics.intervals import wilson
 from passhat.metrics.traffic import TrafficView
 from passhat.report.numbers import num, with_ci
-from passhat.report.reliability import partition_rows
+from passhat.report.reliability import not_predicted, partition_rows
 
 __all__ = ["print_comparison", "print_gate", "print_reliability", "print_traffic"]
 
@@ -26,11 +26,14 @@ SHOWN_CHANGES = 10  # how many changed scenarios `compare` lists when none is si
 def print_reliability(m: dict[str, Any], console: Console) -> None:
     """Extrapolated pass^k (or why it is not predicted), the partition by persona, and the compounding curve."""
     n = m["trials_per_scenario"]
-    if m.get("extrapolated") is None:
-        console.print(f"pass^k beyond n = {n}: not predicted — {m.get('extrapolation_skipped')}.", highlight=False, soft_wrap=True)
+    reason = not_predicted(m)
+    if reason is not None:
+        console.print(f"pass^k beyond n = {n}: not predicted — {reason}.", highlight=False, soft_wrap=True)
     else:
         x = m["extrapolated"]
         console.print(_extrapolated(x, n))
+        for k, why in x["not_predicted"].items():
+            console.print(f"pass^{k}: not predicted — {why}.", highlight=False, soft_wrap=True)
         agree = "agrees with" if all(x["agrees"].values()) else "departs from"
         console.print(f"For k <= n the fit {agree} the exact estimator (largest gap {x['max_gap']:.3f}).", highlight=False, soft_wrap=True)
         console.print("Assumptions: in the HTML report and metrics.extrapolated.assumptions.", highlight=False)
@@ -48,11 +51,12 @@ def partition_note(n: int) -> str:
 
 
 def _extrapolated(x: dict[str, Any], n: int) -> Table:
-    table = Table(title=f"pass^k beyond n = {n} (model-based: {x['model']}, lowest BIC)")
+    table = Table(title=f"pass^k beyond n = {n} (model-based: {x['model']}, lowest AIC)")
     table.add_column("k", justify="right")
     table.add_column("predicted pass^k [95% CI]", justify="right")
     for k in EXTRAPOLATE_KS:
-        table.add_row(str(k), with_ci(x["pass_hat_k"][str(k)], x["ci"][str(k)]))
+        shown = x["pass_hat_k"][str(k)] is not None
+        table.add_row(str(k), with_ci(x["pass_hat_k"][str(k)], x["ci"][str(k)]) if shown else "not predicted (below)")
     return table
 
 

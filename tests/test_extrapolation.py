@@ -1,0 +1,150 @@
+"""pass^k beyond n: the model is re-selected in every bootstrap resample, and a figure no model can be
+trusted for is withheld with its reason, in the JSON, the terminal and the HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_report_review import report_json, store
+
+from passhat.metrics.estimators import pass_hat_curve
+from passhat.metrics.extrapolate import EXTRAPOLATE_KS, AlwaysBeta, BetaModel, Mixture, extrapolate, loglik
+from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
+
+# Reliable scenarios spread just below 1, flaky ones, and nearly hopeless ones: no candidate is the truth.
+BETA_MIXTURE = Blend((0.6, 0.25, 0.15), (BetaModel(40.0, 1.0), BetaModel(6.0, 3.0), BetaModel(0.5, 8.0)))
+POINT_MASSES = Mixture((0.6, 0.25, 0.15), (1.0, 0.6, 0.0))
+
+
+def from_histogram(histogram: dict[int, int], trials: int = 8) -> list[tuple[int, int]]:
+    """One (c, n) per scenario: histogram[c] scenarios passed c of `trials`."""
+    return [(c, trials) for c, scenarios in histogram.items() for _ in range(scenarios)]
+
+
+def fit(counts: list[tuple[int, int]], **options: int | bool):
+    return extrapolate(counts, pass_hat_curve([c for c, _ in counts], [n for _, n in counts]), **options)
+
+
+# --- the models ---------------------------------------------------------------------------------------
+
+
+def test_always_beta_hand_computed() -> None:
+    model = AlwaysBeta(0.5, 2.0, 1.0)  # half never fail, half p ~ Beta(2, 1): E[p^k] = 2 / (k + 2)
+    assert model.pass_hat(np.array([1, 1000])) == pytest.approx([0.5 + 0.5 * 2 / 3, 0.5 + 0.5 * 2 / 1002])
+    assert model.posterior(2, 3).always == 0.0  # a failure rules out "never fails"
+    all_pass = model.posterior(3, 3)  # likelihood 1 against E[p^3] = 2/5
+    assert all_pass.always == pytest.approx(0.5 / (0.5 + 0.5 * 0.4)) and (all_pass.a, all_pass.b) == (5.0, 1.0)
+    groups = (np.array([3.0, 2.0]), np.array([3.0, 3.0]), np.array([1.0, 1.0]))
+    assert loglik(model, groups) == pytest.approx(np.log(0.5 + 0.5 * 0.4) + np.log(0.5 * 2 * 3 / (5 * 4 * 3)))
+
+
+def test_a_blend_truth_draws_and_predicts_from_its_parts() -> None:
+    truth = Blend((0.25, 0.75), (Mixture((1.0,), (1.0,)), BetaModel(2.0, 2.0)))
+    assert truth.pass_hat(2) == pytest.approx(0.25 + 0.75 * 0.3)  # E[p^2] of Beta(2, 2) = 3/10
+    rates = draw_rates(truth, 20000, np.random.default_rng(0))
+    assert (rates == 1.0).mean() == pytest.approx(0.25, abs=0.01) and rates.mean() == pytest.approx(0.625, abs=0.01)
+
+
+def test_a_component_that_never_fails_is_pinned_at_exactly_one() -> None:
+    counts = simulate_counts(Mixture((0.5, 0.5), (1.0, 0.8)), 1000, 8, np.random.default_rng(3))
+    result = fit(counts, reps=100)
+    assert result.model.name == "always+mixture-1" and result.model.rates[0] == 1.0
+    assert result.curve[1000][0] == pytest.approx(0.5, abs=0.04)  # a rate fitted at 0.998 would give 0.07
+
+
+# --- intervals: the model is chosen again in every resample -------------------------------------------
+
+
+def test_reselecting_the_model_covers_a_continuous_truth_the_held_model_misses() -> None:
+    counts = simulate_counts(BETA_MIXTURE, 235, 8, np.random.default_rng(0))
+    truth = float(BETA_MIXTURE.pass_hat(100))
+    _, held_lo, held_hi = fit(counts, reps=200, reselect=False).curve[100]
+    reselected = fit(counts, reps=200)
+    _, lo, hi = reselected.curve[100]
+    assert not held_lo <= truth <= held_hi  # the old interval: the first choice's own resampling noise only
+    assert lo <= truth <= hi and reselected.predicted(100)
+    assert sum(share > 0.05 for share in reselected.chosen_share.values()) >= 2  # the resamples did choose differently
+
+
+def test_a_point_mass_truth_gets_numeric_intervals_that_cover_it() -> None:
+    counts = simulate_counts(POINT_MASSES, 235, 8, np.random.default_rng(1))
+    result = fit(counts, reps=200)
+    doc = result.to_json()
+    for k in EXTRAPOLATE_KS:
+        lo, hi = doc["ci"][str(k)]
+        assert doc["pass_hat_k"][str(k)] is not None and lo <= float(POINT_MASSES.pass_hat(k)) <= hi
+    assert doc["not_predicted"] == {} and all(doc["agrees"].values())
+
+
+# --- the verdict: not predicted, and why --------------------------------------------------------------
+
+
+# 100 scenarios × 8 trials from a truth where 70% never fail and the rest draw p from Beta(9, 1):
+# "the 84 all-pass scenarios never fail" and "they fail about once in fifty" fit the counts alike.
+ALWAYS_OR_ALMOST = {4: 1, 5: 2, 7: 13, 8: 84}
+
+
+def test_models_that_fit_alike_but_predict_apart_withhold_pass_k() -> None:
+    result = fit(from_histogram(ALWAYS_OR_ALMOST), reps=200)
+    doc = result.to_json()
+    assert doc["pass_hat_k"]["20"] is not None  # close to the data, the models still agree
+    assert doc["pass_hat_k"]["100"] is None and doc["ci"]["100"] is None and doc["pass_hat_k"]["1000"] is None
+    reason = doc["not_predicted"]["100"]
+    assert "fit the data about as well" in reason and "cannot tell which is right" in reason
+    low, high = (float(x) for x in reason.split(" from ")[1].split(" (")[0].split(" to "))
+    assert high - low > 0.3  # the disagreement is real, not rounding
+    assert max(int(k) for k in doc["curve"]) < 100  # the chart stops where the prediction does
+
+
+def test_a_model_that_cannot_reproduce_what_was_measured_predicts_nothing() -> None:
+    # Every scenario passed exactly 4 of 8: far less spread than any success rate gives (binomial).
+    result = fit(from_histogram({4: 100}), reps=100)
+    assert not all(result.agrees.values())
+    assert set(result.to_json()["not_predicted"]) == {"20", "100", "1000"}
+    assert "does not reproduce what was measured" in result.withheld[20]
+
+
+def test_a_run_where_no_scenario_passed_all_n_is_no_misfit() -> None:
+    # 30 scenarios at p = 0.7: none passed 8 of 8 (exact pass^8 = 0, with a bootstrap interval of [0, 0]),
+    # which one success rate of 0.65 makes likely (0.97^30 = 0.4). The fit stands.
+    result = fit(from_histogram({2: 1, 3: 2, 4: 5, 5: 8, 6: 9, 7: 5}), reps=100)
+    assert result.fit_vs_exact[8][1] == 0.0 and result.fit_vs_exact[8][0] > 0.02
+    assert all(result.agrees.values()) and result.withheld == {}
+
+
+# --- the reports ----------------------------------------------------------------------------------------
+
+
+def stored_histogram(out: Path, run_id: str, histogram: dict[int, int]) -> None:
+    """A stored run whose scenario j passed exactly its histogram count of 8 trials."""
+    wanted = [c for c, scenarios in histogram.items() for _ in range(scenarios)]
+    rates = {(f"t{j:03d}", "a"): 1.0 for j in range(len(wanted))}
+    store(out, run_id, rates, trial_extra=lambda task, persona, i: (
+        {"reward": 0, "signature": "no_write"} if i >= wanted[int(task[1:])] else None))
+
+
+def test_reports_say_not_predicted_with_the_reason_where_models_disagree(tmp_path: Path) -> None:
+    stored_histogram(tmp_path, "r", ALWAYS_OR_ALMOST)
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    x = doc["metrics"]["extrapolated"]
+    assert x["pass_hat_k"]["20"] is not None and x["pass_hat_k"]["100"] is None
+    out = result.output
+    assert "not predicted (below)" in out and f"{x['pass_hat_k']['20']:.3f} [" in out
+    assert "pass^100: not predicted — models that fit the data about as well" in out.replace("\n", " ")
+    html = (tmp_path / "r.html").read_text()
+    assert "not predicted: models that fit the data about as well" in html
+    assert html.count("Model-based pass^100") == 1 and "pass^100 (" in html
+
+
+def test_reports_say_once_that_nothing_beyond_n_is_predicted_when_the_fit_misses(tmp_path: Path) -> None:
+    stored_histogram(tmp_path, "r", {4: 100})
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    x = doc["metrics"]["extrapolated"]
+    assert all(v is None for v in x["pass_hat_k"].values()) and doc["metrics"]["extrapolation_skipped"] is None
+    out = result.output.replace("\n", " ")
+    assert "pass^k beyond n = 8: not predicted — the best-fitting model" in out
+    assert "predicted pass^k [95% CI]" not in out
+    html = (tmp_path / "r.html").read_text()
+    assert "pass^k beyond n is not predicted: the best-fitting model" in html and "Model-based pass^100" not in html
