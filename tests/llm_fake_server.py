@@ -6,6 +6,11 @@ scripted Reply (a completion, an HTTP error, or either after a delay), and recor
 body, its headers and its path so tests can read what the client sent. Both are scripted the same
 way: a list of Replies consumed in order, then ``then(body)`` for every further request. The
 reply builders of each protocol are below its server. Nothing here knows passhat.
+
+A hostile endpoint is scripted too: a Reply's ``raw`` body is sent byte for byte (for what
+``json.dumps`` cannot write, such as a 5,000-digit number or 10,000-deep nesting), and every
+``ECHO_KEY`` in an answer is replaced by the API key the request carried, as an endpoint that echoes
+its key would.
 """
 
 from __future__ import annotations
@@ -19,11 +24,21 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
+ECHO_KEY = "{{api-key}}"  # in an answer: replaced by the key the request carried
+
+
 @dataclasses.dataclass(frozen=True)
 class Reply:
     status: int = 200
     body: dict[str, Any] = dataclasses.field(default_factory=dict)
     delay: float = 0.0
+    raw: str | None = None  # sent instead of body's JSON when set
+
+
+def request_key(headers: dict[str, str]) -> str:
+    """The API key a request carried: a bearer token (OpenAI) or x-api-key (Anthropic)."""
+    lower = {k.lower(): v for k, v in headers.items()}
+    return lower.get("x-api-key") or lower.get("authorization", "").removeprefix("Bearer ")
 
 
 class FakeServer:
@@ -83,7 +98,8 @@ class FakeServer:
                 try:
                     reply = server._next(self.path, body, dict(self.headers))
                     time.sleep(reply.delay)
-                    payload = json.dumps(reply.body).encode()
+                    text = json.dumps(reply.body) if reply.raw is None else reply.raw
+                    payload = text.replace(ECHO_KEY, request_key(dict(self.headers))).encode()
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(payload)))
@@ -140,6 +156,13 @@ def call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, 
     """A tool call; a str ``arguments`` is sent as is (so it may be invalid JSON)."""
     raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
     return {"id": call_id, "type": "function", "function": {"name": name, "arguments": raw}}
+
+
+def say_raw(message: str) -> Reply:
+    """A completion whose assistant message is ``message``, JSON text sent as is (it may hold what
+    ``json.dumps`` cannot write)."""
+    return Reply(200, raw=f'{{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake", '
+                 f'"choices": [{{"index": 0, "message": {message}, "finish_reason": "stop"}}]}}')
 
 
 def fail(status: int, message: str, code: str | None = None) -> Reply:
@@ -216,6 +239,13 @@ def claude_says(text: str | None = None, *uses: dict[str, Any], tokens: tuple[in
         "usage": {"input_tokens": tokens[0], "output_tokens": tokens[1]},
     }  # fmt: skip
     return Reply(200, body, delay)
+
+
+def claude_says_raw(content: str) -> Reply:
+    """A Messages-API answer whose content blocks are ``content``, JSON text sent as is."""
+    return Reply(200, raw=f'{{"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", '
+                 f'"content": {content}, "stop_reason": "tool_use", "stop_sequence": null, '
+                 f'"usage": {{"input_tokens": 1000, "output_tokens": 100}}}}')
 
 
 def tool_use(name: str, arguments: dict[str, Any], use_id: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from click.testing import Result
-from llm_fake_server import FakeAnthropic, Reply, claude_fail, claude_says, tool_use
+from llm_fake_server import FakeAnthropic, Reply, claude_fail, claude_says, claude_says_raw, tool_use
 from test_llm_agent import ASK_EMAIL, DONE, EMAIL, ORDER, PROPOSAL, report, run_cli, stored_events
 
 from passhat.agents.llm import INSTRUCTIONS
@@ -167,6 +167,27 @@ def test_another_invalid_request_is_not_retried_and_not_the_agents_failure(tmp_p
     assert len(server.requests) == 1
     assert result.exit_code == 1
     assert report(tmp_path)["metrics"]["infra_errors"] == 1
+
+
+def hostile_use(tool_input: str) -> Reply:
+    return claude_says_raw('[{"type": "tool_use", "id": "h1", "name": "get_order", "input": ' + tool_input + "}]")
+
+
+@pytest.mark.parametrize(
+    ("hostile", "stored"),
+    [(hostile_use('{"order_id": ' + "9" * 5000 + "}"), "cannot be read"), (hostile_use('["#R3042198"]'), "must be a JSON object"),
+     (hostile_use('{"order_id": "\\ud800"}'), "order_id holds \\ud800"), (claude_says("Let me look \ud800 into it."), "look \\ud800")],
+)  # fmt: skip
+def test_claudes_hostile_answers_are_judged_as_the_agents(tmp_path: Path, hostile: Reply, stored: str) -> None:
+    with FakeAnthropic([claude_says(ASK_EMAIL), hostile], then=lambda _: claude_says("I cannot help. Goodbye.")) as server:
+        result = anthropic_run(server, tmp_path, "--max-turns", "3")
+    assert result.exit_code == 0, result.output
+    m = report(tmp_path)["metrics"]
+    assert (m["infra_errors"], m["avg_reward"]) == (0, 0.0)
+    events = stored_events(tmp_path)
+    said = [e.get("text", "") for e in events] + [e["result"]["error"]["message"] for e in events if e.get("call_id") == "h1"]
+    assert any(stored in text for text in said), said
+    assert len(server.requests) > 2  # the conversation went on past the hostile answer: no request was refused
 
 
 def test_tokens_and_cost_come_from_usage(tmp_path: Path) -> None:

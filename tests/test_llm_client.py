@@ -1,5 +1,5 @@
-"""Model plumbing on its own: timeouts, the connection limit, backoff bounds, the Anthropic translation,
-and the store's schema version."""
+"""Model plumbing on its own: timeouts, the connection limit, backoff bounds, odd and hostile answers,
+the Anthropic translation, and the store's schema version."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from llm_fake_server import FakeOpenAI, fail, say
+from llm_fake_server import ECHO_KEY, FakeOpenAI, Reply, call, fail, say, say_raw
 
 from passhat.errors import UserError
-from passhat.llm import ModelHub, ModelUnavailable
+from passhat.llm import ModelHub, ModelToolCall, ModelUnavailable, UnreadableAnswer
 from passhat.llm.anthropic_client import to_anthropic
 from passhat.llm.retry import RetryPolicy
 from passhat.run.config import RunConfig
@@ -72,6 +72,49 @@ def test_backoff_grows_exponentially_up_to_its_cap() -> None:
     assert max(policy.delay(8) for _ in range(200)) <= 5.0
 
 
+def test_values_the_model_wrote_are_read_as_text_whatever_their_json_type() -> None:
+    odd = say_raw(
+        '{"role": "assistant", "content": 5, "tool_calls": [{"id": null, "type": "function", "function": '
+        '{"name": null, "arguments": {"order_id": "#1"}}}, {"id": "b", "type": "function"}]}'
+    )
+    with FakeOpenAI([odd]) as server:
+        (answer,) = complete_all(server, 1)
+    assert answer.text == "5"  # type: ignore[attr-defined]
+    assert answer.tool_calls == (ModelToolCall("call_0", "", '{"order_id": "#1"}'), ModelToolCall("b", "", ""))  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [Reply(200, raw="<html>bad gateway</html>"), Reply(200, {"choices": "none"}), Reply(200, {"choices": [{"message": None}]}),
+     say_raw('{"role": "assistant", "content": "hi", "tool_calls": "none"}')],
+)  # fmt: skip
+def test_an_answer_that_is_no_chat_completion_is_the_endpoints_failure_and_retried(broken: Reply) -> None:
+    with FakeOpenAI(then=lambda _: broken) as server:
+        (error,) = complete_all(server, 1, max_retries=1)
+    assert isinstance(error, ModelUnavailable)
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize(
+    "content", ["9" * 5000, "[" * 10_000 + "]" * 10_000, '"ok", "extra": ' + "[" * 10_000 + "]" * 10_000]
+)
+def test_an_answer_python_cannot_read_is_the_models_failure_and_not_retried(content: str) -> None:
+    with FakeOpenAI(then=lambda _: say_raw('{"role": "assistant", "content": ' + content + "}")) as server:
+        (error,) = complete_all(server, 1, max_retries=3)
+    assert isinstance(error, UnreadableAnswer)
+    assert len(server.requests) == 1
+
+
+def test_an_echoed_key_is_redacted_before_the_answer_is_cached_or_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-client-test-fake-key-42")
+    echo = say(f"key {ECHO_KEY}", call("get_order", {"order_id": ECHO_KEY}, ECHO_KEY))
+    with FakeOpenAI([echo]) as server:
+        (answer,) = complete_all(server, 1, cache=str(tmp_path / "cache.sqlite"))
+    assert answer.text == "key [redacted]"  # type: ignore[attr-defined]
+    assert answer.tool_calls == (ModelToolCall("[redacted]", "get_order", '{"order_id": "[redacted]"}'),)  # type: ignore[attr-defined]
+    assert b"fake-key" not in (tmp_path / "cache.sqlite").read_bytes()
+
+
 def test_tool_history_becomes_alternating_anthropic_turns() -> None:
     messages = [
         {"role": "system", "content": "policy"},
@@ -87,6 +130,13 @@ def test_tool_history_becomes_alternating_anthropic_turns() -> None:
     assert [t["role"] for t in turns] == ["user", "assistant", "user"]
     assert turns[1]["content"][0] == {"type": "tool_use", "id": "a", "name": "get_order", "input": {"order_id": "#1"}}
     assert [b["tool_use_id"] for b in turns[2]["content"]] == ["a", "b"]
+
+
+@pytest.mark.parametrize("arguments", ['{"n": ' + "9" * 5000 + "}", "[" * 10_000, '"text"', "not json"])
+def test_a_malformed_call_in_the_history_goes_to_claude_without_input(arguments: str) -> None:
+    call = {"id": "a", "type": "function", "function": {"name": "get_order", "arguments": arguments}}
+    (turn,) = to_anthropic([{"role": "assistant", "content": None, "tool_calls": [call]}])
+    assert turn["content"] == [{"type": "tool_use", "id": "a", "name": "get_order", "input": {}}]
 
 
 def test_a_store_of_the_previous_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:

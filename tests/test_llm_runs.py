@@ -7,8 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
-from llm_fake_server import FakeOpenAI, fail
+from llm_fake_server import ECHO_KEY, FakeOpenAI, call, fail, say
 from test_llm_agent import KEY, cancel_conversation, llm_run, report, run_cli, stored_events
 
 from passhat.store import ResultStore
@@ -161,6 +162,22 @@ def test_a_base_url_with_credentials_is_refused(tmp_path: Path) -> None:
     assert KEY not in result.output
 
 
+def echoing_models(out: Path, cache: Path) -> Result:
+    """A run whose agent and customer models echo the key they were sent: in the agent's words, in its
+    tool arguments (also as a JSON escape, which only decoding reveals), and in the customer's words."""
+    escaped = f"\\u{ord(KEY[0]):04x}{KEY[1:]}"
+    agent_replies = [
+        say(f"Your key is {ECHO_KEY}.", call("get_order", {"order_id": ECHO_KEY}, "k1")),
+        say(None, call("find_customer_by_email", '{"email": "' + escaped + '"}', "k2")),
+    ]
+    with FakeOpenAI(agent_replies, then=lambda _: say(f"Goodbye, {ECHO_KEY}.")) as agent, \
+            FakeOpenAI(then=lambda _: say(f"Hi, my key is {ECHO_KEY}.")) as customer:  # fmt: skip
+        return llm_run(
+            agent, out, "--cache", str(cache), "--guard", "audit", "--max-turns", "2",
+            "--user", "llm:openai/gpt-4.1-mini", "--user-base-url", customer.url, run_id="r3",
+        )  # fmt: skip
+
+
 def test_the_key_reaches_no_file_the_run_wrote(tmp_path: Path) -> None:
     out = tmp_path / "runs"
     cache = tmp_path / "cache.sqlite"
@@ -170,8 +187,14 @@ def test_the_key_reaches_no_file_the_run_wrote(tmp_path: Path) -> None:
     with FakeOpenAI(then=lambda _: echo) as server:
         refused = llm_run(server, out, "--cache", str(cache), "--trials", "2", run_id="r2")
     assert "infra errors" in refused.output  # the echoed key did reach the harness
+    echoed = echoing_models(out, cache)
+    assert echoed.exit_code == 0, echoed.output
+    events = stored_events(out, "r3")
+    assert "Your key is [redacted]." in [e.get("text") for e in events]  # the echo did reach the harness, and was judged
+    assert {e["args"]["email"] for e in events if e.get("call_id") == "k2"} == {"[redacted]"}
+    shown = run_cli("report", "r3", "--out", str(out), "--html", str(out / "r3.html"))
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {p.name for p in written} >= {"results.sqlite", "r1.json", "r2.json", "cache.sqlite"}
+    assert {p.name for p in written} >= {"results.sqlite", "r1.json", "r2.json", "r3.json", "r3.html", "cache.sqlite", "audit.jsonl"}
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
-    assert KEY not in ok.output + refused.output
+    assert KEY not in ok.output + refused.output + echoed.output + shown.output

@@ -12,7 +12,8 @@ from passhat.trajectory import Event
 
 @dataclasses.dataclass(frozen=True)
 class ToolCall:
-    """A tool call as the agent asked for it. ``arguments`` is a str when the model sent invalid JSON."""
+    """A tool call as the agent asked for it. A str ``arguments`` is JSON text as a model wrote it: the
+    orchestrator decodes it, and answers text it cannot read with an error result."""
 
     id: str
     name: str

@@ -2,20 +2,23 @@
 policy and tools, talking to the customer in plain text.
 
 It keeps its own transcript and adds only what is new at each turn: the customer's messages and
-the results of its tool calls. A call whose arguments are not JSON, or do not fit the tool's
-schema, comes back as an error result (the orchestrator and the environment see to that), so the
-model can read what was wrong and call again.
+the results of its tool calls. Whatever the model writes is its own responsibility and is judged:
+tool calls go to the orchestrator as the model wrote them, and arguments that are not JSON, that
+Python cannot read, or that do not fit the tool's schema come back as an error result, so the model
+can read what was wrong and call again. Characters that are not text are escaped visibly before the
+answer goes anywhere, and an answer that cannot be read at all is the agent's turn, with a note
+saying so.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any
 
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
-from passhat.llm import Endpoint, Message, ModelHub, ModelRef
+from passhat.llm import Completion, Endpoint, Message, ModelHub, ModelRef, UnreadableAnswer
 from passhat.trajectory import Event
+from passhat.untrusted import escape_text
 
 INSTRUCTIONS = """\
 You are a customer support agent in a live chat. The customer sees only the plain text you write; \
@@ -38,21 +41,10 @@ def event_messages(events: list[Event]) -> list[Message]:
     messages: list[Message] = []
     for e in events:
         if e.kind == "user":
-            messages.append({"role": "user", "content": e.text})
+            messages.append({"role": "user", "content": escape_text(e.text)})
         elif e.kind == "tool":
             messages.append({"role": "tool", "tool_call_id": e.call_id, "content": json.dumps(e.result)})
     return messages
-
-
-def parsed_arguments(raw: str) -> Any:
-    """The call's arguments as JSON when they parse (empty means none); the raw text when they do not,
-    which the orchestrator answers with an ``invalid_arguments`` error result."""
-    if not raw.strip():
-        return {}
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError:
-        return raw
 
 
 class LLMAgent:
@@ -66,9 +58,12 @@ class LLMAgent:
     async def act(self, events: list[Event]) -> AgentTurn:
         self._messages.extend(event_messages(events[self._seen :]))
         self._seen = len(events)
-        completion = await self._endpoint.complete(self._messages, self._tools, self._seed)
+        try:
+            completion = (await self._endpoint.complete(self._messages, self._tools, self._seed)).escaped()
+        except UnreadableAnswer as exc:
+            completion = Completion(f"[passhat: the agent's model sent an answer that cannot be read: {exc}]")
         self._messages.append(completion.as_message())
-        calls = tuple(ToolCall(c.id, c.name, parsed_arguments(c.arguments)) for c in completion.tool_calls)
+        calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in completion.tool_calls)  # JSON text: the orchestrator decodes it
         return AgentTurn(completion.text, calls)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import re
 import sqlite3
 from collections.abc import Callable
@@ -21,7 +22,10 @@ from typing import Any, get_type_hints
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from passhat.domains.toolkit import NotFound, ToolFailure, ToolMeta
+from passhat.untrusted import NOT_TEXT, escape_char
 
+MAX_ARGUMENT_DEPTH = 32  # tools take flat arguments; deeper nesting is a malformed call, not data
+SQLITE_INTEGERS = range(-(2**63), 2**63)  # what SQLite can bind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,15 +87,52 @@ def _parse_doc(doc: str) -> tuple[str, dict[str, str]]:
     return head.strip(), entries
 
 
+def argument_problem(value: Any, where: str = "arguments", depth: int = 0) -> str | None:
+    """Why ``value`` can be no tool's argument (it is not JSON, or holds what SQLite, the store or the
+    reports cannot carry), or None. Looks at most MAX_ARGUMENT_DEPTH levels deep."""
+    if isinstance(value, str):
+        if char := NOT_TEXT.search(value):
+            return f"{where} holds {escape_char(char.group())}, which is not text (a control character or unpaired surrogate)"
+        return None
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if value in SQLITE_INTEGERS else f"{where} is an integer outside the 64-bit range"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"{where} is not a finite number"
+    if not isinstance(value, (list, dict)):
+        return f"{where} is a {type(value).__name__}, not a JSON value"
+    if depth == MAX_ARGUMENT_DEPTH:
+        return f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels"
+    if isinstance(value, list):
+        return next(filter(None, (argument_problem(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))), None)
+    for key, item in value.items():
+        if not isinstance(key, str):
+            return f"{where} has a key that is not a string"
+        member = key if depth == 0 else f"{where}.{key}"
+        if problem := argument_problem(key, f"a key of {where}") or argument_problem(item, member, depth + 1):
+            return problem
+    return None
+
+
 def validate_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
-    """The call's arguments, checked and coerced; raises ToolFailure with a message a model can act on."""
+    """The call's arguments, checked and coerced; raises ToolFailure with a message a model can act on.
+
+    Checked before validation and again after it, since validation coerces (the string "1e999" into
+    an infinite float), so that nothing reaches the tool that SQLite or the store would choke on.
+    """
     if not isinstance(args, dict):
         raise ToolFailure("invalid_arguments", f"arguments for {spec.name} must be a JSON object")
+    if problem := argument_problem(args):
+        raise ToolFailure("invalid_arguments", f"invalid arguments for {spec.name}: {problem}")
     try:
-        return spec.args_model.model_validate(args).model_dump()
+        clean = spec.args_model.model_validate(args).model_dump()
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors())
         raise ToolFailure("invalid_arguments", f"invalid arguments for {spec.name}: {problems}") from None
+    if problem := argument_problem(clean):
+        raise ToolFailure("invalid_arguments", f"invalid arguments for {spec.name}: {problem}")
+    return clean
 
 
 Within = Callable[[sqlite3.Connection, dict[str, Any]], None]  # runs in the call's transaction, given its result

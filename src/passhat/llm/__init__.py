@@ -2,7 +2,7 @@
 transports, retries, a response cache, and token / cost accounting."""
 
 from passhat.llm.accounting import Meter, metering
-from passhat.llm.errors import ContextOverflow, ModelRequestError, ModelUnavailable, TransientError
+from passhat.llm.errors import ContextOverflow, ModelRequestError, ModelUnavailable, TransientError, UnreadableAnswer
 from passhat.llm.hub import Endpoint, ModelHub, role_models
 from passhat.llm.model import Completion, Message, ModelRef, ModelToolCall
 from passhat.llm.pricing import DEFAULT_PRICES, Price
@@ -10,6 +10,6 @@ from passhat.llm.secrets import scrub
 
 __all__ = [
     "DEFAULT_PRICES", "Completion", "ContextOverflow", "Endpoint", "Message", "Meter", "ModelHub", "ModelRef",
-    "ModelRequestError", "ModelToolCall", "ModelUnavailable", "Price", "TransientError", "metering", "role_models",
-    "scrub",
+    "ModelRequestError", "ModelToolCall", "ModelUnavailable", "Price", "TransientError", "UnreadableAnswer", "metering",
+    "role_models", "scrub",
 ]

@@ -3,7 +3,8 @@
 The interface speaks the OpenAI chat shape; this module translates at the edge: system messages
 become the ``system`` parameter, tool calls become ``tool_use`` blocks, tool results become
 ``tool_result`` blocks in a user turn, and consecutive turns of one role are merged, as the
-Messages API requires alternating roles.
+Messages API requires alternating roles. As with the OpenAI client, the answer is read field by
+field: a broken envelope is the endpoint's failure, any value the model wrote is taken as text.
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ import json
 from typing import Any
 
 from passhat.errors import UserError
-from passhat.llm.errors import TransientError, classify_status
-from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema
+from passhat.llm.errors import TransientError, classify_status, undecodable_answer
+from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, json_text, token_count
+from passhat.untrusted import storable
 
 DEFAULT_MAX_TOKENS = 4096  # the Messages API requires a bound on the answer's length
 
@@ -44,6 +46,8 @@ class AnthropicClient:
             raise TransientError(f"{type(exc).__name__}: {exc}") from None
         except sdk.APIStatusError as exc:
             raise classify_status(exc.status_code, exc.message) from None
+        except (ValueError, RecursionError) as exc:
+            raise (undecodable_answer(exc) or exc) from None
         return _completion(response)
 
     def _request(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> dict[str, Any]:
@@ -96,22 +100,36 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
 
 
 def _input(arguments: str) -> dict[str, Any]:
-    """tool_use input must be an object; Claude's own calls always are, so this only guards odd history."""
+    """tool_use input must be an object: a call whose arguments are not one (the model's own malformed
+    call, already answered with an error result) goes back with none. Text that is not text (a lone
+    surrogate the model wrote as a JSON escape) goes back escaped: the SDK cannot encode it."""
     try:
         value = json.loads(arguments)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):
         return {}
-    return value if isinstance(value, dict) else {}
+    return storable(value) if isinstance(value, dict) else {}
 
 
 def _completion(response: Any) -> Completion:
-    text = "".join(block.text for block in response.content if block.type == "text")
-    calls = tuple(
-        ModelToolCall(block.id, block.name, json.dumps(block.input)) for block in response.content if block.type == "tool_use"
-    )
+    content = getattr(response, "content", None)
+    if not isinstance(content, list):
+        raise TransientError("the endpoint's answer is not a message (its content is not a list of blocks)")
+    blocks = [(getattr(block, "type", None), block) for block in content]
+    text = "".join(as_text(getattr(block, "text", None)) or "" for kind, block in blocks if kind == "text")
+    calls = tuple(_tool_call(block, i) for i, (kind, block) in enumerate(blocks) if kind == "tool_use")
+    usage = getattr(response, "usage", None)
     return Completion(
         text=text or None,
         tool_calls=calls,
-        input_tokens=response.usage.input_tokens or 0,
-        output_tokens=response.usage.output_tokens or 0,
+        input_tokens=token_count(getattr(usage, "input_tokens", None)),
+        output_tokens=token_count(getattr(usage, "output_tokens", None)),
+    )
+
+
+def _tool_call(block: Any, i: int) -> ModelToolCall:
+    """A tool_use block as a call whose arguments are the JSON text of its input, whatever it holds."""
+    return ModelToolCall(
+        as_text(getattr(block, "id", None)) or f"toolu_{i}",
+        as_text(getattr(block, "name", None)) or "",
+        "" if (arguments := getattr(block, "input", None)) is None else json_text(arguments),
     )

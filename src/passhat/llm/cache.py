@@ -2,8 +2,9 @@
 
 The key covers the model, the sampling parameters (temperature, the trial's seed, max tokens), the
 messages and the tool schemas. It never covers the endpoint's address or key, and the file holds
-only answers, so it carries no secret. Each trial sends its own seed, so trials that open with the
-same words still get their own answers: a rerun reproduces every trajectory without making a call.
+only answers, with known secrets redacted (an endpoint may echo its key), so it carries no secret.
+Each trial sends its own seed, so trials that open with the same words still get their own answers:
+a rerun reproduces every trajectory without making a call.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, response T
 
 def cache_key(model: ModelRef, sampling: Sampling, messages: list[Message], tools: list[ToolSchema]) -> str:
     material: dict[str, Any] = {"model": str(model), "sampling": sampling.__dict__, "messages": messages, "tools": tools}
-    return hashlib.sha256(json.dumps(material, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    text = json.dumps(material, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()  # any text has a key, even lone surrogates
 
 
 class ResponseCache:

@@ -1,12 +1,14 @@
 """What can go wrong with a model call, and which side of the line each failure falls on.
 
 Transient failures are retried; after the last retry they become ModelUnavailable, an infra error
-(the trial cannot be judged). A prompt that no longer fits the context window is the agent's own
-failure. Any other refusal (bad key, unknown model) cannot be cured by retrying.
+(the trial cannot be judged). A prompt that no longer fits the context window, and an answer that
+holds what Python cannot read, are the model's own failures. Any other refusal (bad key, unknown
+model) cannot be cured by retrying.
 """
 
 from __future__ import annotations
 
+import json
 import re
 
 
@@ -20,6 +22,11 @@ class ContextOverflow(Exception):
 
 class ModelRequestError(Exception):
     """The endpoint refused the request for good (bad key, unknown model): retrying will not help."""
+
+
+class UnreadableAnswer(Exception):
+    """The endpoint answered, but the model's answer holds a number too long or nesting too deep for
+    Python's JSON reader: what the model wrote is its own responsibility, so this is its failure."""
 
 
 class ModelUnavailable(Exception):
@@ -41,3 +48,19 @@ def classify_status(status: int, message: str, code: str | None = None) -> Excep
     if code == "context_length_exceeded" or (status in (400, 413) and CONTEXT_OVERFLOW.search(message)):
         return ContextOverflow(message)
     return ModelRequestError(f"HTTP {status}: {message}")
+
+
+def undecodable_answer(exc: ValueError | RecursionError) -> Exception | None:
+    """What an SDK's failure to decode an HTTP 200 answer means, or None when ``exc`` is not that.
+
+    A body that is not JSON is the endpoint's failure (retried); valid JSON that Python refuses for
+    its size (an integer over ``sys.get_int_max_str_digits()`` digits, or nesting beyond the
+    recursion limit) can only come from what the model wrote.
+    """
+    if isinstance(exc, RecursionError):
+        return UnreadableAnswer("its answer nests deeper than Python's JSON reader goes")
+    if isinstance(exc, json.JSONDecodeError):
+        return TransientError(f"the endpoint's answer is not JSON: {exc}")
+    if "integer string conversion" in str(exc):  # CPython's int(str) digit limit, hit by json.loads
+        return UnreadableAnswer("its answer holds an integer with more digits than Python reads")
+    return None

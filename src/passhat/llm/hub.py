@@ -85,7 +85,8 @@ class Endpoint:
         self._cache, self._price = cache, price
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema], seed: int | None = None) -> Completion:
-        """The model's answer. Raises ContextOverflow, ModelRequestError, or ModelUnavailable after retries."""
+        """The model's answer, known secrets redacted. Raises ContextOverflow, UnreadableAnswer, ModelRequestError,
+        or ModelUnavailable after retries."""
         sampling = Sampling(temperature=self.model.temperature, seed=seed)
         key = cache_key(self.model.ref, sampling, messages, tools) if self._cache else None
         cached = self._cache.get(key) if self._cache and key else None
@@ -96,6 +97,7 @@ class Endpoint:
         completion, latency = await retrying(
             lambda: self._attempt(messages, tools, sampling), self._policy, f"{self.model.role} model {self.model.ref} at {where}"
         )
+        completion = completion.redacted()  # before anything keeps it: an endpoint may echo the key it was sent
         if self._cache and key:
             self._cache.put(key, completion)
         self._meter(completion, latency)

@@ -8,9 +8,13 @@ their edge. Tool schemas are the domain's own: ``{"name", "description", "parame
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from passhat.errors import UserError
+from passhat.llm.errors import UnreadableAnswer
+from passhat.untrusted import escape_text, redact
 
 Message = dict[str, Any]
 ToolSchema = dict[str, Any]
@@ -64,15 +68,47 @@ class Completion:
         calls = tuple(ModelToolCall(**c) for c in raw.get("tool_calls", ()))
         return cls(raw.get("text"), calls, raw.get("input_tokens", 0), raw.get("output_tokens", 0))
 
+    def redacted(self) -> Completion:
+        """The answer with every known secret redacted (an endpoint may echo the key it was sent)."""
+        return self._mapped(redact)
+
+    def escaped(self) -> Completion:
+        """The answer with characters that are not text visibly escaped, so it can be sent on and stored."""
+        return self._mapped(escape_text)
+
+    def _mapped(self, f: Callable[[str], str]) -> Completion:
+        calls = tuple(ModelToolCall(f(c.id), f(c.name), f(c.arguments)) for c in self.tool_calls)
+        text = None if self.text is None else f(self.text)
+        return dataclasses.replace(self, text=text, tool_calls=calls)
+
     def as_message(self) -> Message:
-        """The assistant message that puts this answer back into a conversation."""
-        message: Message = {"role": "assistant", "content": self.text}
+        """The assistant message that puts this answer back into a conversation (an answer with neither
+        text nor calls as empty text: APIs refuse an assistant message with neither)."""
+        message: Message = {"role": "assistant", "content": self.text if self.text is not None or self.tool_calls else ""}
         if self.tool_calls:
             message["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
                 for c in self.tool_calls
             ]
         return message
+
+
+def as_text(value: Any) -> str | None:
+    """A field the model wrote, as text: a string as is, any other JSON value as its JSON text."""
+    return value if value is None or isinstance(value, str) else json_text(value)
+
+
+def json_text(value: Any) -> str:
+    """A JSON value the endpoint decoded, written back as JSON text."""
+    try:
+        return json.dumps(value, default=str)
+    except RecursionError:
+        raise UnreadableAnswer("its answer nests deeper than Python's JSON writer goes") from None
+
+
+def token_count(value: Any) -> int:
+    """A token count the endpoint reported; anything but a non-negative integer counts as 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 @dataclasses.dataclass(frozen=True)

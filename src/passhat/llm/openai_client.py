@@ -2,6 +2,9 @@
 every server that speaks the same protocol (vLLM, Ollama, llama.cpp's server, OpenRouter…).
 
 The SDK's own retries are off: retrying is ``retry.py``'s job, so that every provider retries alike.
+The SDK does not check the types of what it decodes, so the answer is read field by field: a broken
+envelope (no choices, no message, tool calls that are not a list) is the endpoint's failure; any
+value the model wrote (text, tool names, ids, arguments) is taken as text, whatever its JSON type.
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ from typing import Any
 
 import openai
 
-from passhat.llm.errors import TransientError, classify_status
-from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema
+from passhat.llm.errors import TransientError, classify_status, undecodable_answer
+from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, token_count
 
 class OpenAIClient:
     def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float):
@@ -26,6 +29,8 @@ class OpenAIClient:
         except openai.APIStatusError as exc:
             code = exc.code if isinstance(getattr(exc, "code", None), str) else None
             raise classify_status(exc.status_code, exc.message, code) from None
+        except (ValueError, RecursionError) as exc:
+            raise (undecodable_answer(exc) or exc) from None
         return _completion(response)
 
     def _request(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> dict[str, Any]:
@@ -42,17 +47,27 @@ class OpenAIClient:
 
 
 def _completion(response: Any) -> Completion:
-    if not response.choices:
+    choices = getattr(response, "choices", None)
+    if not choices or not isinstance(choices, list):
         raise TransientError("the endpoint answered with no choices")
-    message = response.choices[0].message
-    calls = tuple(
-        ModelToolCall(call.id or f"call_{i}", call.function.name, call.function.arguments or "")
-        for i, call in enumerate(message.tool_calls or ())
-    )
-    usage = response.usage
+    message = getattr(choices[0], "message", None)
+    calls = getattr(message, "tool_calls", None) or []
+    if message is None or not isinstance(calls, list):
+        raise TransientError("the endpoint's answer is not a chat completion (no message, or tool_calls not a list)")
+    usage = getattr(response, "usage", None)
     return Completion(
-        text=message.content,
-        tool_calls=calls,
-        input_tokens=(usage.prompt_tokens or 0) if usage else 0,
-        output_tokens=(usage.completion_tokens or 0) if usage else 0,
+        text=as_text(getattr(message, "content", None)),
+        tool_calls=tuple(_tool_call(call, i) for i, call in enumerate(calls)),
+        input_tokens=token_count(getattr(usage, "prompt_tokens", None)),
+        output_tokens=token_count(getattr(usage, "completion_tokens", None)),
+    )
+
+
+def _tool_call(call: Any, i: int) -> ModelToolCall:
+    """A call as the model wrote it; a missing id gets one, missing name or arguments are empty."""
+    function = getattr(call, "function", None)
+    return ModelToolCall(
+        as_text(getattr(call, "id", None)) or f"call_{i}",
+        as_text(getattr(function, "name", None)) or "",
+        as_text(getattr(function, "arguments", None)) or "",
     )

@@ -1,8 +1,9 @@
 """API keys: read from the providers' usual environment variables, and kept out of everything written.
 
 Keys never enter a run's configuration (only the variable's name is implied by the provider), and
-base URLs that carry credentials are refused. As a last line, ``scrub`` removes every key this
-process has read from text about to be stored, such as an endpoint's error message.
+base URLs that carry credentials are refused. Every key this process reads is registered with
+``passhat.untrusted``, which redacts it from everything stored (trials, reports, the response cache);
+``scrub`` removes it from text such as an endpoint's error message.
 """
 
 from __future__ import annotations
@@ -11,12 +12,10 @@ import os
 from urllib.parse import urlsplit
 
 from passhat.errors import UserError
+from passhat.untrusted import add_secret, redact
 
 KEY_VARIABLES = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
 NO_KEY = "no-key"  # what a local server without authentication is sent (the SDKs insist on some key)
-REDACTED = "[redacted]"
-_MIN_SECRET = 8  # shorter strings are not worth scrubbing and would mangle ordinary text
-_read: set[str] = set()
 
 
 def api_key(provider: str, base_url: str | None, flag: str) -> str:
@@ -29,8 +28,7 @@ def api_key(provider: str, base_url: str | None, flag: str) -> str:
             f"{flag} names an {provider} model but {variable} is not set: export {variable}=<your key> "
             f"(keys are read from the environment only, never from flags or config files)."
         )
-    if len(key) >= _MIN_SECRET:
-        _read.add(key)
+    add_secret(key)
     return key or NO_KEY
 
 
@@ -50,6 +48,4 @@ def check_base_url(url: str | None, flag: str) -> None:
 
 def scrub(text: str) -> str:
     """``text`` with every key read by this process replaced by [redacted]."""
-    for key in _read:
-        text = text.replace(key, REDACTED)
-    return text
+    return redact(text)

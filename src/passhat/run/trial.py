@@ -11,12 +11,13 @@ from typing import Any
 from passhat.agents.base import Agent, AgentSetup, ToolCall
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment
-from passhat.env.tools import error
+from passhat.env.tools import MAX_ARGUMENT_DEPTH, argument_problem, error
 from passhat.grade import Grade, Mode, grade_trial
 from passhat.llm import ContextOverflow
 from passhat.guard import ToolPath
 from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
+from passhat.untrusted import storable
 from passhat.users.base import UserSimulator
 from passhat.users.personas import Persona
 
@@ -119,11 +120,39 @@ async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event]) -> tupl
 
 
 def _execute(path: ToolPath, call: ToolCall, events: list[Event]) -> Event:
-    args = call.arguments
-    if isinstance(args, str):
-        try:
-            args = json.loads(args)
-        except json.JSONDecodeError as exc:
-            result = error("invalid_arguments", f"arguments are not valid JSON: {exc}", retryable=True)
-            return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
-    return path.execute(call.name, args, events, call.id)
+    """One of the agent's calls, as an event. Arguments no tool could take (text that is not JSON or
+    that Python cannot read, values SQLite or the store cannot carry) get an error result here,
+    before any guard or fault sees them; the call is then the agent's, judged like any other."""
+    try:
+        args = _decoded(call.arguments) if isinstance(call.arguments, str) else call.arguments
+        problem = argument_problem(args)
+    except ValueError as exc:
+        problem = str(exc)
+    if problem:
+        result = error("invalid_arguments", problem, retryable=True)
+        return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
+    # a checked value is its own storable form but for known secrets, which no tool, backend or audit keeps
+    return path.execute(call.name, storable(args), events, call.id)
+
+
+def _decoded(raw: str) -> Any:
+    """The JSON value of arguments as a model wrote them (empty text means none); ValueError saying
+    what is wrong when they are not JSON Python can read."""
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw, parse_int=_integer, parse_constant=_not_a_number)
+    except RecursionError:
+        raise ValueError(f"arguments nest deeper than {MAX_ARGUMENT_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON: {exc}") from None
+
+
+def _integer(digits: str) -> int:
+    if len(digits) > 20:  # beyond any 64-bit integer, and never converted: Python refuses long ones outright
+        raise ValueError(f"arguments hold an integer of {len(digits.lstrip('-'))} digits, outside the 64-bit range")
+    return int(digits)
+
+
+def _not_a_number(name: str) -> Any:
+    raise ValueError(f"arguments are not valid JSON: {name} is not a JSON number")

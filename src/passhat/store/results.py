@@ -3,7 +3,9 @@
 WAL journal mode with synchronous=NORMAL means a trial is durable once record() returns, even if the
 process is killed the next instant (only an OS crash or power loss can drop the last commits), and
 a report can read the store while the run is still writing it. The store knows nothing of agents,
-models or domains: it keeps what it is given.
+models or domains: it keeps what it is given, in a form every reader can take — text that is not
+text visibly escaped, known secrets redacted, numbers and nesting JSON cannot carry as notes (see
+``passhat.untrusted``), since a trial holds whatever its agent and customer sent.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from passhat.errors import UserError
 from passhat.metrics import TrialOutcome
 from passhat.trajectory import USER_SIMULATOR_ERROR
+from passhat.untrusted import storable
 
 STORE_FILE = "results.sqlite"
 SCHEMA_VERSION = 2  # 2: per-trial model usage (tokens, cost, latency)
@@ -177,8 +180,8 @@ class ResultStore:
         """
         row = (
             trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
-            trial.infra_error, json.dumps(trial.events), json.dumps(trial.grade), trial.started, trial.finished,
-            json.dumps(trial.usage),
+            storable(trial.infra_error), _json(trial.events), _json(trial.grade), trial.started, trial.finished,
+            _json(trial.usage),
         )  # fmt: skip
         if self._conn.execute(UPSERT, row).rowcount == 0:
             raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
@@ -240,6 +243,11 @@ def list_runs(out_dir: Path) -> list[RunEntry]:
         except (UserError, sqlite3.Error) as exc:
             unreadable.append(RunEntry(run_dir.name, error=str(exc)))
     return sorted(runs, key=lambda run: run.created or 0.0, reverse=True) + unreadable
+
+
+def _json(value: Any) -> str:
+    """Strict JSON (no NaN) of a value in storable form."""
+    return json.dumps(storable(value), allow_nan=False)
 
 
 def _connect(target: str) -> sqlite3.Connection:

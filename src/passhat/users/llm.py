@@ -7,6 +7,9 @@ marker. A model playing a customer can break its role in ways we can see; such a
 - it leaves in its opening message, before asking for anything;
 - it says nothing at all;
 - it states an identifier or email address that neither its instruction nor the agent gave it;
+- it writes characters that are not text (an unpaired surrogate, a NUL or another control character;
+  stored visibly escaped);
+- its model's answer cannot be read (a number too long, nesting too deep for Python);
 - its conversation no longer fits its model's context window.
 """
 
@@ -17,8 +20,9 @@ import random
 import re
 
 from passhat.domains.model import Domain, Task
-from passhat.llm import ContextOverflow, Endpoint, Message, ModelHub, ModelRef
+from passhat.llm import ContextOverflow, Endpoint, Message, ModelHub, ModelRef, UnreadableAnswer
 from passhat.trajectory import USER_SIMULATOR_ERROR
+from passhat.untrusted import NOT_TEXT, escape_char, escape_text
 from passhat.users.base import UserStop, UserTurn
 from passhat.users.personas import Persona
 
@@ -80,13 +84,18 @@ class LLMUser:
 
     async def respond(self, agent_text: str | None) -> UserTurn:
         if agent_text is not None:
+            agent_text = escape_text(agent_text)  # the agent's words, sendable whatever it wrote
             self._messages.append({"role": "user", "content": agent_text})
             self._given += "\n" + agent_text
         try:
             completion = await self._endpoint.complete(self._messages, [], self._seed)
         except ContextOverflow:
             return self._broken("", "its conversation no longer fits its model's context window")
+        except UnreadableAnswer as exc:
+            return self._broken("", f"its model's answer cannot be read: {exc}")
         raw = completion.text or ""
+        if garbage := NOT_TEXT.search(raw):
+            return self._broken(escape_text(raw), f"it wrote {escape_char(garbage.group())}, which is not text")
         self._messages.append({"role": "assistant", "content": raw})
         text, stop = split_marker(raw)
         error = simulator_error(text, stop, agent_text is None, self._unknown_facts(text))
