@@ -1,0 +1,418 @@
+"""Whether the agent *told* the customer a fact: stated it, by meaning, in words addressed to them.
+
+A fact is told by a sentence that says its value (in any usual wording, see
+:mod:`passhat.dialogue.values`) and does not take it back: not negated, not set aside ("instead
+of"), not hedged ("about", "X or Y"), not asked, not inside a data dump, not about another thing
+(another order's id), not contradicted in the same sentence (a rival status) or by a later
+correction ("Sorry, I meant $340.00"), and for money not in the other direction (a charge is no
+refund) or another currency.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
+from typing import Literal
+
+from passhat.dialogue.dumps import dump_spans, in_dump
+from passhat.dialogue.text import (
+    FUNCTION_WORDS,
+    contrasted_at,
+    hedged_at,
+    is_offer,
+    is_question,
+    negated_at,
+    plain,
+    sentence_at,
+    sentences,
+)
+from passhat.dialogue.values import (
+    Direction,
+    FactKind,
+    Mention,
+    canonical_number,
+    card_endings_in,
+    cued_card_endings_in,
+    dates_in,
+    money_in,
+    names_identifier,
+    names_phrase,
+    numbers_in,
+    parse_money,
+    same_date,
+)
+
+__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "tell"]
+
+NotTold = Literal["not_said", "negated", "contradicted", "hedged", "question", "data_dump", "about_other"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    """A fact the customer must be told, typed so that it is matched by meaning, not by string.
+
+    ``value`` is canonical per kind: money "332.20" (two decimals, no sign), card_ending "8069",
+    date "2026-03-04", identifier "833698649358", number "3", status and phrase as written ("delivered").
+    ``direction``: for money, which way it moves for the customer (None: a balance, a price, a total).
+    ``synonyms``: other wordings with this meaning (status, phrase). ``rivals``: the other values this
+    status could have — stating one of them of the same thing contradicts the fact. ``about``: ids of
+    the thing the fact is about (an order), so a statement about another thing does not count.
+    """
+
+    kind: FactKind
+    value: str
+    direction: Direction | None = None
+    currency: str = "USD"
+    synonyms: tuple[str, ...] = ()
+    rivals: tuple[str, ...] = ()
+    about: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Telling:
+    """Whether and where a fact was told: the event index of the agent message and the sentence."""
+
+    fact: Fact
+    told: bool
+    event: int | None = None
+    quote: str | None = None
+    reason: NotTold | None = None  # why it does not count, when it was not told
+
+
+# Most informative first: when no mention told the fact, the reason reported is the first one met here.
+_REASON_ORDER: tuple[NotTold, ...] = ("contradicted", "negated", "hedged", "about_other", "question", "data_dump")
+QUOTE_CHARS = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class _Said:
+    """A span that says the fact's value; ``mismatch`` when it says it wrongly (other currency or direction)."""
+
+    start: int
+    end: int
+    mismatch: NotTold | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Message:
+    event: int
+    text: str  # apostrophes made plain, offsets as in ``raw``
+    raw: str
+    dumps: list[tuple[int, int]]
+
+
+def tell(fact: Fact, messages: Sequence[tuple[int, str]], seen: Sequence[str] = (), id_pattern: str | None = None) -> Telling:
+    """Whether the agent messages ``messages`` ((event index, text), in order) tell ``fact``.
+
+    ``seen``: the texts of the tool results the agent saw (a fact found only inside a verbatim copy of
+    them is not told). ``id_pattern``: the domain's regex for entity ids (to attribute statements to things).
+    Returns the first message and sentence that tell it; else the most informative reason it was not told.
+    """
+    said = [_Message(event, plain(text), text, dump_spans(text, seen, id_pattern)) for event, text in messages]
+    reasons: set[NotTold] = set()
+    for index, message in enumerate(said):
+        for mention in _said_spans(fact, message.text):
+            reason = _rejection(fact, message, mention, id_pattern) or _corrected_later(fact, said, index, mention, id_pattern)
+            if reason is None:
+                return Telling(fact, True, message.event, _quote(message.raw, mention.start, mention.end))
+            reasons.add(reason)
+    return Telling(fact, False, reason=next((r for r in _REASON_ORDER if r in reasons), "not_said"))
+
+
+def answers_kind(fact: Fact, text: str, id_pattern: str | None = None) -> bool:
+    """Whether one agent message states *some* value of the fact's kind, right or wrong: un-negated,
+    not asked, not in a dump. The simulated customer, who cannot know the right value, uses it to
+    decide its question was answered ("Your balance is $60.00" answers a money question;
+    "Thank you, your identity is verified." answers nothing)."""
+    text = plain(text)
+    dumps = dump_spans(text, (), id_pattern)
+    return any(
+        not in_dump(start, end, dumps) and not negated_at(text, start, end) and not _asks(text, start, end)
+        for start, end in _any_value_spans(fact, text, id_pattern)
+    )
+
+
+# ---------------------------------------------------------------------------------------------- where the value is said
+
+
+def _said_spans(fact: Fact, text: str) -> list[_Said]:
+    if fact.kind == "money":
+        return _money_said(fact, text)
+    if fact.kind in ("status", "phrase"):
+        spans = {span for wording in (fact.value, *fact.synonyms) for span in names_phrase(text, wording)}
+        return [_Said(s, e) for s, e in _outermost(spans)]
+    if fact.kind == "identifier":
+        return [_Said(s, e) for s, e in names_identifier(text, fact.value)]
+    return [_Said(m.start, m.end) for m in _kind_mentions(fact.kind, text) if _same_value(fact, m.value)]
+
+
+def _money_said(fact: Fact, text: str) -> list[_Said]:
+    amount = parse_money(fact.value)
+    found = []
+    for m in money_in(text):
+        if Decimal(m.value) != amount:
+            continue
+        other_currency = m.currency is not None and m.currency != fact.currency
+        flipped = fact.direction is not None and m.direction is not None and m.direction != fact.direction
+        found.append(_Said(m.start, m.end, "contradicted" if other_currency or flipped else None))
+    return found
+
+
+def _kind_mentions(kind: FactKind, text: str) -> list[Mention]:
+    finders = {"money": money_in, "card_ending": card_endings_in, "date": dates_in, "number": numbers_in}
+    return finders[kind](text) if kind in finders else []
+
+
+def _same_value(fact: Fact, said: str) -> bool:
+    if fact.kind == "date":
+        return same_date(said, fact.value)
+    if fact.kind == "number":
+        return said == canonical_number(fact.value)
+    if fact.kind == "card_ending":
+        return said == re.sub(r"\D", "", fact.value)[-4:]
+    if fact.kind == "money":
+        return Decimal(said) == parse_money(fact.value)
+    return said == fact.value
+
+
+def _outermost(spans: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans not inside another ("has been delivered" over "delivered")."""
+    return sorted(s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans))
+
+
+# ---------------------------------------------------------------------------------------------- why a mention does not tell
+
+
+def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | None) -> NotTold | None:
+    text, start, end = message.text, mention.start, mention.end
+    if in_dump(start, end, message.dumps):
+        return "data_dump"
+    if _asks(text, start, end):
+        return "question"
+    if negated_at(text, start, end) or contrasted_at(text, start, end):
+        return "negated"
+    if hedged_at(text, start, end, alternatives=fact.kind != "phrase") or (fact.kind == "status" and _only_possible(text, start)):
+        return "hedged"
+    if mention.mismatch:
+        return mention.mismatch
+    if not _about_the_thing(fact, text, start, end, id_pattern) or (fact.kind == "status" and _generic(text, start, end)):
+        return "about_other"
+    if _rival_in_sentence(fact, message, mention, id_pattern):
+        return "contradicted"
+    return None
+
+
+def _asks(text: str, start: int, end: int) -> bool:
+    return is_question(text, start, end) and not is_offer(text, start, end)
+
+
+_GENERIC_BEFORE = re.compile(r"\b(?:only|all|any|every|no)\s+$", re.I)
+_PREDICATE_BEFORE = re.compile(
+    r"\b(?:is|are|was|were|be|been|being|now|already|still|currently|marked|shows?|showing|listed|as)\s+$", re.I
+)
+
+
+def _generic(text: str, start: int, end: int) -> bool:
+    """A status word used of a class of things, not of this one: "only pending orders can be cancelled",
+    "delivered orders cannot be cancelled" (but "a delivered order", of this one, and "was delivered
+    days ago" are not)."""
+    following = re.match(r"\s+([A-Za-z]+)", text[end:])
+    noun = following.group(1).lower() if following else ""
+    if not noun or noun in FUNCTION_WORDS or _PREDICATE_BEFORE.search(text[:start]):
+        return False
+    return bool(_GENERIC_BEFORE.search(text[:start])) or bool(re.fullmatch(r"[a-z]+[^su]s", noun))
+
+
+_MODAL_BEFORE = re.compile(
+    r"(?:\b(?:can|could|will|would|may|might|must|should|shall|to)|'ll|'d)\s+(?:not\s+|n't\s+)?(?:\w+ly\s+)?(?:be|get)\s+(?:\w+ly\s+)?$",
+    re.I,
+)
+
+
+def _only_possible(text: str, start: int) -> bool:
+    """A status said as possible or future, not as holding: "can be cancelled", "will be delivered"."""
+    return bool(_MODAL_BEFORE.search(text[:start]))
+
+
+def _rival_in_sentence(fact: Fact, message: _Message, mention: _Said, id_pattern: str | None) -> bool:
+    """A rival status stated plainly of the same thing in the same sentence ("it is pending and delivered")."""
+    if fact.kind != "status" or not fact.rivals:
+        return False
+    text = message.text
+    s_start, s_end = sentence_at(text, mention.start)
+    subject = _subject(fact, text, mention.start, mention.end, id_pattern)
+    for rival in fact.rivals:
+        for start, end in names_phrase(text[s_start:s_end], rival):
+            start, end = start + s_start, end + s_start
+            if start < mention.end and mention.start < end:
+                continue
+            if _stated(text, start, end) and not _generic(text, start, end) and not _only_possible(text, start):
+                other = _subject(fact, text, start, end, id_pattern)
+                if subject is None or other is None or subject & other:
+                    return True  # the same thing, or things unnamed
+    return False
+
+
+def _stated(text: str, start: int, end: int) -> bool:
+    return not (negated_at(text, start, end) or contrasted_at(text, start, end) or hedged_at(text, start, end) or _asks(text, start, end))
+
+
+# ---------------------------------------------------------------------------------------------- attribution to a thing
+
+
+def _id_key(value: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", value.lower())
+
+
+def _id_shape(value: str) -> str:
+    return re.sub(r"\d", "9", _id_key(value))
+
+
+def _markers(fact: Fact, text: str, skip: tuple[int, int], id_pattern: str | None) -> list[tuple[int, int, str]]:
+    """Where things are named (start, end, id key): ``id_pattern`` matches (shaped like ``about`` when
+    given) and every form of the ``about`` ids ("order 1244351" names "#R1244351")."""
+    shapes = {_id_shape(a) for a in fact.about}
+    found: dict[tuple[int, int], str] = {}
+    for m in re.finditer(id_pattern, text) if id_pattern else ():
+        if not shapes or _id_shape(m.group()) in shapes:
+            found[m.span()] = next((_id_key(a) for a in fact.about if names_identifier(m.group(), a)), _id_key(m.group()))
+    for about in fact.about:
+        for span in names_identifier(text, about):
+            found[span] = _id_key(about)
+    return sorted((s, e, key) for (s, e), key in found.items() if e <= skip[0] or s >= skip[1])
+
+
+_JOINED = re.compile(r"[\s,&]*(?:\b(?:and|or|both)\b)?[\s,&]*", re.I)
+
+
+def _subject(fact: Fact, text: str, start: int, end: int, id_pattern: str | None) -> frozenset[str] | None:
+    """The ids of the things a statement at [start, end) is about; None when no thing is named.
+
+    The nearest id before it in its sentence (with the ids joined to it by "and" or commas), else the
+    first after it in its sentence, else the latest id named before its sentence in the message.
+    """
+    markers = _markers(fact, text, (start, end), id_pattern)
+    s_start, s_end = sentence_at(text, start)
+    before = [m for m in markers if s_start <= m[0] and m[1] <= start]
+    after = [m for m in markers if m[0] >= end and m[1] <= s_end]
+    earlier = [m for m in markers if m[1] <= s_start]
+    if before:
+        group = [before[-1]]
+        for m in reversed(before[:-1]):
+            if not _JOINED.fullmatch(text, m[1], group[-1][0]):
+                break
+            group.append(m)
+    elif after or earlier:
+        group = [after[0] if after else earlier[-1]]
+    else:
+        return None
+    return frozenset(key for _, _, key in group)
+
+
+def _about_the_thing(fact: Fact, text: str, start: int, end: int, id_pattern: str | None) -> bool:
+    if not fact.about:
+        return True
+    subject = _subject(fact, text, start, end, id_pattern)
+    return subject is None or bool(subject & {_id_key(a) for a in fact.about})
+
+
+# ---------------------------------------------------------------------------------------------- later corrections
+
+_CORRECTION = re.compile(
+    r"\b(?:actually|correction|sorry|apologies|my\s+apologies|i\s+apologi[sz]e|i\s+meant|i\s+misspoke|my\s+mistake"
+    r"|my\s+error|(?<!than\s)rather(?!\s+than)|let\s+me\s+correct|to\s+correct|on\s+second\s+thought|scratch\s+that"
+    r"|i\s+was\s+wrong|that\s+was\s+(?:wrong|incorrect)|should\s+have\s+said)\b",
+    re.I,
+)
+_CUE_WORDS = frozenset(
+    "actually correction sorry apologies apologize apologise meant misspoke mistake error rather correct second "
+    "thought scratch wrong incorrect said".split()
+)
+_STOPWORDS = frozenset(
+    "the a an and or but is are was were be been being has have had do does did will would can could should may might "
+    "must i you we they he she it its it's your our my me us them this that these those there here of to in on at by "
+    "for with from as so if then than not no yes just also still now only all any some which what who when where how "
+    "let me i'm i've i'll you'll you're we'll we've that's there's very really please thanks thank".split()
+)
+
+
+def _corrected_later(fact: Fact, said: list[_Message], index: int, mention: _Said, id_pattern: str | None) -> NotTold | None:
+    """"contradicted" when a later sentence with a correction cue states another value of the fact's kind
+    about the same thing ("Sorry, I meant $340.00" after "$332.20")."""
+    message = said[index]
+    telling = message.text[slice(*sentence_at(message.text, mention.start))]
+    for text, start, end, dumps in _later_segments(said, index, mention.end):
+        if not _CORRECTION.search(text, start, end) or not _same_slot(telling, text[start:end]):
+            continue
+        for o_start, o_end in _other_values(fact, text, id_pattern):
+            if start <= o_start and o_end <= end and not in_dump(o_start, o_end, dumps) and _stated(text, o_start, o_end):
+                return "contradicted"
+    return None
+
+
+def _later_segments(said: list[_Message], index: int, after: int) -> Iterator[tuple[str, int, int, list[tuple[int, int]]]]:
+    """The rest of the mention's sentence, then each later sentence of this and the later messages."""
+    first = said[index]
+    _, s_end = sentence_at(first.text, after)
+    yield first.text, after, s_end, first.dumps
+    for message in said[index:]:
+        for start, end in sentences(message.text):
+            if message is first and start < s_end:
+                continue
+            yield message.text, start, end, message.dumps
+
+
+def _content_words(sentence: str) -> set[str]:
+    words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z']{2,}", sentence)}
+    return words - _STOPWORDS - _CUE_WORDS
+
+
+def _same_slot(telling: str, correction: str) -> bool:
+    """A correction concerns the told value when it shares a content word with the telling sentence
+    ("refund"), or either is too bare to be about anything else ("Sorry, I meant $340.00" after
+    "It is $332.20.")."""
+    said, corrected = _content_words(telling), _content_words(correction)
+    return len(corrected) <= 1 or not said or bool(said & corrected)
+
+
+def _other_values(fact: Fact, text: str, id_pattern: str | None) -> list[tuple[int, int]]:
+    if fact.kind in ("status", "phrase"):
+        return [span for rival in fact.rivals for span in names_phrase(text, rival)]
+    if fact.kind == "identifier":
+        return [span for span in _identifier_like(fact, text, id_pattern) if not names_identifier(text[slice(*span)], fact.value)]
+    return [(m.start, m.end) for m in _kind_mentions(fact.kind, text) if not _same_value(fact, m.value)]
+
+
+# ---------------------------------------------------------------------------------------------- any value of the kind
+
+
+def _any_value_spans(fact: Fact, text: str, id_pattern: str | None) -> list[tuple[int, int]]:
+    if fact.kind in ("status", "phrase"):
+        wordings = (fact.value, *fact.synonyms, *(fact.rivals if fact.kind == "status" else ()))
+        return [span for wording in wordings for span in names_phrase(text, wording)]
+    if fact.kind == "identifier":
+        return names_identifier(text, fact.value) + _identifier_like(fact, text, id_pattern)
+    if fact.kind == "card_ending":
+        return [(m.start, m.end) for m in cued_card_endings_in(text)]
+    return [(m.start, m.end) for m in _kind_mentions(fact.kind, text)]
+
+
+def _identifier_like(fact: Fact, text: str, id_pattern: str | None) -> list[tuple[int, int]]:
+    """Ids of the fact's shape: matches of ``id_pattern`` shaped like the value, or digit runs as long as it."""
+    shape = _id_shape(fact.value)
+    spans = [m.span() for m in re.finditer(id_pattern, text) if _id_shape(m.group()) == shape] if id_pattern else []
+    if shape.strip("9") == "":
+        runs = re.finditer(r"(?<![\w.,-])\d+(?:[ -]\d+)*(?![\w]|[.,]\d)", text)
+        spans += [m.span() for m in runs if len(re.sub(r"\D", "", m.group())) == len(shape)]
+    return spans
+
+
+def _quote(text: str, start: int, end: int) -> str:
+    """The sentence that tells, or the QUOTE_CHARS of it around the value when it is longer."""
+    s_start, s_end = sentence_at(text, start)
+    if s_end - s_start <= QUOTE_CHARS:
+        return text[s_start:s_end]
+    left = max(s_start, min((start + end - QUOTE_CHARS) // 2, s_end - QUOTE_CHARS))
+    return text[left:left + QUOTE_CHARS]

@@ -1,0 +1,501 @@
+"""Typed values in an agent's words: amounts of money, card endings, dates, numbers, ids, streets, phrases.
+
+A grader compares what the agent *said* with a fact by meaning: "USD332.20", "332,20 $" and "three
+hundred thirty-two dollars and twenty cents" all say 332.20, while the digits of "#R3042198", a zip
+code or a date say no amount at all. Each finder returns spans, so the words around a value can be
+judged (negation, direction, attribution) by :mod:`passhat.dialogue.text`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import functools
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Literal, TypeVar
+
+from text_to_num import text2num
+
+from passhat.dialogue.text import clause_at_keeping_labels, plain
+
+Direction = Literal["refund", "charge"]  # which way money moves, seen from the customer
+FactKind = Literal["money", "card_ending", "date", "status", "identifier", "number", "phrase"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Mention:
+    """One value said in a text: its kind, canonical value and span (and, for money, direction and currency)."""
+
+    kind: FactKind
+    value: str  # canonical: money "332.20"; card_ending "8069"; date "2026-03-04" ("--03-04" without a year); number "3"
+    start: int
+    end: int
+    direction: Direction | None = None  # money only: "refund" (to the customer), "charge" (from the customer)
+    currency: str | None = None  # money only: "USD", "EUR", ... when stated
+
+
+# ---------------------------------------------------------------------------------------------- number words
+
+_UNITS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen"
+).split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()
+_SCALES = "hundred thousand million billion".split()
+_NUMBER_WORD = "|".join(sorted(_UNITS + _TENS + _SCALES, key=len, reverse=True))
+_NUMBER_WORD_RUN = re.compile(
+    rf"\b(?:a\s+(?=(?:hundred|thousand|million)\b))?(?:{_NUMBER_WORD})"
+    rf"(?:(?:[\s-]+|\s+and\s+)(?:{_NUMBER_WORD}))*\b",
+    re.I,
+)
+_PRONOUN_ONE = re.compile(r"\b(?:the|this|that|which|no|any|every|each|some|someone|anyone)\s+$", re.I)
+
+
+def _number_words(text: str) -> list[tuple[int, int, int]]:
+    """(start, end, value) of each number said in words; a run that is no single number ("one two")
+    is read as the longest numbers it starts with."""
+    found = []
+    for run in _NUMBER_WORD_RUN.finditer(text):
+        words = list(re.finditer(r"[A-Za-z]+", run.group()))
+        i = 0
+        while i < len(words):
+            for j in range(len(words), i, -1):
+                if words[j - 1].group().lower() == "and":
+                    continue
+                start, end = run.start() + words[i].start(), run.start() + words[j - 1].end()
+                value = _words_value(text[start:end])
+                if value is not None:
+                    found.append((start, end, value))
+                    i = j
+                    break
+            else:
+                i += 1
+    return found
+
+
+def _words_value(words: str) -> int | None:
+    spoken = re.sub(r"^a\s+", "one ", words.lower())
+    if spoken in ("and", "a"):
+        return None
+    try:
+        return int(text2num(spoken, "en"))
+    except ValueError:
+        return None
+
+
+_ORDINAL_WORDS = dict(
+    zip(
+        "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
+        "fifteenth sixteenth seventeenth eighteenth nineteenth".split(),
+        range(1, 20),
+    )
+)
+_ORDINAL_WORDS |= {"twentieth": 20, "thirtieth": 30}
+_ORDINAL_WORDS |= {f"{tens}-{unit}": base + n for tens, base in (("twenty", 20), ("thirty", 30))
+                   for unit, n in list(_ORDINAL_WORDS.items())[:9] if base + n <= 31}
+
+
+# ---------------------------------------------------------------------------------------------- money
+
+_CURRENCY_SIGNS = {
+    "$": "USD", "us$": "USD", "usd": "USD", "usd$": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD",
+    "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP",
+    "ca$": "CAD", "c$": "CAD", "cad": "CAD", "a$": "AUD", "aud": "AUD", "¥": "JPY", "jpy": "JPY", "chf": "CHF",
+}
+_PREFIX = r"(?:US\$|USD\s?\$?|CA\$|C\$|A\$|\$|€|£|¥|(?:EUR|GBP|CAD|AUD|JPY|CHF)\s?)"
+_SUFFIX = r"(?:\$|€|£|USD\b|EUR\b|GBP\b|CAD\b|AUD\b|JPY\b|CHF\b|(?:US\s+)?dollars?\b|euros?\b|pounds?\b|bucks\b|cents?\b)"
+_AMOUNT = (
+    r"(?P<num>\d{1,3}(?:\.\d{3})+,\d{2}"  # 1.204,50
+    r"|\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?"  # 1,204.50
+    r"|\d+(?:[.,]\d{1,2})?)"  # 1204.5, 332,20
+)
+_SIGN = r"[-−]"
+_DIGIT_MONEY = re.compile(
+    rf"(?P<open>\(\s?)?(?P<sign1>{_SIGN})?(?:(?P<pre>{_PREFIX})\s?)?(?P<sign2>{_SIGN})?{_AMOUNT}"
+    rf"(?:\s?(?P<post>{_SUFFIX}))?(?P<close>\s?\))?",
+    re.I,
+)
+_GLUED_AFTER = re.compile(r"[.,]\d|[-/:]\d|\w")  # "332.205", "2026-03", "10:30", "4th"
+_UNIT_AFTER = re.compile(
+    r"\s?(?:%|(?:am|pm|a\.m\.|p\.m\.|percent|kg|lbs?|oz|g|cm|mm|km|miles?|mi|inch(?:es)?|hours?|hrs?|minutes?|days?|weeks?"
+    r"|months?|years?|stars?|points?|items?|orders?|units?)\b)",
+    re.I,
+)
+_CUE_REFUND = re.compile(
+    r"\b(?:refund(?:s|ed|ing|able)?|back|credit(?:s|ed|ing)?(?!\s+card)|reimburs\w*|return(?:ed)?\s+to\s+you"
+    r"|you(?:'ll|\s+will|\s+would|\s+should|\s+can)?\s+(?:get|receive)|cheaper|less(?!\s+than)|owed\s+to\s+you|rebate"
+    r"|(?:give|pay|send)(?:s|ing)?\s+you|we\s+owe\s+you)\b",
+    re.I,
+)
+_CUE_CHARGE = re.compile(
+    r"\b(?:charg(?:e|es|ed|ing)|pa(?:y|ys|id|ying)(?!\s+you\b)|(?<!we\s)owe[sd]?(?!\s+to\s+you)|costs?\s+you|bill(?:s|ed|ing)?"
+    r"|debit(?:s|ed|ing)?(?!\s+card)|additional|extra|more(?!\s+than)|collect(?:s|ed|ing)?|due(?!\s+to\b))\b",
+    re.I,
+)
+
+
+_Amount = tuple[int, int, Decimal, str | None, bool]  # start, end, amount, currency, written with a sign
+
+
+def money_in(text: str) -> list[Mention]:
+    """Every amount of money said in ``text``, with its direction and currency when said.
+
+    A bare integer is no amount ("3 items"); a bare number with two decimals is one ("332.20").
+    """
+    return list(_money_in(plain(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _money_in(text: str) -> tuple[Mention, ...]:
+    """Cached: one message is read by the customer, the guard and the graders, for every term and fact."""
+    candidates = _digit_money(text) + _worded_money(text)
+    return tuple(
+        Mention("money", _cents(amount), start, end, _direction(text, start, end, signed), currency)
+        for start, end, amount, currency, signed in _longest_first(candidates)
+    )
+
+
+def _digit_money(text: str) -> list[_Amount]:
+    found = []
+    for m in _DIGIT_MONEY.finditer(text):
+        start, end = m.start(), m.end()
+        if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_#/@.:-"):
+            continue
+        if m.group("open") and not m.group("close"):
+            start = m.start("sign1") if m.group("sign1") else m.start("pre") if m.group("pre") else m.start("num")
+        pre, post, num = (m.group("pre") or "").strip().lower(), (m.group("post") or "").lower(), m.group("num")
+        after = m.end("num") if not m.group("close") else end
+        if not post and (_GLUED_AFTER.match(text, after) or (not pre and _UNIT_AFTER.match(text, after))):
+            continue
+        currency = _CURRENCY_SIGNS.get(pre) or _CURRENCY_SIGNS.get(re.sub(r"^us\s+", "", post))
+        amount = _parse_amount(num, stated_currency=bool(pre or post))
+        if amount is None:
+            continue
+        if post.startswith("cent"):
+            amount, currency = amount / 100, "USD"
+        elif not (pre or post) and not re.fullmatch(r"[\d,]*\.\d{2}", num):
+            continue  # a bare number is an amount only with two decimals
+        signed = bool(m.group("sign1") or m.group("sign2") or (m.group("open") and m.group("close")))
+        found.append((start, end, amount, currency, signed))
+    return found
+
+
+def _parse_amount(num: str, stated_currency: bool) -> Decimal | None:
+    if re.fullmatch(r"\d{1,3}(?:\.\d{3})+,\d{2}|\d+,\d{2}", num):
+        if not stated_currency:
+            return None  # "3,20" with no currency is a list or a typo, not an amount
+        num = num.replace(".", "").replace(",", ".")
+    elif "," in num and not re.fullmatch(r"\d{1,3}(?:,\d{3})+(?:\.\d{1,2})?", num):
+        return None
+    try:
+        return Decimal(num.replace(",", ""))
+    except InvalidOperation:
+        return None
+
+
+_DOLLARS_WORD = re.compile(r"\s+(?:US\s+)?(?P<unit>dollars?|euros?|pounds?|bucks)\b", re.I)
+_CENTS_WORD = re.compile(r"\s+cents?\b", re.I)
+_CENTS_JOIN = re.compile(r"\s*,?\s*(?:and\s+)?", re.I)
+
+
+def _worded_money(text: str) -> list[_Amount]:
+    """"332 dollars and 20 cents", "eight dollars and sixty-two cents", "twenty cents"."""
+    atoms = sorted(
+        [(s, e, Decimal(v)) for s, e, v in _number_words(text)]
+        + [(m.start(), m.end(), Decimal(m.group())) for m in re.finditer(r"(?<![\w.,$€£-])\d+(?![\w.,]\d|\w)", text)]
+    )
+    by_start = {s: (e, v) for s, e, v in atoms}
+    found = []
+    for start, end, value in atoms:
+        unit = _DOLLARS_WORD.match(text, end)
+        if unit:
+            amount, stop = value, unit.end()
+            join = _CENTS_JOIN.match(text, stop)
+            cents_atom = by_start.get(join.end()) if join else None
+            if cents_atom and cents_atom[1] < 100 and _CENTS_WORD.match(text, cents_atom[0]):
+                amount += cents_atom[1] / 100
+                stop = _CENTS_WORD.match(text, cents_atom[0]).end()
+            found.append((start, stop, amount, _CURRENCY_SIGNS[unit.group("unit").lower()], False))
+        elif _CENTS_WORD.match(text, end) and value < 100:
+            found.append((start, _CENTS_WORD.match(text, end).end(), value / 100, "USD", False))
+    return found
+
+
+_Found = TypeVar("_Found", bound=tuple)  # (start, end, ...)
+
+
+def _longest_first(found: list[_Found]) -> list[_Found]:
+    """The items that do not overlap, a longer one winning ("332 dollars and 20 cents" over "20 cents"), in text order."""
+    chosen: list[_Found] = []
+    for item in sorted(found, key=lambda f: (f[0] - f[1], f[0])):
+        if all(item[1] <= c[0] or item[0] >= c[1] for c in chosen):
+            chosen.append(item)
+    return sorted(chosen, key=lambda f: f[0])
+
+
+def _cents(amount: Decimal) -> str:
+    return str(amount.quantize(Decimal("0.01")))
+
+
+_PAID_BEFORE = re.compile(r"\byou\s+(?:have\s+|had\s+|originally\s+|already\s+)?(?:paid|spent)\b|\byou\s+were\s+(?:charged|billed)\b", re.I)
+
+
+def _direction(text: str, start: int, end: int, signed: bool) -> Direction | None:
+    """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund.
+    "The $276.78 you paid" names the amount by how it was paid before, not its way: beside a refund word, it
+    comes back ("the $276.78 you paid comes back to you")."""
+    c_start, c_end = clause_at_keeping_labels(text, start)
+    cues = {direction: [m for m in cue.finditer(text, c_start, c_end) if not (start <= m.start() < end)]
+            for direction, cue in (("refund", _CUE_REFUND), ("charge", _CUE_CHARGE))}
+    paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
+    if paid and cues["refund"]:
+        cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
+    distances: dict[Direction, int] = {}
+    for direction, found in cues.items():
+        gaps = [start - m.end() for m in found if m.end() <= start] + [m.start() - end for m in found if m.start() >= end]
+        if gaps:
+            distances[direction] = min(gaps)
+    if not distances:
+        return "refund" if signed else None
+    if len(distances) == 2 and distances["refund"] == distances["charge"]:
+        return None
+    return min(distances, key=distances.__getitem__)
+
+
+def parse_money(value: str) -> Decimal | None:
+    """A fact's canonical amount ("332.20", "$1,204.50") as a Decimal; None when it is no amount."""
+    cleaned = re.sub(r"[^\d.,]", "", value)
+    return _parse_amount(cleaned, stated_currency=False) if cleaned else None
+
+
+# ---------------------------------------------------------------------------------------------- dates
+
+_MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}
+_MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_ORDINAL = "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True))
+_DAY = rf"(?P<day>\d{{1,2}}(?:st|nd|rd|th)?|{_ORDINAL})"
+_YEAR = r"(?:,?\s+(?P<year>(?:19|20)\d{2}))?"
+_DATE_FORMS = [
+    re.compile(r"(?<![\d/.-])(?P<year>\d{4})[-/](?P<month>\d{1,2})[-/](?P<day>\d{1,2})(?![\d/])"),
+    re.compile(r"(?<![\d/.-])(?P<month>\d{1,2})/(?P<day>\d{1,2})/(?P<year>\d{4}|\d{2})(?![\d/])"),
+    re.compile(rf"\b{_MONTH}\s+(?:the\s+)?{_DAY}\b{_YEAR}(?!\d)", re.I),
+    re.compile(rf"\b(?:the\s+)?{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}(?!\d)", re.I),
+]
+
+
+def dates_in(text: str) -> list[Mention]:
+    """Every calendar date said in ``text``: ISO, US numeric (month/day/year), or with a month's name."""
+    text = plain(text)
+    found = []
+    for form in _DATE_FORMS:
+        for m in form.finditer(text):
+            value = _iso_date(m)
+            if value is not None:
+                found.append((m.start(), m.end(), value))
+    return [Mention("date", v, s, e) for s, e, v in _longest_first(found)]
+
+
+def _iso_date(m: re.Match[str]) -> str | None:
+    month_text, day_text, year_text = m.group("month"), m.group("day").lower(), m.group("year")
+    if month_text == "may":
+        return None  # the verb ("you may 2 ..."); the month is written "May"
+    month = int(month_text) if month_text.isdigit() else _MONTHS[month_text[:3].lower()]
+    day = _ORDINAL_WORDS.get(day_text) or int(re.sub(r"\D", "", day_text))
+    year = int(year_text) if year_text else None
+    if year is not None and year < 100:
+        year += 2000
+    try:
+        datetime.date(year or 2000, month, day)  # 2000 is a leap year, so "Feb 29" without a year stands
+    except ValueError:
+        return None
+    return f"{year:04d}-{month:02d}-{day:02d}" if year else f"--{month:02d}-{day:02d}"
+
+
+def same_date(said: str, fact: str) -> bool:
+    """Whether a said date (maybe without a year, "--03-04") is the fact's date."""
+    return said == fact or (said.startswith("--") and fact[-6:] == said[1:])
+
+
+# ---------------------------------------------------------------------------------------------- card endings
+
+_CARD_CUE = (
+    r"(?:ending|ends|end)(?:\s+(?:in|with|on))?\s*[:#]?\s*"
+    r"|last\s+(?:four|4)(?:\s+digits)?(?:\s+(?:are|is|of|being))?\s*[:#]?\s*"
+    r"|(?:(?:[xX•·●∙]{1,4}|\*{3,4})[- ]?){1,4}|(?:\.{3}|…)\s?"  # a mask, not markdown bold ("**Address:**\n2210")
+    r"|(?:visa|mastercard|master\s?card|amex|american\s+express|discover|(?:credit\s+|debit\s+)?card)\s*[-–:#]?\s*"
+)
+_CUED_ENDING = re.compile(rf"(?<![A-Za-z0-9_])(?:{_CARD_CUE})(?P<digits>\d{{4}})(?![\d\w]|[.,]\d)", re.I)
+_BARE_FOUR = re.compile(r"(?<![\w#$€£.,/:\-])(?<!\d\s)(\d{4})(?![\w]|[.,/:\-]?\d|\s\d)")
+
+
+def card_endings_in(text: str) -> list[Mention]:
+    """Every card's last four digits said in ``text``: "ending in 8069", "x8069", "Amex-8069", "****8069",
+    and a bare "8069" that is no year, amount, date or part of a longer number. "card_8069" is an id."""
+    return _card_endings(plain(text), bare=True)
+
+
+def _card_endings(text: str, bare: bool) -> list[Mention]:
+    return list(_cached_card_endings(text, bare))
+
+
+@functools.lru_cache(maxsize=4096)
+def _cached_card_endings(text: str, bare: bool) -> tuple[Mention, ...]:
+    taken = [(m.start, m.end) for m in money_in(text) + dates_in(text)]
+    found = {}
+    for m in _CUED_ENDING.finditer(text):
+        if _inside(m.start("digits"), m.end(), taken):
+            continue
+        found[m.start("digits")] = Mention("card_ending", m.group("digits"), m.start("digits"), m.end())
+    if bare:
+        for m in _BARE_FOUR.finditer(text):
+            year_like = 1900 <= int(m.group(1)) <= 2099
+            if m.start() not in found and not year_like and not _inside(m.start(), m.end(), taken):
+                found[m.start()] = Mention("card_ending", m.group(1), m.start(), m.end())
+    return tuple(sorted(found.values(), key=lambda mention: mention.start))
+
+
+def cued_card_endings_in(text: str) -> list[Mention]:
+    """Card endings said as such ("ending in 8069"), without bare four-digit numbers."""
+    return _card_endings(plain(text), bare=False)
+
+
+def _inside(start: int, end: int, spans: list[tuple[int, int]]) -> bool:
+    return any(s < end and start < e for s, e in spans)
+
+
+# ---------------------------------------------------------------------------------------------- plain numbers
+
+_DIGIT_NUMBER = re.compile(r"(?<![\w#$€£.,/:@-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(?![\w]|[.,/:-]\d)")
+
+
+def numbers_in(text: str) -> list[Mention]:
+    """Plain numbers, in digits or words ("3 items", "three items"); not the digits of ids, amounts or dates."""
+    text = plain(text)
+    taken = [(m.start, m.end) for m in money_in(text) + dates_in(text)]
+    found = []
+    for m in _DIGIT_NUMBER.finditer(text):
+        if not _inside(m.start(), m.end(), taken):
+            found.append(Mention("number", canonical_number(m.group()), m.start(), m.end()))
+    for start, end, value in _number_words(text):
+        if text[start:end].lower() == "one" and _PRONOUN_ONE.search(text[:start]):
+            continue  # "the one ending in 8069"
+        if not _inside(start, end, taken):
+            found.append(Mention("number", str(value), start, end))
+    return sorted(found, key=lambda mention: mention.start)
+
+
+def canonical_number(value: str) -> str:
+    """"1,204" -> "1204", "3.0" -> "3", "2.50" -> "2.5"."""
+    number = Decimal(value.replace(",", ""))
+    return format(number.normalize(), "f") if number != number.to_integral() else str(int(number))
+
+
+# ---------------------------------------------------------------------------------------------- ids, streets, phrases
+
+
+def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
+    """Where ``text`` names the id ``value`` in any usual form, as a whole token.
+
+    Digits-only ids also match grouped ("8336 9864 9358", "8336-9864-9358"); other ids match with or
+    without "#" and separators, in any case ("#R3042198": "R3042198", "r-3042198"), or by their
+    trailing run of at least five digits alone ("order 3042198"). Never inside a longer token.
+    """
+    text = plain(text)
+    core = re.sub(r"[^0-9A-Za-z]", "", value)
+    if not core:
+        return []
+    if core.isdigit():
+        return _grouped_digits(text, core)
+    segments = re.findall(r"[A-Za-z]+|\d+", value)
+    body = r"[-_ ]?".join(re.escape(s) for s in segments)
+    spans = [m.span() for m in re.finditer(rf"(?<![\w#-])#?{body}(?![\w]|-\w)", text, re.I)]
+    trailing = re.search(r"\d+$", core)
+    if trailing and len(trailing.group()) >= 5:
+        spans += [
+            span for span in _grouped_digits(text, trailing.group()) if not _inside(span[0], span[1], spans)
+        ]
+    return sorted(spans)
+
+
+_DIGIT_GROUPS = re.compile(r"(?<![\w.,-])#?\d+(?:[ -]\d+)*(?![\w]|[.,]\d)")
+
+
+def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
+    spans = []
+    for run in _DIGIT_GROUPS.finditer(text):
+        groups = list(re.finditer(r"\d+", run.group()))
+        for i in range(len(groups)):
+            joined = ""
+            for j in range(i, len(groups)):
+                joined += groups[j].group()
+                if joined == digits:
+                    spans.append((run.start() + (groups[i].start() if i else 0), run.start() + groups[j].end()))
+                if len(joined) >= len(digits):
+                    break
+    return spans
+
+
+_STREET_WORDS = {
+    "street": "st", "avenue": "ave", "av": "ave", "road": "rd", "drive": "dr", "boulevard": "blvd", "court": "ct",
+    "place": "pl", "lane": "ln", "terrace": "ter", "parkway": "pkwy", "highway": "hwy", "circle": "cir",
+    "square": "sq", "north": "n", "south": "s", "east": "e", "west": "w", "northeast": "ne", "northwest": "nw",
+    "southeast": "se", "southwest": "sw", "suite": "#", "ste": "#", "apartment": "#", "apt": "#", "unit": "#",
+    "no": "#", "number": "#",
+}
+_STREET_TOKEN = re.compile(r"#|[A-Za-z0-9]+")
+
+
+def names_street(text: str, street: str) -> list[tuple[int, int]]:
+    """Where ``text`` names the street line ``street``, with the usual abbreviations ("Ln." for Lane,
+    "#9" / "Unit 9" for "Apt 9"), in any case. A different house number or street type does not match."""
+    wanted = [t for t, _, _ in _street_tokens(street)]
+    said = _street_tokens(plain(text))
+    spans = []
+    for i in range(len(said) - len(wanted) + 1):
+        if wanted and [t for t, _, _ in said[i:i + len(wanted)]] == wanted:
+            spans.append((said[i][1], said[i + len(wanted) - 1][2]))
+    return spans
+
+
+def _street_tokens(text: str) -> list[tuple[str, int, int]]:
+    tokens: list[tuple[str, int, int]] = []
+    for m in _STREET_TOKEN.finditer(text):
+        token = _STREET_WORDS.get(m.group().lower(), m.group().lower())
+        if token == "#" and tokens and tokens[-1][0] == "#":
+            tokens[-1] = ("#", tokens[-1][1], m.end())  # "Apt #9"
+            continue
+        tokens.append((token, m.start(), m.end()))
+    return tokens
+
+
+_UNIT = re.compile(r"(?:\b(?:apt|apartment|unit|suite|ste)\b\.?\s*#?|(?<![\w#])#)\s?(?:\d[A-Za-z0-9-]{0,5}|[A-Za-z]\d{0,4})\b", re.I)
+
+
+def units_in(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` names an apartment, unit or suite ("Apt 9", "Unit 210", "Suite 4B", "#9"), the part of
+    a street line that :func:`names_street` matches as "#9". "#R3042198" is an id, not a unit."""
+    return [m.span() for m in _UNIT.finditer(plain(text))]
+
+
+_PHRASE_GAP = r"[\s\-_\"'“”‘’/]+"
+
+
+def names_phrase(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where ``text`` says ``phrase`` as whole words: any case, quotes and hyphens ignored, plurals and
+    the doubled-l spelling ("canceled") allowed. "deliver" does not say "delivered"."""
+    words = re.findall(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?", plain(phrase))
+    if not words:
+        return []
+    body = _PHRASE_GAP.join(_inflected(w) for w in words)
+    return [m.span() for m in re.finditer(rf"(?<![\w-]){body}(?![\w-])", plain(text), re.I)]
+
+
+def _inflected(word: str) -> str:
+    """A word with its plural or possessive, and "cancelled" ~ "canceled"."""
+    stem = re.sub(r"(?<=e)l{1,2}(?=(?:ed|ing)$)", "l{1,2}", re.escape(word.lower()))
+    if re.search(r"[^su]s$", stem):
+        return rf"(?:{stem}|{stem[:-1]})"  # "items" also says "item"
+    return rf"{stem}(?:s|es|'s)?"
