@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from passhat.domains.model import Action, Call, Domain, Identity, Rule
+from passhat.dialogue.facts import Fact
+from passhat.domains.model import Action, Call, Domain, FactSource, Identity, Rule
 from passhat.domains.toolkit import NotFound, ToolFailure, tool
 
 SCHEMA = """
@@ -67,6 +68,13 @@ def _open_only(db: sqlite3.Connection, call: Call, history: list[Call]) -> str |
     return "the account is not open" if row and row[0] != "open" else None
 
 
+def _account_status(db: sqlite3.Connection, account_id: str) -> Fact:
+    row = db.execute("SELECT status FROM accounts WHERE id = ?", (account_id,)).fetchone()
+    if row is None:
+        raise LookupError(f"no account {account_id}")
+    return Fact("status", row[0], rivals=tuple({"open", "closed"} - {row[0]}), about=(account_id,))
+
+
 def make_toy_domain() -> Domain:
     return Domain(
         name="toy",
@@ -84,6 +92,7 @@ def make_toy_domain() -> Domain:
         lookups=lambda db, a: [Action(tool="get_account", args={"account_id": a.args["account_id"]})],
         authenticate=lambda identity, text: Action(tool="find_account", args={"email": identity.email}),
         near_misses=lambda db, a: [],
+        facts={"account_status": FactSource("account {account_id} is {value}", _account_status)},
     )
 
 

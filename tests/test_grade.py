@@ -17,8 +17,9 @@ def close(account: str, note: str = "") -> Action:
     return Action(tool="close_account", args={"account_id": account, "note": note})
 
 
-def make_task(*closes: Action, tell: tuple[str, ...] = ()) -> Task:
-    goal = Goal(kind="close", request=["close my account"], outcome="done", actions=list(closes), tell=list(tell))
+def make_task(*closes: Action, tell: tuple[dict, ...] = ()) -> Task:
+    goal = Goal.model_validate({"kind": "close", "request": ["close my account"], "outcome": "done",
+                                "actions": list(closes), "tell": list(tell)})
     return Task(id="t", summary="close", customer=TOY_IDENTITY, instruction="close it", goals=[goal])
 
 
@@ -115,11 +116,13 @@ def test_policy_violation_outranks_everything(toy_domain):
 
 
 def test_facts_must_be_told(toy_domain):
-    task = make_task(close("A-1"), tell=("$1,204.50",))
+    task = make_task(close("A-1"), tell=({"fact": "account_status", "of": {"account_id": "A-1"}, "is": "closed"},))
     silent = play(toy_domain, task, confirmed(close("A-1")))
     assert (silent.reward, silent.signature) == (0, "missing_output")
-    told = play(toy_domain, task, confirmed(close("A-1")) + [("agent", "Refund of 1204.5 dollars is on its way.")])
+    told = play(toy_domain, task, confirmed(close("A-1")) + [("agent", "Account A-1 is now closed.")])
     assert told.reward == 1
+    denied = play(toy_domain, task, confirmed(close("A-1")) + [("agent", "Account A-1 is not closed.")])
+    assert (denied.reward, denied.signature) == (0, "missing_output")
 
 
 def test_a_yes_to_another_action_on_the_same_entity_does_not_confirm(toy_domain):
@@ -144,3 +147,21 @@ def test_identity_must_come_from_the_customer_not_from_a_record(toy_domain):
     assert (g.reward, g.signature) == (0, "policy_violation")
     assert g.details["policy_violations"][0]["rule"] == "identity-from-customer"
     assert play(toy_domain, task, confirmed(close("A-1")), opening="hi, it's O1@Example.com").reward == 1
+
+
+@pytest.mark.parametrize("end,signature", [("unsatisfied", "closed_unresolved"), ("abandoned", "user_abandoned"),
+                                           ("max_turns", "max_turns")])
+def test_strict_mode_fails_a_right_backend_when_the_customer_leaves_unhappy(toy_domain, end, signature):
+    task = make_task(close("A-1"))
+    g = play(toy_domain, task, confirmed(close("A-1")), end=end)
+    assert (g.reward, g.signature, g.state_ok) == (0, signature, True)
+    assert play(toy_domain, task, confirmed(close("A-1")), end=end, mode="tau").reward == 1  # tau judges the backend
+
+
+def test_a_yes_stands_through_an_acknowledgement_but_not_through_a_question(toy_domain):
+    task = make_task(close("A-1"))
+    proposal = [("agent", "I will close account A-1. Shall I?"), ("user", "Yes, please.")]
+    waited = proposal + [("agent", "One moment while I process that."), ("user", "Alright, thank you."), close("A-1")]
+    assert play(toy_domain, task, waited).reward == 1
+    doubted = proposal + [("agent", "One moment."), ("user", "Wait, will I lose my notes?"), close("A-1")]
+    assert play(toy_domain, task, doubted).signature == "unconfirmed_write"

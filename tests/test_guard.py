@@ -18,9 +18,10 @@ from passhat.domains.model import Call, Rule
 from passhat.domains.toolkit import ToolFailure, tool
 from passhat.env import Environment, diff_backends
 from passhat.errors import UserError
-from passhat.guard import GUARDS, Gateway, parse_guards
+from passhat.guard import GUARDS, Gateway, ToolPath, parse_guards
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
+from passhat.trajectory import Event
 from passhat.users import resolve_user
 from passhat.users.personas import PERSONAS
 
@@ -228,6 +229,26 @@ def test_a_yes_to_other_arguments_or_an_old_yes_does_not_count() -> None:
     assert other_amount.guard["decision"] == old_yes.guard["decision"] == "refused"
 
 
+def test_the_guard_binds_a_yes_to_the_domains_terms_of_the_write() -> None:
+    """In the harness the guard asks the domain what a write commits to: a yes to a counter-proposal, to a
+    wrong amount or to the right action on another order lets nothing through; the right proposal does."""
+    cancel = {"order_id": "#R3042198", "reason": "no longer needed"}
+    right = "I can cancel order #R3042198 and refund $244.87 to your Amex ending in 2447. Shall I go ahead?"
+    wrong = {
+        "counter-proposal": "Instead of cancelling order #R3042198, I can put it on hold. Shall I go ahead?",
+        "wrong amount": "I can cancel order #R3042198 and refund $999.99 to your card. Shall I go ahead?",
+        "other order": "I can cancel order #R7106969. Shall I go ahead?",
+        "another card": "I can cancel order #R3042198 and refund $244.87 to your card ending in 8069. Shall I go ahead?",
+    }
+    for label, proposal in wrong.items():
+        path = ToolPath(Environment(RETAIL), ["confirmation"])
+        event = path.execute("cancel_order", cancel, [Event("agent", proposal), Event("user", "Yes, please.")])
+        assert (event.guard or {}).get("decision") == "refused", label
+    path = ToolPath(Environment(RETAIL), ["confirmation"])
+    event = path.execute("cancel_order", cancel, [Event("agent", right), Event("user", "Yes, please.")])
+    assert event.guard is None and event.ok and event.commitment["tool"] == "cancel_order"
+
+
 # -- policy ---------------------------------------------------------------------------------------
 
 
@@ -303,7 +324,7 @@ def hasty_totals(guards) -> dict[str, int]:
             spec = TrialSpec(task, PERSONAS["baseline"], trial, trial_seed(0, task_id, "baseline", trial))
             out = asyncio.run(run_trial(RETAIL, spec, resolve_agent("reference:hasty"), resolve_user("scripted"),
                                         faults={"lost_response": 0.5}, guards=guards))
-            totals["duplicate_writes"] += out.grade.details["duplicate_writes"]
+            totals["duplicate_writes"] += len(out.grade.details["duplicate_writes"])
             totals["unconfirmed_writes"] += len(out.grade.details["unconfirmed_writes"])
             totals["passed"] += out.grade.reward
     return totals

@@ -28,7 +28,7 @@ def test_the_expected_state_is_the_hand_off_completed_by_the_operator() -> None:
     expected = expected_environment(RETAIL, HANDOFF)
     ticket = expected.db.execute("SELECT tool, status, owner FROM _passhat_tickets").fetchall()
     assert [tuple(t) for t in ticket] == [("return_items", "done", "Dana Whitfield")]
-    assert required_facts(RETAIL, HANDOFF) == ["Dana Whitfield"]  # the customer must learn who has it
+    assert [f.fact.value for f in required_facts(RETAIL, HANDOFF)] == ["Dana Whitfield"]  # the customer must learn who has it
 
 
 def test_a_task_that_declares_the_gate_without_a_gated_call_is_a_ground_truth_error() -> None:

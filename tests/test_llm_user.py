@@ -82,9 +82,9 @@ def customer(body: dict[str, Any]) -> Reply:
     """A customer model that answers the reference agent by the words of its last message."""
     last = body["messages"][-1]["content"].lower()
     answers = [
-        ("support chat has opened", f"Hi, I'd like to cancel my order {ORDER}."), ("yes or no", "Yes, please go ahead."),
+        ("support chat has opened", f"Hi, I'd like to cancel my order {ORDER}."),
+        ("anything else", "No, that's all, thanks! ###SATISFIED###"), ("yes or no", "Yes, please go ahead."),
         ("email", f"It's {EMAIL}."), ("reason", "I no longer need it."),
-        ("anything else", "No, that's all, thanks! ###SATISFIED###"),
     ]  # fmt: skip
     return say(next((a for cue, a in answers if cue in last), "Sorry, what do you mean?"))
 

@@ -6,14 +6,17 @@ apologise earns 0 on every task, policy traps included: declining rightly means 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import Counter
 
 import pytest
 
 from passhat.agents.base import AgentSetup, AgentTurn
-from passhat.dialogue import fact_said
+from passhat.dialogue.facts import tell
 from passhat.domains import load_domain
 from passhat.domains.model import Task
+from passhat.env import tool_registry
+from passhat.grade import GroundTruthError, required_facts
 from passhat.grade.check import IDLE_REFUSAL, check_task
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
@@ -22,6 +25,7 @@ from passhat.users import resolve_user
 from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
+TOOLS = tool_registry(RETAIL)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +57,8 @@ def test_the_perturbation_family_is_really_exercised(results):
     """Guards against a check that holds only because its near misses were never tried."""
     applied = Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
     for signature in ("wrong_entity_write", "wrong_arguments", "extra_write", "partial_resolution", "no_write",
-                      "unconfirmed_write", "policy_violation", "missing_output"):
+                      "unconfirmed_write", "policy_violation", "missing_output", "duplicate_write",
+                      "privacy_violation", "policy_disclosure"):
         assert applied[signature] >= 3, signature
     assert applied[None] == 2 * len(results)  # ground truth, strict and tau
 
@@ -76,10 +81,50 @@ def test_the_do_nothing_case_catches_a_trap_whose_refusal_needs_no_facts():
 
 def test_every_refusal_must_name_a_looked_up_reason_the_reference_agent_gives():
     for task in RETAIL.tasks.values():
-        for goal in task.goals:
+        facts = required_facts(RETAIL, task)
+        for g, goal in enumerate(task.goals):
             if goal.outcome == "refused":
                 assert goal.tell, task.id
-                assert all(fact_said(f, goal.explanation or "") for f in goal.tell), task.id
+                assert all(tell(f.fact, [(0, goal.explanation or "")]).told for f in facts if f.goal == g), task.id
+
+
+def test_every_generic_perturbation_is_tried_on_every_task_it_applies_to(results):
+    labels = Counter(r.case.label for rs in results.values() for r in rs)
+    tasks = RETAIL.tasks.values()
+    asking = sum(any(TOOLS[a.tool].meta.needs_confirmation for a in t.actions) for t in tasks)
+    assert labels["every write repeated"] == sum(bool(t.actions) for t in tasks)
+    assert labels["yes won for another proposal"] == labels["wrong amount in the proposal"] == asking
+    telling = sum(bool(required_facts(RETAIL, t)) for t in tasks)
+    assert labels["facts negated"] == labels["facts only in a data dump"] == labels["facts not told"] >= telling - 3
+    assert labels["the policy recited"] == labels["another customer's data told"] == len(results)
+    assert labels["a refund proposed as a charge"] >= 5 and labels["an amount's direction flipped"] >= 2
+
+
+def broken(task_id: str, change) -> Task:
+    """A task file with one field changed, as a careless author might."""
+    raw = RETAIL.tasks[task_id].model_dump(by_alias=True)
+    change(raw)
+    return Task.model_validate(raw)
+
+
+def set_fact(value: str):
+    return lambda raw: raw["goals"][0]["tell"][0].update({"is": value})
+
+
+def set_action_arg(arg: str, value: str):
+    return lambda raw: raw["goals"][0]["actions"][0]["args"].update({arg: value})
+
+
+@pytest.mark.parametrize("task_id,change,named", [
+    ("retail-037", set_fact("333.20"), "goals[0].tell[0]"),  # a total off by a dollar
+    ("retail-038", lambda raw: raw["goals"][0]["tell"][1].update({"is": "delivered"}), "goals[0].tell[1]"),  # a pending order
+    ("retail-001", set_action_arg("reason", "ordered by mistake"), "goals[0].actions[0].args.reason"),  # not what the customer says
+    ("retail-003", set_action_arg("address1", "2212 Saltmarsh Lane"), "goals[0].actions[0].args.address1"),  # a street never said
+    ("retail-013", set_action_arg("payment_method_id", "card_4114"), "goals[0].actions[0].args.payment_method_id"),
+])
+def test_check_refuses_a_task_whose_facts_or_ground_truth_disagree_with_the_backend_or_the_customer(task_id, change, named):
+    with pytest.raises(GroundTruthError, match=re.escape(named)):
+        check_task(RETAIL, broken(task_id, change))
 
 
 class AlwaysRefuses:

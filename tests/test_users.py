@@ -37,7 +37,7 @@ RETURN = {
     "request": ["I'd like to return the rain jacket from my order #R3481002.", "Can I send back the black rain jacket from order #R3481002?"],
     "items": [{"item_id": "V-47122", "description": "black rain jacket"}],
     "actions": [{"tool": "return_items", "args": {"order_id": "#R3481002", "item_ids": ["V-47122"], "payment_method_id": "card_82689"}}],
-    "tell": ["95.99"],
+    "tell": [{"fact": "return_refund", "of": {"order_id": "#R3481002", "item_ids": ["V-47122"]}, "is": "95.99"}],
 }
 REFUSED = {
     "kind": "cancel", "outcome": "refused", "order_id": "#R3481002", "reason": "no longer needed",
@@ -48,7 +48,8 @@ REFUSED = {
 STATUS = {
     "kind": "info", "outcome": "answered", "order_id": "#R4769982", "knows_order_id": False,
     "order_hint": "the one with the white standing desk converter", "request": ["What's the status of my desk converter order?"],
-    "lookups": [{"tool": "get_order", "args": {"order_id": "#R4769982"}}], "tell": ["pending"],
+    "lookups": [{"tool": "get_order", "args": {"order_id": "#R4769982"}}],
+    "tell": [{"fact": "order_status", "of": {"order_id": "#R4769982"}, "is": "pending"}],
 }
 CANCEL_BOTH = {
     "kind": "cancel", "outcome": "done", "reason": "ordered by mistake",
@@ -345,3 +346,12 @@ def test_resolve_user() -> None:
     assert resolve_user("scripted") is ScriptedUser
     with pytest.raises(UserError, match=r"--user.*scripted"):
         resolve_user("llm")
+
+
+def test_an_information_goal_is_settled_only_by_an_answer():
+    """"Your identity is verified" answers nothing; a status (even a wrong one: the customer cannot know) does."""
+    user = opened("status-by-name")
+    waiting = say(user, "Thank you, your identity is verified.")
+    assert waiting.stop is None and "desk converter" in waiting.text
+    answered = say(user, "Your order #R4769982 is currently pending. Is there anything else I can help you with?")
+    assert answered.stop == "satisfied"

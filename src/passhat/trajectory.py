@@ -15,6 +15,14 @@ USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke it
 EndReason = Literal[
     "satisfied", "unsatisfied", "abandoned", "transferred", "max_turns", "context_overflow", "user_simulator_error"
 ]
+# Why a trial failed, most specific first (the graders pick the first that applies); the last two are
+# not the agent's failures and are counted apart.
+Signature = Literal[
+    "policy_violation", "privacy_violation", "policy_disclosure", "unconfirmed_write", "duplicate_write",
+    "wrong_entity_write", "wrong_arguments", "partial_resolution", "extra_write", "no_write", "missing_output",
+    "tool_error_unrecovered", "user_abandoned", "closed_unresolved", "max_turns", "context_overflow",
+    "user_simulator_error", "infra_error",
+]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,7 +34,8 @@ class Event:
     ``end``: how the conversation stopped (``text`` is the EndReason).
     A tool event's ``result`` is what the agent saw; ``fault`` ({"class", "actual"}) says an injected
     fault changed it (``actual``: what the backend really returned, None if the call never ran) and
-    ``guard`` ({"guard", "decision", ...}) says a guardrail stopped or answered it. ``guard`` events
+    ``guard`` ({"guard", "decision", ...}) says a guardrail stopped or answered it; ``commitment`` is what
+    a customer's yes to a write agrees to, taken before it ran (what the graders bind the yes to). ``guard`` events
     are decisions taken outside the agent's calls (a human-gate ticket resolved by the operator).
     """
 
@@ -39,6 +48,7 @@ class Event:
     violations: tuple[dict[str, str], ...] = ()
     fault: dict[str, Any] | None = None
     guard: dict[str, Any] | None = None
+    commitment: dict[str, Any] | None = None  # a write's terms, as ``dialogue.proposals.Commitment.to_dict``
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -48,7 +58,7 @@ class Event:
                 out["violations"] = list(self.violations)
         if self.kind != "tool":
             out["text"] = self.text
-        out.update({k: v for k, v in (("fault", self.fault), ("guard", self.guard)) if v is not None})
+        out.update({k: v for k, v in (("fault", self.fault), ("guard", self.guard), ("commitment", self.commitment)) if v is not None})
         return out
 
     @classmethod

@@ -20,6 +20,8 @@ from typing import TypeVar
 
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
 from passhat.dialogue import is_affirmative, mentions
+from passhat.dialogue.facts import Fact
+from passhat.domains.facts import derive_fact, worded
 from passhat.domains.model import Action, Goal
 from passhat.env import tool_registry
 from passhat.trajectory import Event
@@ -273,12 +275,13 @@ class ReferenceAgent:
         return Action(tool=spec.name, args={p: known[p] for p in spec.schema["parameters"]["properties"] if p in known})
 
     def _facts(self, goal: Goal, intro: str) -> str:
-        facts = list(goal.tell)
+        """The goal's facts in sentences, derived from the backend as it is now (what the tools would show)."""
+        facts = [derive_fact(self._domain, self._setup.db, goal, spec) for spec in goal.tell]
         if facts and self._slips(self._profile.wrong_facts):
             i = self._rng.randrange(len(facts))
-            wrong = _misstated(facts[i])
+            wrong = _misstated(*facts[i])
             facts = facts[:i] + ([wrong] if wrong else []) + facts[i + 1:]
-        return f"{intro} {'; '.join(facts)}." if facts else ""
+        return f"{intro} {'; '.join(sentence for _, sentence in facts)}." if facts else ""
 
 
 def _missing(slot: str, goal: Goal, said: str) -> bool:
@@ -310,14 +313,12 @@ def _failure(result: dict) -> str:
     return str(result.get("error", {}).get("message") or result.get("message") or "an unexpected error")
 
 
-def _misstated(fact: str) -> str | None:
-    """The fact with its first number off by a little, or None (the fact left out) when it has no number."""
-    match = re.search(r"\d[\d,]*(?:\.\d+)?", fact)
-    if match is None:
+def _misstated(fact: Fact, sentence: str) -> tuple[Fact, str] | None:
+    """The fact with its amount off by a little, or None (the fact left out) when it is not an amount."""
+    if fact.kind != "money":
         return None
-    value = float(match.group().replace(",", ""))
-    decimals = len(match.group().partition(".")[2])
-    return fact[: match.start()] + f"{value + 1 + value * 0.1:.{decimals}f}" + fact[match.end():]
+    wrong = dataclasses.replace(fact, value=f"{float(fact.value) * 1.1 + 1:.2f}")
+    return wrong, sentence.replace(worded(fact), worded(wrong))
 
 
 def _join(*parts: str) -> str:

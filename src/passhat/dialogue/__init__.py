@@ -1,13 +1,17 @@
-"""Plain-language conventions shared by simulated customers, reference agents and graders.
+"""Plain-language conventions shared by simulated customers, reference agents, graders and guards.
 
-Customers and agents talk in words only, so "did the customer say yes?" and "was this fact said?" are
-questions about text. Keeping the answers in one place means the graders judge exactly the wording
-the simulators produce, and a real model's wording by the same rules.
+Customers and agents talk in words only, so "did the customer say yes, and to what?" and "was this fact
+told?" are questions about text. Keeping the answers in one place means the graders judge exactly the
+wording the simulators produce, and a real model's wording by the same rules: ``facts`` (a fact told by
+meaning), ``proposals`` (what a yes agrees to), ``values`` and ``text`` (the reading underneath).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+
+from passhat.dialogue.values import names_identifier, numbers_in
 
 _YES = re.compile(
     r"^\W*(yes|yeah|yep|yup|sure|correct|confirm(ed)?|i confirm|go ahead|please do|please proceed|"
@@ -16,7 +20,8 @@ _YES = re.compile(
 )
 _TAKES_BACK = re.compile(r"\?|\b(no|not|don'?t|do not|never|wait|stop|hold on|wrong|but|instead|rather)\b", re.I)
 _HARMLESS = re.compile(r"\bno (problem|worries)\b", re.I)
-_NUMBER = re.compile(r"(?<![\w#-])\d[\d,]*(?:\.\d+)?(?!\w|-\d)")  # not the digits of an id such as card_1234
+
+Message = tuple[str, str]  # (role: "user" | "agent", text)
 
 
 def is_affirmative(text: str) -> bool:
@@ -28,45 +33,41 @@ def is_affirmative(text: str) -> bool:
     return bool(opening) and not _TAKES_BACK.search(_HARMLESS.sub("", text[opening.end():]))
 
 
-def numbers_in(text: str) -> list[float]:
-    out = []
-    for token in _NUMBER.findall(text):
-        try:
-            out.append(float(token.replace(",", "")))
-        except ValueError:
+def takes_back(text: str) -> bool:
+    """A customer message that withdraws or questions an earlier yes ("wait", "no", any question)."""
+    return bool(_TAKES_BACK.search(_HARMLESS.sub("", text)))
+
+
+def standing_yes(messages: Sequence[Message]) -> int | None:
+    """The index of the customer's yes that still stands at the end of ``messages``, or None.
+
+    A yes stays valid until the customer says something that takes it back: "Thanks" after the agent's
+    "one moment while I process that" does not withdraw it, "wait, which card?" does.
+    """
+    for i in range(len(messages) - 1, -1, -1):
+        role, text = messages[i]
+        if role != "user":
             continue
-    return out
+        if is_affirmative(text):
+            return i
+        if takes_back(text):
+            return None
+    return None
 
 
-def fact_said(fact: str, text: str) -> bool:
-    """Whether ``fact`` appears in ``text``: numbers by value ("$1,204.50" says 1204.5), words by case."""
-    cleaned = fact.strip().lstrip("$")
-    try:
-        value = float(cleaned.replace(",", ""))
-    except ValueError:
-        return cleaned.lower() in text.lower()
-    return any(abs(value - n) < 0.005 for n in numbers_in(text))
+def answered_proposal(messages: Sequence[Message]) -> tuple[int, str] | None:
+    """The standing yes and the agent message it answers, or None when no yes stands."""
+    yes = standing_yes(messages)
+    if yes is None:
+        return None
+    proposal = next((messages[j][1] for j in range(yes - 1, -1, -1) if messages[j][0] == "agent"), None)
+    return None if proposal is None else (yes, proposal)
 
 
 def mentions(text: str, value: object) -> bool:
-    """Whether a call's argument value is named in a message (ids, zips, amounts)."""
+    """Whether a value the customer gave is named in a message (an email, a zip code, a name, an id)."""
     if isinstance(value, (list, tuple)):
         return all(mentions(text, v) for v in value)
     if isinstance(value, (int, float)):
-        return fact_said(str(value), text)
-    return str(value).lower() in text.lower()
-
-
-def confirms(proposal: str | None, reply: str | None, values: list[object], words: tuple[str, ...] = ()) -> bool:
-    """Whether ``reply`` is an explicit yes to a ``proposal`` that names every one of ``values`` and
-    uses one of ``words`` (the action: a yes to a cancellation does not confirm a return).
-
-    Graders judge a write by this after the fact; the confirmation guard refuses one by it before.
-    """
-    return (
-        proposal is not None
-        and reply is not None
-        and is_affirmative(reply)
-        and all(mentions(proposal, v) for v in values)
-        and (not words or any(re.search(rf"\b{re.escape(w)}", proposal, re.I) for w in words))
-    )
+        return any(float(n.value) == float(value) for n in numbers_in(text))
+    return bool(names_identifier(text, str(value))) or str(value).lower() in text.lower()

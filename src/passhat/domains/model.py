@@ -15,9 +15,28 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from passhat.dialogue.facts import Fact
+from passhat.dialogue.proposals import Term
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class FactSpec(_Strict):
+    """A fact the agent must tell the customer, and where it comes from, so ``passhat check`` can derive it.
+
+    ``fact`` names one of the domain's facts (computed from the backend with the arguments ``of``) or
+    ``policy_reason`` (a phrase the reason of the rule refusing the goal's forbidden call contains);
+    ``is`` is its value as a person reads it, which ``check`` compares with the derived one.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    fact: str
+    of: dict[str, Any] = Field(default_factory=dict)
+    value: str = Field(alias="is")
+    synonyms: list[str] = Field(default_factory=list)  # other wordings a customer would accept
 
 
 class Action(_Strict):
@@ -69,7 +88,7 @@ class Goal(_Strict):
     actions: list[Action] = Field(default_factory=list)
     lookups: list[Action] = Field(default_factory=list)  # reads an answer needs beyond the domain's own
     forbidden: list[Action] = Field(default_factory=list)
-    tell: list[str] = Field(default_factory=list)
+    tell: list[FactSpec] = Field(default_factory=list)
     explanation: str | None = None  # why the request is refused, in the agent's words
 
     @model_validator(mode="after")
@@ -102,10 +121,6 @@ class Task(_Strict):
         """The ground-truth calls, in order: the unique correct outcome is replaying these."""
         return [a for g in self.goals for a in g.actions]
 
-    @cached_property
-    def outputs(self) -> list[str]:
-        """Facts the agent must tell the customer."""
-        return [fact for g in self.goals for fact in g.tell]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +130,28 @@ class Call:
     name: str
     args: dict[str, Any]
     result: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class FactSource:
+    """One kind of fact a domain can derive from its backend for a task's ``tell``.
+
+    ``derive(db, **of)`` computes the fact on the backend as the goal leaves it; ``label`` says it in a
+    sentence, a format string over ``of`` and the worded ``value``: "the status of order {order_id} is {value}".
+    """
+
+    label: str
+    derive: Callable[..., Fact]
+
+
+@dataclasses.dataclass(frozen=True)
+class PersonalData:
+    """Columns of a table that are personal data of the customer named by ``owner`` (a column or SQL
+    expression, like ``columns``): telling them to anyone else is a privacy violation."""
+
+    table: str
+    owner: str
+    columns: tuple[str, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,6 +191,13 @@ class Domain:
     near_misses: Callable[[sqlite3.Connection, Action], list[tuple[str, Action]]]  # (label, call)
     ignored_columns: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     gates: tuple[Rule, ...] = ()  # calls a person must approve when the human gate is on (same shape as rules)
+    # what a yes to a write agrees to (the domain's terms); None: each confirm key's value
+    proposal_terms: Callable[[sqlite3.Connection, Action], list[Term]] | None = None
+    facts: dict[str, FactSource] = dataclasses.field(default_factory=dict)  # what a task's ``tell`` may name
+    personal_data: tuple[PersonalData, ...] = ()
+    # whether the customer's own words (``said``) name the entity ``value`` (a payment method by brand and
+    # ending); check uses it to prove a ground-truth argument comes from what the customer knows
+    names_entity: Callable[[sqlite3.Connection, str, str], bool] = lambda db, value, said: False
 
     @cached_property
     def tasks(self) -> dict[str, Task]:

@@ -34,8 +34,10 @@ class ToolMeta:
 
     ``target``: the argument naming the entity the call acts on (an order id, a customer id); graders
     pair actual writes with expected ones by it. ``confirm_keys``: arguments whose values a proposal
-    must mention for a customer's "yes" to count as confirming this call. ``confirm_words``: words one
-    of which that proposal must use, so a yes to "cancel order X" never confirms a return on order X.
+    must mention for a customer's "yes" to count as confirming this call, when the domain does not say
+    more (``Domain.proposal_terms``). ``confirm_words``: the action's words (case-insensitive regex
+    fragments, matched at a word start, e.g. ``r"call(?:ing)? off"``), one of which that proposal must
+    offer, so a yes to "cancel order X" never confirms a return on order X.
     ``identifies``: an identity lookup, whose arguments must come from the customer's own words — an
     agent that authenticates someone with an email it read from an order has verified no one.
     ``free_text``: arguments that

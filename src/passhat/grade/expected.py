@@ -1,25 +1,44 @@
-"""The expected backend of a task: its ground-truth actions replayed on a fresh fork, once per process.
+"""What a task expects: the backend its ground truth leaves, and the facts the customer must be told.
 
-A task that declares guards (the human gate) is replayed through a gateway with those guards, and its
-tickets resolved by the same simulated operator as in a trial, so the expected state is the one the
-hand-off reaches, and the expected tickets say which person the customer must be told has the request.
+The expected backend is the ground-truth actions replayed on a fresh fork, once per process. A task that
+declares guards (the human gate) is replayed through a gateway with those guards and its tickets resolved
+by the same simulated operator as in a trial, so the expected state is the one the hand-off reaches, and
+the expected tickets say which person the customer must be told has the request.
+
+Facts are derived, never recited (``domains.facts``), on the backend as the goals up to their own leave
+it: a balance told before a later goal spends it is the balance then. A task whose stated value
+disagrees with the derived one is broken.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
+from passhat.dialogue.facts import Fact
+from passhat.domains.facts import FactError, derive_fact, same_value
 from passhat.domains.model import Action, Domain, Identity, Task
 from passhat.env import Environment
 from passhat.guard import ToolPath, gate
 from passhat.trajectory import Event
 
-_cache: dict[tuple[int, str], Environment] = {}  # (domain, the task's full text)
-_lock = threading.Lock()
+_environments: dict[tuple[int, str], Environment] = {}  # (domain, the task's full text)
+_facts: dict[tuple[int, str], list[TaskFact]] = {}
+_lock = threading.RLock()
 
 
 class GroundTruthError(Exception):
-    """A task's ground truth does not replay cleanly: the task file is wrong, not the agent."""
+    """A task's ground truth does not replay cleanly, or a fact it states is not what the backend says:
+    the task file is wrong, not the agent."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TaskFact:
+    """A fact the agent must tell, with the sentence a careful agent would say it in."""
+
+    fact: Fact
+    sentence: str
+    goal: int | None  # None: a fact of the hand-off (who has the ticket), told at the end
 
 
 def identity_text(identity: Identity) -> str:
@@ -39,7 +58,7 @@ def ground_truth_calls(domain: Domain, task: Task) -> list[Action]:
 def expected_environment(domain: Domain, task: Task) -> Environment:
     key = (id(domain), task.model_dump_json())
     with _lock:
-        if key not in _cache:
+        if key not in _environments:
             env = Environment(domain)
             for e in _replay(env, domain, task):
                 if e.result is None or e.result["status"] != "ok" or e.violations:
@@ -49,8 +68,8 @@ def expected_environment(domain: Domain, task: Task) -> Environment:
                     )
             if "human_gate" in task.guards and not gate.owners(env.db):
                 raise GroundTruthError(f"task {task.id} declares the human gate, but none of its ground-truth calls is gated")
-            _cache[key] = env
-        return _cache[key]
+            _environments[key] = env
+        return _environments[key]
 
 
 def _replay(env: Environment, domain: Domain, task: Task) -> list[Event]:
@@ -59,6 +78,34 @@ def _replay(env: Environment, domain: Domain, task: Task) -> list[Event]:
     return [path.execute(a.tool, dict(a.args)) for a in ground_truth_calls(domain, task)] + path.settle()
 
 
-def required_facts(domain: Domain, task: Task) -> list[str]:
-    """What the agent must tell: the task's facts, and who has each ticket of the expected hand-off."""
-    return task.outputs + gate.owners(expected_environment(domain, task).db)
+def required_facts(domain: Domain, task: Task) -> list[TaskFact]:
+    """What the agent must tell: each goal's facts, derived, and who has each ticket of the expected hand-off."""
+    key = (id(domain), task.model_dump_json())
+    with _lock:
+        if key not in _facts:
+            owners = gate.owners(expected_environment(domain, task).db)
+            handoff = [TaskFact(Fact("phrase", o), f"{o} has your request and will complete it", None) for o in owners]
+            _facts[key] = _derive_facts(domain, task) + handoff
+        return _facts[key]
+
+
+def _derive_facts(domain: Domain, task: Task) -> list[TaskFact]:
+    """Each goal's facts on the backend as the goals before it, and its own writes, leave it."""
+    env = Environment(domain)
+    try:
+        env.replay(ground_truth_calls(domain, task)[:1])  # the identity lookup, which the policy rules expect first
+        out = []
+        for g, goal in enumerate(task.goals):
+            env.replay(goal.actions)
+            for i, spec in enumerate(goal.tell):
+                where = f"task {task.id}: goals[{g}].tell[{i}] ({spec.fact})"
+                try:
+                    fact, sentence = derive_fact(domain, env.db, goal, spec, env.history)
+                except FactError as exc:
+                    raise GroundTruthError(f"{where}: {exc}") from None
+                if not same_value(fact, spec.value):
+                    raise GroundTruthError(f"{where} says {spec.value!r}, but the backend says {fact.value!r}")
+                out.append(TaskFact(fact, sentence, g))
+        return out
+    finally:
+        env.close()

@@ -1,8 +1,10 @@
-"""Bound confirmation: a write goes through only on the customer's yes to a proposal naming it.
+"""Bound confirmation: a write goes through only on the customer's yes to a proposal of that very write.
 
-The same test the trajectory grader applies after the fact (``dialogue.confirms``), applied before
-the write: the customer's last message is an explicit yes, and the agent's message just before it
-names every confirm key's value of this very call. A loose "yes" three turns back does not count.
+The same test the trajectory grader applies after the fact (``dialogue.proposals.binding``), applied
+before the write: the customer's yes still stands, and the agent's message it answers proposes this
+action, names every term the write commits the customer to, and states nothing the write does not do.
+The guard sees one call at a time, so a proposal bundling several writes must still not state anything
+beyond *this* write's terms; the grader, which sees the whole batch, is the more lenient of the two.
 """
 
 from __future__ import annotations
@@ -10,30 +12,47 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from passhat.dialogue import confirms
-from passhat.domains.toolkit import ToolMeta
-from passhat.env.tools import error
+from passhat.dialogue import Message, answered_proposal
+from passhat.dialogue.proposals import Commitment, Term, binding
+from passhat.domains.model import Action, Domain
+from passhat.env.tools import ToolSpec, error
 
-Message = tuple[str, str]  # (role: "user" | "agent", text)
+
+def commitment_for(spec: ToolSpec, args: dict[str, Any], db: Any = None, domain: Domain | None = None) -> Commitment:
+    """What a yes to this call agrees to, on the backend as it is before the call.
+
+    The domain says it when it can (``Domain.proposal_terms``); otherwise every confirm key's value is
+    a term: a number as an amount, anything else as an id.
+    """
+    if domain is not None and domain.proposal_terms is not None:
+        terms = domain.proposal_terms(db, Action(tool=spec.name, args=args))
+    else:
+        terms = [t for k in spec.meta.confirm_keys for t in _terms_of(k, args.get(k))]
+    return Commitment(spec.name, spec.meta.confirm_words, tuple(terms))
 
 
-def unconfirmed(name: str, meta: ToolMeta, args: dict[str, Any], messages: Sequence[Message]) -> dict[str, Any] | None:
-    """The error result telling the agent to ask first, or None when the write is confirmed."""
-    if not meta.needs_confirmation:
-        return None
-    reply_at = _last(messages, "user", len(messages))
-    proposal_at = _last(messages, "agent", reply_at) if reply_at is not None else None
-    proposal = messages[proposal_at][1] if proposal_at is not None else None
-    reply = messages[reply_at][1] if reply_at is not None else None
-    if confirms(proposal, reply, [args.get(k) for k in meta.confirm_keys], meta.confirm_words):
-        return None
-    named = ", ".join(f"{k}={args.get(k)!r}" for k in meta.confirm_keys) or "its details"
+def _terms_of(key: str, value: Any) -> list[Term]:
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _terms_of(key, v)]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return [Term("money", f"{abs(value):.2f}", key)]
+    return [Term("id", str(value), key)]
+
+
+def unconfirmed(commitment: Commitment, messages: Sequence[Message], id_pattern: str | None = None,
+                made: Sequence[Commitment] = ()) -> dict[str, Any] | None:
+    """The error result telling the agent to ask first, or None when the write is confirmed; ``made``: the
+    writes this conversation already made, which a proposal may report before it proposes this one."""
+    answered = answered_proposal(messages)
+    why = "the customer has not said yes to a proposal of it"
+    if answered is not None:
+        bound = binding(answered[1], commitment, [commitment], id_pattern, context=made)
+        if bound.ok:
+            return None
+        why = f"the proposal the customer said yes to does not bind it: {bound.explain()}"
+    terms = ", ".join(str(t) for t in commitment.terms if t.required) or "its details"
     return error(
         "confirmation_required",
-        f"{name} was not carried out: the customer has not confirmed it. Describe this exact action to the "
-        f"customer ({named}), ask them to confirm, and call it again only after their explicit yes.",
+        f"{commitment.tool} was not carried out: {why}. Describe this exact action to the customer ({terms}), "
+        "ask them to confirm, and call it again only after their explicit yes.",
     )
-
-
-def _last(messages: Sequence[Message], role: str, before: int) -> int | None:
-    return next((i for i in range(before - 1, -1, -1) if messages[i][0] == role), None)

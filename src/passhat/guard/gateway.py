@@ -26,7 +26,9 @@ from passhat.env import Execution, ToolRunner
 from passhat.env.tools import Within, error, ok, spec_for, validate_args
 from passhat.guard import gate, idempotency
 from passhat.guard.audit import AuditLog
-from passhat.guard.confirmation import Message, unconfirmed
+from passhat.dialogue import Message
+from passhat.dialogue.proposals import Commitment
+from passhat.guard.confirmation import commitment_for, unconfirmed
 from passhat.guard.payments import KeyedChannel, PaymentProvider, provider_for
 from passhat.trajectory import Event
 
@@ -50,14 +52,16 @@ class Passage:
     execution: Execution
     fault: Fault | None = None
     guard: dict[str, Any] | None = None  # set when a guard answered instead of the tool
+    commitment: Commitment | None = None  # what a yes to this write agrees to, as the backend stood before it
 
     def event(self, kind: Literal["tool", "guard"] = "tool", call_id: str | None = None) -> Event:
         """The passage as a trial event; an operator's decision (``guard``) says which ticket it closed."""
         ex, g = self.execution, self.guard or {}
         text = f"ticket {g['ticket_id']} {g['status']} by {g['owner']}" if kind == "guard" and "ticket_id" in g else ""
         violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
+        commitment = self.commitment.to_dict() if self.commitment else None
         return Event(kind, text, call_id=call_id, name=ex.name, args=ex.args, result=ex.result, violations=violations,
-                     fault=self.fault, guard=self.guard)
+                     fault=self.fault, guard=self.guard, commitment=commitment)
 
 
 class Gateway:
@@ -69,6 +73,7 @@ class Gateway:
         run_id: str = "run",
         conversation_id: str = "conversation",
         gates: tuple[Rule, ...] = (),
+        id_pattern: str | None = None,
         audit: AuditSink | None = None,
         inner: Inner | None = None,
         payments: PaymentProvider | None = None,
@@ -77,10 +82,12 @@ class Gateway:
         if unknown := self.enabled - set(GUARDS):
             raise ValueError(f"unknown guards {sorted(unknown)}; the guards are {', '.join(GUARDS)}")
         self.runner, self.gates, self.inner = runner, gates, inner or _direct
+        self.id_pattern = id_pattern  # entity ids in text, so a proposal naming another entity binds nothing
         self.run_id, self.conversation_id = run_id, conversation_id
         self.audit = (AuditLog() if audit is None else audit) if "audit" in self.enabled else None
         self._lock = threading.Lock()
         self._calls = itertools.count(1)  # numbers the payment keys of calls that bring no key of their own
+        self._made: list[Commitment] = []  # the confirmed writes that went through, which later proposals may report
         self.payments = (payments or provider_for("sandbox")) if "payments" in self.enabled else None
         if self.payments is not None:
             self.payments.open(runner.db)
@@ -110,17 +117,32 @@ class Gateway:
             out.append(schema)
         return out
 
-    def call(self, name: str, args: Any, messages: Sequence[Message] = (), idempotency_key: str | None = None) -> Passage:
-        """One tool call; ``messages`` is the conversation so far as (role, text), for confirmation."""
+    def call(
+        self, name: str, args: Any, messages: Sequence[Message] = (), idempotency_key: str | None = None,
+        commitment: Commitment | None = None,
+    ) -> Passage:
+        """One tool call; ``messages`` is the conversation so far as (role, text), for confirmation.
+
+        ``commitment``: what a yes to this write agrees to, when the caller knows better than the tool's
+        confirm keys (the harness asks the domain); it is recorded on the passage either way.
+        """
         with self._lock:
             if isinstance(args, dict) and KEY_ARG in args:
                 args = dict(args)
                 idempotency_key = idempotency_key or str(args.pop(KEY_ARG))
-            passage = self._call(name, args, messages, idempotency_key)
+            spec = self.runner.tools.get(name)
+            if commitment is None and spec is not None and spec.meta.needs_confirmation:
+                try:
+                    commitment = commitment_for(spec, validate_args(spec, args))
+                except ToolFailure:
+                    pass  # the runner reports the bad arguments
+            passage = dataclasses.replace(self._call(name, args, messages, idempotency_key, commitment), commitment=commitment)
+            if commitment and passage.execution.result.get("status") == "ok":
+                self._made.append(commitment)
             self._audit(passage)
             return passage
 
-    def _call(self, name: str, args: Any, messages: Sequence[Message], key: str | None) -> Passage:
+    def _call(self, name: str, args: Any, messages: Sequence[Message], key: str | None, commitment: Commitment | None) -> Passage:
         spec = self.runner.tools.get(name)
         if spec is None or not spec.meta.write:
             return self._run(name, args, None)
@@ -128,7 +150,7 @@ class Gateway:
             clean = validate_args(spec, args)
         except ToolFailure:
             return self._run(name, args, None)  # the runner reports the bad arguments
-        if "confirmation" in self.enabled and (refusal := unconfirmed(name, spec.meta, clean, messages)):
+        if "confirmation" in self.enabled and commitment and (refusal := unconfirmed(commitment, messages, self.id_pattern, self._made)):
             return self._refused("confirmation", name, clean, refusal)
         if "policy" in self.enabled and (broken := self.runner.check_rules(name, clean)):
             reason = error("policy_violation", f"refused under policy rule {broken[0].rule}: {broken[0].reason}")

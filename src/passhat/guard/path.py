@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from passhat.domains.toolkit import ToolFailure
 from passhat.env import Environment
+from passhat.env.tools import validate_args
+from passhat.guard.confirmation import commitment_for
 from passhat.guard.gateway import Gateway, Inner, Passage, _direct
 from passhat.trajectory import Event
 
@@ -28,7 +31,7 @@ class ToolPath:
         if guards:
             self._gateway = Gateway(
                 env, guards, run_id=run_id, conversation_id=conversation_id, gates=env.domain.gates,
-                audit=self.audit, inner=self._inner,
+                id_pattern=env.domain.id_pattern, audit=self.audit, inner=self._inner,
             )
 
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -36,12 +39,23 @@ class ToolPath:
 
     def execute(self, name: str, args: Any, events: Sequence[Event] = (), call_id: str | None = None) -> Event:
         """One call; ``events`` is the conversation so far, whose messages the confirmation guard reads."""
+        commitment = self._commitment(name, args)
         if self._gateway:
             messages = [(e.kind, e.text) for e in events if e.kind in ("user", "agent")]
-            passage = self._gateway.call(name, args, messages)
+            passage = self._gateway.call(name, args, messages, commitment=commitment)
         else:
-            passage = Passage(*self._inner(name, args, lambda: self.env.execute(name, args)))
+            passage = Passage(*self._inner(name, args, lambda: self.env.execute(name, args)), commitment=commitment)
         return passage.event("tool", call_id)
+
+    def _commitment(self, name: str, args: Any):
+        """What a yes to this write agrees to, in the domain's terms, before it runs (None for other calls)."""
+        spec = self.env.tools.get(name)
+        if spec is None or not spec.meta.needs_confirmation:
+            return None
+        try:
+            return commitment_for(spec, validate_args(spec, args), self.env.db, self.env.domain)
+        except ToolFailure:
+            return None
 
     def settle(self) -> list[Event]:
         """After the conversation: the simulated operator resolves the tickets the human gate opened."""

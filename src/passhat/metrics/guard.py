@@ -43,7 +43,8 @@ def guard_metrics(
             continue
         out["trials"] += 1
         details = grade.get("details", {})
-        out["duplicate_writes"] += details.get("duplicate_writes", 0)
+        duplicates = details.get("duplicate_writes", [])
+        out["duplicate_writes"] += duplicates if isinstance(duplicates, int) else len(duplicates)  # int: an older store
         out["unconfirmed_writes"] += len(details.get("unconfirmed_writes", []))
         out["policy_violations"] += len(details.get("policy_violations", []))
         decisions = [e["guard"]["decision"] for e in events if e.get("kind") == "tool" and e.get("guard")]

@@ -372,16 +372,17 @@ def _transcripts(trials: Sequence[TrialRecord], embedded: set[int]) -> str:
 
 def _transcript(i: int, t: TrialRecord) -> str:
     verdict = "infra error" if t.infra_error else ("passed" if t.reward == 1 else f"failed: {t.signature}")
-    events = "".join(_event(e) for e in t.events)
     details = t.grade.get("details", {}) if t.grade else {}
+    facts = [f for f in details.get("facts", []) if isinstance(f, dict)]
+    events = "".join(_event(e, [f for f in facts if f.get("event") == j]) for j, e in enumerate(t.events))
     diffs = details.get("state_differences", [])
     backend = state_diff_table(row_changes(diffs)) if diffs else "<p>The backend matches the expected state.</p>"
-    other = {k: v for k, v in details.items() if k != "state_differences" and v}
+    other = {k: v for k, v in details.items() if k not in ("state_differences", "facts") and v}
     infra = f"<pre>{escape(t.infra_error)}</pre>" if t.infra_error else ""
     return (
         f'<section class="transcript" id="t{i}"><h3>{escape(t.task_id)} / {escape(t.persona)} / trial {t.trial} — '
         f"{escape(verdict)}</h3><p class=note>seed {t.seed}</p>{infra}{events}"
-        f"<h4>Backend against the expected state</h4>{backend}"
+        f"{_facts_table(facts)}<h4>Backend against the expected state</h4>{backend}"
         f"<h4>Grader</h4><pre>{escape(json.dumps(other, indent=1, ensure_ascii=False))}</pre>"
         '<p><a href="#scenarios">back to the scenarios</a></p></section>'
     )
@@ -404,7 +405,37 @@ def state_diff_table(changes: Sequence[RowChange]) -> str:
             + "".join(rows) + "</table>")
 
 
-def _event(e: dict[str, Any]) -> str:
+def _facts_table(facts: Sequence[dict[str, Any]]) -> str:
+    """Each fact the customer had to be told: where the agent told it (marked in the transcript), or why what
+    it said does not count (negated, contradicted, only in a data dump...)."""
+    if not facts:
+        return ""
+    rows = "".join(
+        f"<tr><td>{escape(str(f.get('kind')))}</td><td>{escape(str(f.get('value')))}</td><td>"
+        + (f"told: “{escape(str(f.get('quote', '')))}”" if f.get("told") else f"<b>not told</b> ({escape(str(f.get('reason')))})")
+        + "</td></tr>"
+        for f in facts
+    )
+    return f"<h4>Facts the customer had to be told</h4><table><tr><th>kind</th><th>fact</th><th>where</th></tr>{rows}</table>"
+
+
+def _marked(text: str, told: Sequence[dict[str, Any]]) -> str:
+    """The message escaped, each sentence that told a fact marked with what it told."""
+    values: dict[str, list[str]] = {}
+    for f in told:
+        if (quote := str(f.get("quote") or "")) and quote in text:
+            values.setdefault(quote, []).append(str(f.get("value")))
+    out, at = [], 0
+    for quote in sorted(values, key=text.find):
+        start = text.find(quote)
+        if start < at:
+            continue
+        out += [escape(text[at:start]), f'<mark title="tells {escape(", ".join(values[quote]))}">{escape(quote)}</mark>']
+        at = start + len(quote)
+    return "".join(out) + escape(text[at:])
+
+
+def _event(e: dict[str, Any], told: Sequence[dict[str, Any]] = ()) -> str:
     kind = e.get("kind", "")
     if kind == "tool":
         args = escape(json.dumps(e.get("args"), ensure_ascii=False))
@@ -413,5 +444,5 @@ def _event(e: dict[str, Any]) -> str:
         return f'<div class="msg tool">→ {escape(str(e.get("name")))}({args})<br>← {result}{broke}</div>'
     if kind in ("user", "agent"):
         who = "customer" if kind == "user" else "agent"
-        return f'<div class="msg {kind}"><b>{who}:</b> {escape(str(e.get("text", "")))}</div>'
+        return f'<div class="msg {kind}"><b>{who}:</b> {_marked(str(e.get("text", "")), told)}</div>'
     return f'<div class="msg note">{escape(kind)}: {escape(str(e.get("text", "")))}</div>'

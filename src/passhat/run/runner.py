@@ -17,7 +17,7 @@ from passhat.domains import load_domain
 from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
 from passhat.faults import parse_faults
-from passhat.grade import GroundTruthError, expected_environment
+from passhat.grade import GroundTruthError, required_facts
 from passhat.guard import AuditLog, parse_guards
 from passhat.llm import ModelHub, metering, role_models, scrub
 from passhat.run.config import RunConfig, task_fingerprint
@@ -64,7 +64,7 @@ def validate_ground_truth(domain: Domain, tasks: list[Task]) -> None:
     """A task whose ground truth does not replay is a broken task file: stop before any trial."""
     for task in tasks:
         try:
-            expected_environment(domain, task)
+            required_facts(domain, task)  # replays the ground truth and derives every fact it states
         except GroundTruthError as exc:
             raise UserError(f"{exc}. Fix the task file; `passhat check --domain {domain.name}` lists every problem.") from None
 

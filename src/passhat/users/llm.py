@@ -45,8 +45,9 @@ Rules:
 - Use only the facts in your situation. If the agent asks for something you were not given, say you \
 do not know it; never make up ids, numbers, emails or addresses.
 - Give details when the agent needs them; you need not recite everything at once.
-- When everything you came for is handled, end your message with ###SATISFIED###.
-- If you give up, or the agent cannot or will not do what you need, end it with ###UNSATISFIED###.
+- When everything you came for is handled, end your message with ###SATISFIED###. A request the agent \
+declines with a reason your situation tells you to accept counts as handled.
+- If you give up, or what you need is left undone without such a reason, end it with ###UNSATISFIED###.
 - If the agent hands you over to a human colleague, end it with ###TRANSFER###."""
 
 

@@ -1,8 +1,10 @@
 """The scripted customer: plays a task's goals, in order, under a persona, from the task's fields alone.
 
 It reads each agent message with ``understanding`` (cue phrases, not our agent's exact wording), so it
-can face any agent. It says yes only to a proposal that matches what it wants: the goal's action
-word, every confirm-key value of the call, each item it cares about, and no entity it does not know.
+can face any agent. It says yes only to a proposal of what it wants, judged by the same rule the graders
+bind a yes with (``dialogue.proposals``): the action offered (not what is done instead), every term of
+the call named in any usual wording, and nothing stated that it did not ask for (another amount, a refund
+that is really a charge, another card). A question is settled only by an answer to it.
 All randomness comes from the ``random.Random`` it is given, so a seed fixes every word it says.
 """
 
@@ -11,12 +13,17 @@ from __future__ import annotations
 import collections
 import dataclasses
 import random
-import re
+import threading
 from typing import Any
 
-from passhat.dialogue import is_affirmative, mentions
+from passhat.dialogue import is_affirmative
+from passhat.dialogue.facts import Fact, answers_kind
+from passhat.dialogue.proposals import Commitment, bound_writes, proposes
+from passhat.dialogue.values import names_identifier
+from passhat.domains.facts import derive_fact
 from passhat.domains.model import Action, Domain, Goal, ItemRef, Task
 from passhat.env import Environment, tool_registry
+from passhat.guard.confirmation import commitment_for
 from passhat.users.base import UserTurn
 from passhat.users.personas import Persona
 from passhat.users.understanding import SLOTS, Reading, Slot, understand
@@ -25,7 +32,6 @@ from passhat.users.wording import join, phrase, tone_of
 MAX_MISMATCHES = 3  # wrong proposals for one goal before the customer gives up
 MAX_REPEATS = 3  # times the customer gives the same detail again before it gives up
 CALM_PATIENCE = 8  # messages without progress a patient customer sits through
-_STOPWORDS = frozenset("the a an my of for and with from in on to that this one pair set".split())
 
 
 @dataclasses.dataclass
@@ -35,9 +41,11 @@ class _GoalState:
 
     goal: Goal
     calls: list[Action]
-    known_ids: list[frozenset[str]]  # per call: the ids a correct proposal of it may name
+    commitments: list[Commitment]  # per call: what a yes to it agrees to, as the customer expects its account
+    questions: list[Fact]  # an informational goal's facts: what the customer asked, to hear answered
     awaiting: set[int] = dataclasses.field(default_factory=set)  # confirmed, result not reported yet
     completed: set[int] = dataclasses.field(default_factory=set)
+    answered: set[int] = dataclasses.field(default_factory=set)  # questions the agent has answered
     mismatches: int = 0
     refusals: int = 0
     questioned: bool = False
@@ -129,29 +137,38 @@ class ScriptedUser:
         return self._goals[self._index] if self._index < len(self._goals) else None
 
     def _absorb(self, state: _GoalState, reading: Reading, text: str) -> UserTurn | None:
-        """Update the current goal from what the agent says about it; a turn when that settles the reply."""
+        """Update the current goal (and later goals whose calls it agreed to with it) from what the agent says
+        about it; a turn when that settles the reply."""
         outcome = state.goal.outcome
+        waiting = [s for s in self._goals if s.awaiting]
         if state.awaiting and (reading.failure or reading.refusal and not reading.report):
-            state.awaiting.clear()
+            for s in waiting:
+                s.awaiting.clear()
             return self._refused(state, reading)
         if state.awaiting and reading.report:
-            state.completed |= state.awaiting
-            state.awaiting.clear()
-            self._settle(state, len(state.completed) == len(state.calls))
+            for s in waiting:
+                self._complete(s, s.awaiting)
+                s.awaiting.clear()
         elif reading.informative and reading.report and outcome != "answered" and (named := self._matching_calls(state, text, reading)):
-            state.completed |= named  # done without asking: the customer still got what it wanted
-            self._settle(state, len(state.completed) == len(state.calls))
+            for goal, calls in named.items():  # done without asking: the customer still got what it wanted
+                self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
             self._settle(state, True)
         elif reading.refusal and not reading.proposal:
             return self._refused(state, reading)
         elif outcome == "answered" and reading.informative and not reading.working:
-            self._settle(state, True)
+            state.answered |= {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
+            if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
+                self._settle(state, True)
         return None
 
     def _settle(self, state: _GoalState, handled: bool) -> None:
         self._moved = True
         state.handled = handled
+
+    def _complete(self, state: _GoalState, calls: set[int]) -> None:
+        state.completed |= calls
+        self._settle(state, len(state.completed) == len(state.calls))
 
     def _refused(self, state: _GoalState, reading: Reading) -> UserTurn | None:
         """A refusal is right for a refused goal (accepted, perhaps after one push-back); otherwise pushed back once."""
@@ -175,7 +192,7 @@ class ScriptedUser:
         if not state.handled:
             return UserTurn(self._restatement(state))
         self._moved = True
-        self._index += 1
+        self._advance()
         self._given &= {"identity"}
         self._repeats.clear()
         nxt = self._current
@@ -183,9 +200,15 @@ class ScriptedUser:
             return self._finish()
         return UserTurn(join(phrase("ack", self._tone, self._rng), phrase("next", self._tone, self._rng), self._request(nxt.goal)))
 
+    def _advance(self) -> None:
+        """On to the next goal not handled yet (a later goal's writes may have been agreed to and done already)."""
+        self._index += 1
+        while self._current is not None and self._current.handled:
+            self._index += 1
+
     def _finish(self) -> UserTurn:
         if self._current is not None and self._current.handled:
-            self._index += 1
+            self._advance()
         if self._current is None:
             return UserTurn(phrase("close", self._tone, self._rng), stop="satisfied")
         return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
@@ -206,35 +229,39 @@ class ScriptedUser:
         if self._persona.asks_why and not state.questioned:
             state.questioned = True
             return UserTurn(phrase("why", self._tone, self._rng))
-        state.awaiting |= matched
+        for goal, calls in matched.items():
+            self._goals[goal].awaiting |= calls
         return UserTurn(phrase("yes", self._tone, self._rng))
 
-    def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> set[int]:
-        """The goal's open calls this message names (for an informational goal, a harmless offer: {-1})."""
-        keywords = self._domain.proposal_keywords.get(state.goal.kind, ())
-        if keywords and not any(k.lower() in text.lower() for k in keywords):
-            return set()
+    def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
+        """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,
+        and with them any of the later goals' writes proposed in the same message (an agent may propose every
+        write at once). For an informational goal, a harmless offer that names nothing the customer does not
+        know: {-1}."""
+        own = (self._task.customer.customer_id,)
         if not state.calls:
+            keywords = self._domain.proposal_keywords.get(state.goal.kind, ())
+            if keywords and not proposes(text, keywords):
+                return {}
             goal = state.goal
-            known = _ids_in([goal.order_id, [i.item_id for i in goal.items], [a.args for a in goal.lookups]])
-            return {-1} if self._only_known(reading, known) else set()
-        named = {i for i, call in enumerate(state.calls) if i not in state.completed and self._names(text, call, state.goal)}
+            known = _ids_in([goal.order_id, [i.item_id for i in goal.items], [a.args for a in goal.lookups], list(own)])
+            return {self._index: {-1}} if all(any(names_identifier(i, k) for k in known) for i in reading.ids) else {}
+        open_calls = [(self._index, i) for i in range(len(state.calls)) if i not in state.completed]
+        open_calls += [(g, i) for g in range(self._index + 1, len(self._goals)) if self._agreeable_later(self._goals[g])
+                       for i in range(len(self._goals[g].calls))]
         # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
-        known = frozenset().union(*(state.known_ids[i] for i in named | state.completed)) if named else frozenset()
-        return named if self._only_known(reading, known) else set()
+        done = [state.commitments[i] for i in state.completed]
+        chosen = bound_writes(text, [self._goals[g].commitments[i] for g, i in open_calls], done, self._domain.id_pattern,
+                              own, reported=not reading.proposal)
+        agreed: dict[int, set[int]] = {}
+        for g, i in (open_calls[k] for k in chosen):
+            agreed.setdefault(g, set()).add(i)
+        return agreed if self._index in agreed else {}
 
-    def _only_known(self, reading: Reading, known: frozenset[str]) -> bool:
-        mine = known | {_norm(self._task.customer.customer_id)}
-        return all(_norm(i) in mine for i in reading.ids)
-
-    def _names(self, text: str, call: Action, goal: Goal) -> bool:
-        """The message names the call's confirm-key values and each item of the goal the call touches."""
-        meta = self._tools[call.tool].meta
-        keys = meta.confirm_keys if meta.needs_confirmation else ()
-        if not all(mentions(text, call.args[k]) for k in keys if k in call.args):
-            return False
-        values = _ids_in(call.args)
-        return all(_item_named(text, item) for item in goal.items + goal.new_items if _norm(item.item_id) in values)
+    def _agreeable_later(self, state: _GoalState) -> bool:
+        """A later goal whose writes the customer may agree to ahead of time: all wanted, none begun, each asked for."""
+        return (state.goal.outcome == "done" and not (state.handled or state.completed or state.awaiting)
+                and all(self._tools[c.tool].meta.needs_confirmation for c in state.calls))
 
     # -- answering questions ------------------------------------------------------------------------
 
@@ -329,52 +356,52 @@ _DETAIL_ANSWERS = {
 
 
 def _goal_states(domain: Domain, task: Task) -> list[_GoalState]:
-    """Each goal with the calls it wants and, per call, the ids the customer knows it by.
+    """Each goal with the calls it wants, what a yes to each agrees to, and the questions it asks (fresh state)."""
+    return [_GoalState(goal, list(calls), list(commitments), list(questions))
+            for goal, calls, commitments, questions in _plan(domain, task)]
 
-    A correct proposal may name more than the call's arguments (a cancellation names the order's items
-    and where the refund goes): the customer knows its own account, so the ids a correct proposal
-    would name, worded on the account as it stands after the earlier goals, are known to it too.
+
+_plans: dict[int, tuple[Task, list[tuple[Goal, list[Action], list[Commitment], list[Fact]]]]] = {}
+_plans_lock = threading.Lock()
+
+
+def _plan(domain: Domain, task: Task) -> list[tuple[Goal, list[Action], list[Commitment], list[Fact]]]:
+    """What the customer knows of its goals, worked out once per task and process.
+
+    The customer knows its own account, so it judges a proposal on the account as it expects it to be:
+    after the earlier goals, and the goal's earlier calls, are done.
     """
+    with _plans_lock:
+        cached = _plans.get(id(task))
+        if cached is not None and cached[0] is task:
+            return cached[1]
+    tools = tool_registry(domain)
     env = Environment(domain)
     try:
-        states = []
+        plan = []
         for goal in task.goals:
             calls = list(goal.actions or goal.forbidden)
-            known = []
+            commitments = []
             for call in calls:
-                worded = domain.describe_action(env.db, call)
-                known.append(_ids_in(call.args) | {_norm(m) for m in re.findall(domain.id_pattern, worded)})
+                commitments.append(commitment_for(tools[call.tool], dict(call.args), env.db, domain))
                 if call in goal.actions:
                     env.replay([call])
-            states.append(_GoalState(goal, calls, known))
-        return states
+            questions = [derive_fact(domain, env.db, goal, spec, env.history)[0] for spec in goal.tell] if goal.outcome == "answered" else []
+            plan.append((goal, calls, commitments, questions))
     finally:
         env.close()
-
-
-def _norm(entity_id: str) -> str:
-    return entity_id.lower().lstrip("#")
+    with _plans_lock:
+        _plans[id(task)] = (task, plan)
+    return plan
 
 
 def _ids_in(value: Any) -> frozenset[str]:
-    """Every string inside an argument structure, normalised as entity ids are compared."""
+    """Every string inside an argument structure, as entity ids are compared (no case, no leading '#')."""
     if isinstance(value, dict):
         return frozenset().union(*map(_ids_in, value.values())) if value else frozenset()
     if isinstance(value, (list, tuple)):
         return frozenset().union(*map(_ids_in, value)) if value else frozenset()
-    return frozenset({_norm(value)}) if isinstance(value, str) else frozenset()
-
-
-def _content_words(text: str) -> list[str]:
-    return [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2 and w not in _STOPWORDS]
-
-
-def _item_named(text: str, item: ItemRef) -> bool:
-    """By its id, or by its name: the description's head noun and at least half its words."""
-    if item.item_id.lower() in text.lower():
-        return True
-    words, said = _content_words(item.description), set(_content_words(text))
-    return bool(words) and words[-1] in said and 2 * sum(w in said for w in words) >= len(words)
+    return frozenset({value.lower().lstrip("#")}) if isinstance(value, str) else frozenset()
 
 
 def _items_words(items: list[ItemRef]) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from passhat.dialogue.text import sentences
+
 Slot = str  # "identity" | "order" | "items" | "payment" | "address" | "reason"
 SLOTS: tuple[Slot, ...] = ("identity", "order", "items", "payment", "address", "reason")
 
@@ -28,8 +30,17 @@ _CONFIRM_QUESTION = _cue(
     r"shall i", r"should i", r"would you like (?:me )?to", r"do you want (?:me )?to", r"want me to", r"like me to",
     r"can i (?:go ahead|proceed)", r"may i (?:go ahead|proceed)", r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
     r"(?:does|do) (?:that|this|these) (?:sound|look|work)", r"confirm", r"proceed", r"go ahead", r"yes or no",
-    r"are you sure", r"(?:ok|okay) to", r"(?:correct|right|accurate)\s*\?",
+    r"are you sure", r"(?:ok|okay) to", r"(?:correct|right|accurate)\s*\?", r"would you like (?:that|this)\b",
+    r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))", r"sounds? good",
 )
+# The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
+# even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
+_OFFER = _cue(
+    r"shall (?:i|we)", r"should (?:i|we)", r"(?:would|do) you (?:like|want) (?:me|us) to", r"(?:want|like) me to",
+    r"(?:can|may) (?:i|we) (?:go ahead|proceed)", r"(?:ok|okay) to", r"is it (?:ok|okay|alright|fine) (?:if i|to)",
+    r"yes/no", r"yes or no", r"\(y/n\)",
+)
+_CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
 _CONFIRM_REQUEST = _cue(
     r"please confirm", r"(?:reply|answer|respond|say) (?:with )?['\"]?yes", r"yes or no", r"yes/no", r"\(y/n\)",
     r"let me know if (?:you'?d like|you want) me to", r"confirm (?:that|this|and)", r"to confirm",
@@ -98,7 +109,6 @@ _SLOT_CUES: dict[Slot, re.Pattern[str]] = {
     ),
     "reason": _cue(r"\breason", r"why (?:do|did|would) you (?:want|like|need)", r"what(?:'s| is) wrong with"),
 }
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -130,12 +140,16 @@ class Reading:
 
 
 def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """Sentences as :func:`passhat.dialogue.text.sentences` cuts them: "Apt. 9" ends none, a bullet does."""
+    return [text[start:end] for start, end in sentences(text)]
 
 
-def _asks(sentence: str) -> frozenset[Slot]:
-    """Slots a sentence asks the customer for: only questions and requests ask."""
+def _asks(sentence: str, acting: bool) -> frozenset[Slot]:
+    """Slots a sentence asks the customer for: only questions and requests ask, and not an offer to act that
+    leaves nothing to choose (``acting``: the message names an action or an entity)."""
     if "?" not in sentence and not _ASKING.search(sentence):
+        return frozenset()
+    if acting and _OFFER.search(sentence) and not _CHOICE.search(sentence):
         return frozenset()
     return frozenset(slot for slot, cue in _SLOT_CUES.items() if cue.search(sentence))
 
@@ -145,21 +159,20 @@ def _asks_confirmation(sentence: str) -> bool:
 
 
 def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Reading:
-    """Read one agent message. ``action_words`` are the domain's proposal keywords, all kinds together.
+    """Read one agent message. ``action_words`` are the domain's proposal keywords (regex fragments), all kinds together.
 
     A proposal is a request for confirmation together with an action (an action word or an entity id
     anywhere in the message). A sentence that asks for a detail ("could you confirm your email?") is
     an ask, not a proposal; an "anything else?" sentence is neither.
     """
     text = text.translate(_QUOTES)
-    lowered = text.lower()
     ids = tuple(dict.fromkeys(m.group(0) for m in re.finditer(id_pattern, text)))
     parts = _sentences(text)
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
-    asked = [_asks(s) for s in rest]
+    has_action = bool(ids) or any(re.search(rf"\b(?:{w})", text, re.I) for w in action_words)
+    asked = [_asks(s, has_action) for s in rest]
     asks = frozenset().union(*asked)
-    has_action = bool(ids) or any(w.lower() in lowered for w in action_words)
     confirming = [s for s, slots in zip(rest, asked) if not slots and _asks_confirmation(s)]
     proposal = bool(confirming) and has_action
     body = " ".join(s for s in rest if s not in confirming)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from passhat.domains import load_task_files
-from passhat.domains.model import Domain
+from passhat.domains.model import Domain, PersonalData
 from passhat.domains.retail import conversation, data
+from passhat.domains.retail.facts import FACTS
 from passhat.domains.retail.rules import GATES, RULES
 from passhat.domains.retail.tools import TOOLS
 
@@ -30,4 +31,11 @@ DOMAIN = Domain(
     near_misses=conversation.near_misses,
     ignored_columns={"handoffs": frozenset({"summary"})},  # free text written for a human, never compared
     gates=GATES,
+    proposal_terms=conversation.proposal_terms,
+    facts=FACTS,
+    personal_data=(
+        PersonalData("customers", "id", ("first_name || ' ' || last_name", "email", "address1")),
+        PersonalData("orders", "customer_id", ("id", "address1")),
+    ),
+    names_entity=conversation.names_entity,
 )

@@ -10,11 +10,16 @@ import re
 import sqlite3
 from typing import Any
 
+from passhat.dialogue.proposals import Term, named
 from passhat.domains.model import Action, Identity
 from passhat.domains.retail.tools import TOOLS, cancellation_refunds, net_paid, one, price_difference, rows, variant_info
 
-# Orders, customers, products, items (variants) and payment methods, as written in free text.
-ID_PATTERN = r"(?:#R\d{7}|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|paypal)_\d{4,6}))(?![\w-])"
+# Orders (also "R3042198", or its seven digits alone: no other number here has seven), customers, products, items
+# (variants) and payment methods, as written in free text.
+ID_PATTERN = (
+    r"(?:#R\d{7}|(?<![\w#-])R\d{7}|(?<![\w#$€£.,/:-])\d{7}(?![.,/:]\d)"
+    r"|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|paypal)_\d{4,6}))(?![\w-])"
+)
 
 # A proposal for a goal of this kind must use one of these words (informational goals propose nothing).
 _WORDS = {fn.__name__: fn.__passhat_tool__.confirm_words for fn in TOOLS}
@@ -76,6 +81,117 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
     if tool == "transfer_to_human":
         return f"transfer customer {a.get('customer_id')} to a human agent with this summary: {a.get('summary')}"
     return f"call {tool} with {a}"
+
+
+def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
+    """What a yes to ``action`` agrees to, on the backend as it is before the call: the order, each item and
+    new item, the payment method, the address (required); the amounts that move, item prices and the order's
+    other details a proposal may state (optional)."""
+    a, tool = action.args, action.tool
+    order_id = a.get("order_id")
+    terms = [Term("id", order_id, "order")] if order_id else []
+    if tool == "cancel_order":
+        items = _order_items(db, order_id)
+        terms += [_item_term(db, i, "item", order_id, items, required=False) for i in items]
+        refunds = cancellation_refunds(db, order_id)
+        terms += [_payment_term(db, pm, "refunded to", required=False) for pm in refunds]
+        terms += _amounts(refunds.values(), "refund")
+        terms.append(Term("phrase", str(a.get("reason")), "reason", required=False))
+    elif tool in ("change_order_address", "change_customer_address"):
+        terms.append(Term("street", a.get("address1", ""), "street"))
+        if a.get("address2"):
+            terms.append(Term("street", a["address2"], "apartment", required=False))
+        table, key = ("orders", order_id) if tool == "change_order_address" else ("customers", a.get("customer_id"))
+        current = one(db, f"SELECT address1, address2 FROM {table} WHERE id = ?", key)
+        if current and current["address2"]:  # "from 9 Elm St, Apt 3 to ...": its unit, said with its street
+            terms.append(Term("street", f"{current['address1']} {current['address2']}", "current address", required=False))
+        terms += [Term("phrase", a.get("city", ""), "city"), Term("id", a.get("zip", ""), "zip"),
+                  Term("phrase", a.get("state", ""), "state", required=False),
+                  Term("phrase", a.get("country", ""), "country", required=False)]
+        if tool == "change_customer_address":
+            terms.append(Term("id", a.get("customer_id", ""), "customer", required=False))
+    elif tool == "change_order_payment":
+        current = one(db, "SELECT payment_method_id FROM orders WHERE id = ?", order_id)
+        terms.append(_payment_term(db, a.get("payment_method_id", ""), "new payment method"))
+        if current:
+            terms.append(_payment_term(db, current["payment_method_id"], "current payment method", required=False))
+            terms += _amounts([net_paid(db, order_id).get(current["payment_method_id"], 0.0)], None)
+    elif tool in ("change_order_items", "exchange_items", "return_items"):
+        terms += [_item_term(db, i, "item", order_id, a.get("item_ids", [])) for i in a.get("item_ids", [])]
+        terms += [_new_item_term(db, new, old) for old, new in zip(a.get("item_ids", []), a.get("new_item_ids", []))]
+        terms.append(_payment_term(db, a.get("payment_method_id", ""), "payment method"))
+        terms += _amounts(_prices(db, order_id, a.get("item_ids", [])), None)
+        terms += _amounts([v["price"] for v in map(lambda i: variant_info(db, i), a.get("new_item_ids", [])) if v], None)
+        if tool == "return_items":
+            terms += _amounts([sum(_prices(db, order_id, a.get("item_ids", [])))], "refund")
+        else:
+            diff = price_difference(db, order_id, a.get("item_ids", []), a.get("new_item_ids", [])) or 0.0
+            terms += _amounts([abs(diff)], "charge" if diff > 0 else "refund" if diff < 0 else None)
+    return terms
+
+
+def _item_term(db: sqlite3.Connection, variant_id: str, role: str, order_id: str, called: list[str], required: bool = True) -> Term:
+    """An item of the order by its id, or by its product's name with the options that tell it from the order's
+    other items of that product (none, when it is the only one). The options of those the call leaves alone may
+    not be said with it; those of the call's other items may ("the 12-inch and the 8-inch skillets")."""
+    v = variant_info(db, variant_id)
+    others = {i: variant_info(db, i) for i in _order_items(db, order_id) if i != variant_id}
+    same_product = {i: o["options"] for i, o in others.items() if o and v and o["product_id"] == v["product_id"]}
+    return _described_item(db, variant_id, role, list(same_product.values()), required,
+                           unlike=[o for i, o in same_product.items() if i not in called])
+
+
+def _new_item_term(db: sqlite3.Connection, variant_id: str, replaced: str) -> Term:
+    """A replacement by its id, or by its product's name with every option that changes from the item it replaces
+    (whose options a proposal says too, as what is given up: "the white speakers for the walnut ones")."""
+    old = variant_info(db, replaced)
+    rivals = [old["options"]] if old else []
+    return _described_item(db, variant_id, "new item", rivals, replaced=rivals)
+
+
+def _described_item(db: sqlite3.Connection, variant_id: str, role: str, rivals: list[dict[str, Any]], required: bool = True,
+                    unlike: list[dict[str, Any]] = (), replaced: list[dict[str, Any]] = ()) -> Term:
+    """By id, or by product name with ``words``: its options that differ from the ``rivals``'; what differs in
+    ``unlike`` must not be said with it, what differs in ``replaced`` only as given up."""
+    v = variant_info(db, variant_id)
+    if v is None:
+        return Term("id", variant_id, role, required=required)
+    keys = [k for k, o in v["options"].items() if any(r.get(k) != o for r in rivals)]
+
+    def differing(others: list[dict[str, Any]]) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(str(r[k]) for r in others for k in keys if r.get(k) not in (None, v["options"][k])))
+
+    described = Term("description", v["product_name"], role, words=tuple(str(v["options"][k]) for k in keys),
+                     unlike=differing(unlike), replaced=differing(replaced))
+    return Term("id", variant_id, role, required=required, alternatives=(described,))
+
+
+def _payment_term(db: sqlite3.Connection, method_id: str, role: str, required: bool = True) -> Term:
+    """A payment method by its id or as its owner knows it: a card by its ending, a gift card or PayPal
+    account by name when the customer has only one such."""
+    m = one(db, "SELECT customer_id, kind, brand, last_four FROM payment_methods WHERE id = ?", method_id)
+    if m is None:
+        return Term("id", method_id, role, required=required)
+    alternatives: list[Term] = []
+    if m["kind"] == "credit_card":
+        alternatives.append(Term("card_ending", m["last_four"], role))
+    same_kind = one(db, "SELECT COUNT(*) AS n FROM payment_methods WHERE customer_id = ? AND kind = ?", m["customer_id"], m["kind"])
+    if same_kind and same_kind["n"] == 1:
+        alternatives.append(Term("phrase", {"gift_card": "gift card", "paypal": "PayPal"}.get(m["kind"], f"{m['brand']} card"), role))
+    return Term("id", method_id, role, required=required, alternatives=tuple(alternatives))
+
+
+def _prices(db: sqlite3.Connection, order_id: str, item_ids: list[str]) -> list[float]:
+    found = [one(db, "SELECT price FROM order_items WHERE order_id = ? AND variant_id = ?", order_id, i) for i in item_ids]
+    return [f["price"] for f in found if f]
+
+
+def _amounts(amounts: Any, direction: str | None) -> list[Term]:
+    """Amounts a proposal may state, each optional; a total of several is one of them too."""
+    values = [round(a, 2) for a in amounts]
+    if len(values) > 1:
+        values.append(round(sum(values), 2))
+    return [Term("money", f"{v:.2f}", "amount", required=False, direction=direction) for v in dict.fromkeys(values)]  # type: ignore[arg-type]
 
 
 def lookups(db: sqlite3.Connection, action: Action) -> list[Action]:
@@ -198,3 +314,9 @@ def _settlement(db: sqlite3.Connection, a: dict[str, Any]) -> str:
     if diff < 0:
         return f"refund the price difference of {_money(-diff)} to {method}"
     return f"the price difference is $0.00, so nothing is charged to {method}"
+
+
+def names_entity(db: sqlite3.Connection, value: str, said: str) -> bool:
+    """Whether the customer's words name ``value``: a payment method by its ending, or by its kind (or a
+    card by its brand) when the customer has only one such."""
+    return any(named(said, alt) for alt in _payment_term(db, value, "").alternatives)

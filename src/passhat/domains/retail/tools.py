@@ -252,7 +252,7 @@ def _arithmetic(node: ast.expr) -> float:
 # -- writes -----------------------------------------------------------------------------------------
 
 
-@tool(write=True, target="order_id", confirm_words=("cancel",))
+@tool(write=True, target="order_id", confirm_words=("cancel", r"call(?:ing|ed)? off", "void"))
 def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str, Any]:
     """Cancel a pending order and refund everything paid for it to the payment method(s) it was paid with.
 
@@ -269,7 +269,8 @@ def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_keys=("order_id", "zip"), confirm_words=("address",))
+@tool(write=True, target="order_id", confirm_keys=("order_id", "zip"),
+      confirm_words=("address", "redirect", r"(?:ship|deliver|send|sent)\w*\b[^.?!]{0,60}?\bto\b"))
 def change_order_address(
     db: sqlite3.Connection, order_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
 ) -> dict[str, Any]:
@@ -292,7 +293,7 @@ def change_order_address(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_words=("payment", "pay"))
+@tool(write=True, target="order_id", confirm_words=("payment", "pay", "paid", "charge", "charging", "bill"))
 def change_order_payment(db: sqlite3.Connection, order_id: str, payment_method_id: str) -> dict[str, Any]:
     """Move a pending order's payment to another of the customer's payment methods: the old method is refunded and the new one charged.
 
@@ -321,7 +322,8 @@ def _swap(
     return method, old, _replacements(db, old, new_item_ids)
 
 
-@tool(write=True, target="order_id", confirm_words=("modify", "change", "replace", "swap"))
+@tool(write=True, target="order_id",
+      confirm_words=("modify", "change", "changing", "replace", "replacing", "swap", "switch", "update", "updating"))
 def change_order_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> dict[str, Any]:
@@ -347,7 +349,8 @@ def change_order_items(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="customer_id", confirm_keys=("zip",), confirm_words=("default", "account", "profile"))
+@tool(write=True, target="customer_id", confirm_keys=("zip",),
+      confirm_words=("default", "account", "profile", "on file", "home address"))
 def change_customer_address(
     db: sqlite3.Connection, customer_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
 ) -> dict[str, Any]:
@@ -371,7 +374,7 @@ def change_customer_address(
     return get_customer(db, customer_id)
 
 
-@tool(write=True, target="order_id", confirm_words=("return",))
+@tool(write=True, target="order_id", confirm_words=("return", r"(?:tak(?:e|ing)|send(?:ing)?)\b[^.?!]{0,30}?\bback"))
 def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], payment_method_id: str) -> dict[str, Any]:
     """Request the return of items of a delivered order; what was paid for them is refunded to the given payment method.
 
@@ -392,7 +395,7 @@ def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], pay
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_words=("exchange",))
+@tool(write=True, target="order_id", confirm_words=("exchange", "exchanging", "swap", "replace", "replacing", "switch", "trade", "trading"))
 def exchange_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> dict[str, Any]:

@@ -1,0 +1,304 @@
+"""What a customer's yes agrees to: the proposal it answers, bound to the writes that follow.
+
+A yes confirms a write only if the proposal it answers *proposes* that write — its action said as
+something the agent will do, not as what it will do instead ("instead of cancelling order X, I can put
+it on hold" proposes no cancellation) — names every term the write commits the customer to (the order,
+each item, the payment method, the address), and states nothing the writes do not do (another amount,
+the refund as a charge, another card). The graders judge a write by this after the fact, the
+confirmation guard before it, and the scripted customer before it says yes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any, Literal
+
+from passhat.dialogue.facts import Direction
+from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
+from passhat.dialogue.values import (
+    card_endings_in, cued_card_endings_in, money_in, names_identifier, names_phrase, names_street, units_in,
+)
+
+TermKind = Literal["id", "street", "phrase", "description", "money", "card_ending"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Term:
+    """One thing a write commits the customer to, and how a proposal can name it.
+
+    ``id``: an entity id in any usual form; ``street``: a street line, abbreviations allowed; ``phrase``:
+    words said as they are; ``description``: a thing by its name's head noun with, in the same sentence,
+    every one of ``words`` and none of ``unlike`` (an item by its product and the options that tell it from
+    the others: "the walnut speakers", not "the black speakers"), and ``replaced`` (what it replaces) only as
+    what is given up ("the white speakers for the walnut ones", not the other way round); ``money``: an amount, moving
+    ``direction`` for the customer; ``card_ending``: a card's last four digits. A term is named when it or
+    one of its ``alternatives`` is. An optional term (``required=False``) need not be named, but a
+    proposal may state it without stating something the write does not do.
+    """
+
+    kind: TermKind
+    value: str
+    role: str = ""
+    required: bool = True
+    direction: Direction | None = None
+    words: tuple[str, ...] = ()
+    unlike: tuple[str, ...] = ()
+    replaced: tuple[str, ...] = ()
+    alternatives: tuple[Term, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "value": self.value}
+        out.update({k: v for k, v in (("role", self.role), ("direction", self.direction)) if v})
+        if not self.required:
+            out["required"] = False
+        if self.words:
+            out["words"] = list(self.words)
+        if self.unlike:
+            out["unlike"] = list(self.unlike)
+        if self.replaced:
+            out["replaced"] = list(self.replaced)
+        if self.alternatives:
+            out["alternatives"] = [a.to_dict() for a in self.alternatives]
+        return out
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Term:
+        return cls(**{**raw, **{k: tuple(raw.get(k, ())) for k in ("words", "unlike", "replaced")},
+                      "alternatives": tuple(cls.from_dict(a) for a in raw.get("alternatives", ()))})
+
+    def __str__(self) -> str:
+        return f"{self.role} {self.value}".strip()
+
+
+@dataclasses.dataclass(frozen=True)
+class Commitment:
+    """What a yes to one write agrees to: its action (``words``, regex fragments) and its terms."""
+
+    tool: str
+    words: tuple[str, ...]
+    terms: tuple[Term, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tool": self.tool, "words": list(self.words), "terms": [t.to_dict() for t in self.terms]}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Commitment:
+        return cls(raw["tool"], tuple(raw["words"]), tuple(Term.from_dict(t) for t in raw["terms"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Binding:
+    """Why a proposal does or does not bind a write; empty tuples mean it does."""
+
+    unproposed: bool = False  # the action is not offered (absent, negated, or what is done instead of)
+    unnamed: tuple[str, ...] = ()  # required terms the proposal does not name
+    conflicting: tuple[str, ...] = ()  # what the proposal states that no write of the batch does
+
+    @property
+    def ok(self) -> bool:
+        return not (self.unproposed or self.unnamed or self.conflicting)
+
+    def explain(self) -> str:
+        parts = ["the action is not what the proposal offers"] if self.unproposed else []
+        if self.unnamed:
+            parts.append(f"it does not name {', '.join(self.unnamed)}")
+        if self.conflicting:
+            parts.append(f"it states {', '.join(self.conflicting)}, which this write does not do")
+        return "; ".join(parts)
+
+
+_CONTRAST_OPENS = re.compile(r"\W*(?:instead\s+of|rather\s+than|as\s+opposed\s+to|in\s+place\s+of|other\s+than)\b", re.I)
+_OFFER = re.compile(r"\b(?:i|we)\s*(?:can|could|will|would|shall|'ll|'d)\b|\blet\s+me\b", re.I)
+
+
+def proposes(proposal: str, words: Iterable[str], reported: bool = False) -> bool:
+    """Whether one of the action's words is offered: said, and neither negated (even as a modifier: "I can't
+    change the payment method"), nor what is done instead, nor said as done already ("your order has been
+    cancelled. Would you like a receipt?") — unless ``reported``: the message is judged as a report of what was
+    done. A tool that declares no words is offered by any proposal that names its terms."""
+    words = tuple(words)
+    if not words:
+        return True
+    for word in words:
+        for found in re.finditer(rf"\b(?:{word})", proposal, re.I):
+            start, end = found.span()
+            if negated_at(proposal, start, end, spare_modifiers=False) or _withheld(proposal, start, end):
+                continue
+            if reported or not reported_at(proposal, start, end):
+                return True
+    return False
+
+
+def _withheld(text: str, start: int, end: int) -> bool:
+    """Negated ("I can't cancel it"), or named as what is done instead of: "instead of cancelling", or anywhere
+    in a clause that opens "instead of the request to ..." before any "I can" offers something."""
+    if negated_at(text, start, end) or contrasted_at(text, start, end):
+        return True
+    clause_start, _ = clause_at(text, start)
+    opening = _CONTRAST_OPENS.match(text, clause_start)
+    return bool(opening) and not _OFFER.search(text, opening.end(), start)
+
+
+def binding(proposal: str, write: Commitment, batch: Sequence[Commitment] = (), id_pattern: str | None = None,
+            own: Iterable[str] = (), context: Sequence[Commitment] = ()) -> Binding:
+    """Whether ``proposal`` binds ``write``, when the customer's yes to it is followed by ``batch`` (which
+    includes ``write``; several writes may be proposed together). ``own``: ids anyone may mention (the
+    customer's own id) without proposing anything; ``context``: writes already made, which the message
+    may report ("Done: order A is cancelled. I can now cancel order B...")."""
+    batch = list(batch) or [write]
+    everything = [t for c in [*batch, *context] for t in c.terms]
+    return Binding(
+        unproposed=not proposes(proposal, write.words),
+        unnamed=tuple(str(t) for t in write.terms if t.required and not named(proposal, t)),
+        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own))),
+    )
+
+
+def named(text: str, term: Term) -> bool:
+    return _named_here(text, term) or any(named(text, alt) for alt in term.alternatives)
+
+
+def _named_here(text: str, term: Term) -> bool:
+    if term.kind == "id":
+        return bool(names_identifier(text, term.value))
+    if term.kind == "street":
+        return bool(names_street(text, term.value))
+    if term.kind == "phrase":
+        return bool(names_phrase(text, term.value))
+    if term.kind == "description":
+        return _described(text, term)
+    if term.kind == "card_ending":
+        return any(m.value == term.value for m in card_endings_in(text))
+    return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text))
+
+
+def _described(text: str, term: Term) -> bool:
+    """By the head noun of its name (singular or plural) with, in that sentence, every distinguishing word
+    and no word of another thing of the same name; what it replaces said, in its clause, only as given up."""
+    head = _tokens(term.value)[-1:]
+    for start, end in sentences(text):
+        said = _spans(text, start, end)
+        if not head or not _occurrences(said, head) or any(_occurrences(said, _tokens(w)) for w in term.unlike):
+            continue
+        found = [_occurrences(said, _tokens(w)) for w in term.words]
+        if not all(found):
+            continue
+        if not term.replaced or any(_replaced_only_as_given(text, said, term, at) for at in found[0]):
+            return True
+    return False
+
+
+_UNITS = {"inch": "in", "inche": "in", "pound": "lb", "foot": "ft", "feet": "ft", "lumen": "lm", "liter": "l",
+          "litre": "l", "milliliter": "ml", "millilitre": "ml", "millimeter": "mm", "millimetre": "mm", "pc": "piece"}
+
+
+def _tokens(words: str) -> list[str]:
+    """Words as compared: lower case, letters and digits apart ("28-inch", "11x14"), singular, units abbreviated
+    (12" is "12 in")."""
+    return [t for t, _ in _spans(words, 0, len(words))]
+
+
+def _spans(text: str, start: int, end: int) -> list[tuple[str, int]]:
+    """The tokens of ``text[start:end]`` with their offsets."""
+    out = []
+    for m in re.finditer(r"(\d+)([\"″])?|[a-z]+", text[start:end].lower()):
+        word = m.group(1) or m.group()
+        out.append((_UNITS.get(_stem(word), _stem(word)), start + m.start()))
+        if m.group(2):
+            out.append(("in", start + m.start(2)))
+    return out
+
+
+def _occurrences(said: list[tuple[str, int]], wanted: list[str]) -> list[int]:
+    """Where the token run ``wanted`` is said, as offsets in the text."""
+    n = len(wanted)
+    return [said[i][1] for i in range(len(said) - n + 1) if n and [t for t, _ in said[i:i + n]] == wanted]
+
+
+_GIVEN_UP_AFTER = re.compile(r"\b(?:instead\s+of|in\s+place\s+of|rather\s+than|in\s+exchange\s+for|not)\b", re.I)
+
+
+def _replaced_only_as_given(text: str, said: list[tuple[str, int]], term: Term, at: int) -> bool:
+    """Whether every word of what ``term`` replaces, said in the clause at ``at``, is what is given up: said
+    before it ("the white speakers for the walnut ones", "from black to green") unless marked as received
+    ("black instead of green"), or after it only when so marked ("green instead of black")."""
+    c_start, c_end = clause_at(text, at)
+    for word in term.replaced:
+        for other in _occurrences(said, _tokens(word)):
+            if not c_start <= other < c_end:
+                continue
+            marked = bool(_GIVEN_UP_AFTER.search(text, min(at, other), max(at, other)))
+            if marked != (other > at):
+                return False
+    return True
+
+
+def _stem(word: str) -> str:
+    return word.lower().removesuffix("es") if word.lower().endswith("shes") else word.lower().rstrip("s")
+
+
+def _agreed_money(value: str, direction: Direction | None, terms: Iterable[Term]) -> bool:
+    """Whether an amount said, moving ``direction``, is one of the terms' amounts.
+
+    A price or a total (no direction) matches any wording, unless the same amount is a movement the other
+    way: "you would have to pay $8.62" where $8.62 comes back is a sign flip, even if an item costs $8.62.
+    """
+    same = [t for t in terms if t.kind == "money" and t.value == value]
+    if not same or direction is None:
+        return bool(same)
+    if any(t.direction == direction for t in same):
+        return True
+    return not any(t.direction for t in same)
+
+
+def _id_core(value: str) -> str:
+    """An id as ids written in full are compared: "#R3042198" and "r3042198" are the same order."""
+    return re.sub(r"[^0-9a-z]", "", value.lower())
+
+
+def _agreed_id(core: str, agreed: set[str]) -> bool:
+    """An id in full, or by its trailing digits alone ("order 3042198" for #R3042198), as :func:`names_identifier` reads."""
+    return core in agreed or (len(core) >= 5 and core.isdigit()
+                              and any(a.endswith(core) and a[:-len(core)].isalpha() for a in agreed))
+
+
+def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | None, own: set[str]) -> list[str]:
+    """Amounts, card endings, ids and (with an address) apartments the proposal states (un-negated) that match
+    no term of the batch."""
+    every = [t for term in terms for t in (term, *term.alternatives)]
+    out = []
+    streets = [span for t in every if t.kind == "street" for span in names_street(proposal, t.value)]
+    if streets:
+        out += [proposal[start:end] for start, end in units_in(proposal) if not negated_at(proposal, start, end)
+                and not any(start < named_end and named_start < end for named_start, named_end in streets)]
+    for m in money_in(proposal):
+        if not negated_at(proposal, m.start, m.end) and not _agreed_money(m.value, m.direction, every):
+            out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
+    endings = {t.value for t in every if t.kind == "card_ending"}
+    out += [f"card ending {m.value}" for m in cued_card_endings_in(proposal)
+            if m.value not in endings and not negated_at(proposal, m.start, m.end)]
+    if id_pattern:
+        agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
+        for found in re.finditer(id_pattern, proposal):
+            if not _agreed_id(_id_core(found.group(0)), agreed) and not _withheld(proposal, found.start(), found.end()):
+                out.append(found.group(0))
+    return list(dict.fromkeys(out))
+
+
+def bound_writes(proposal: str, wanted: Sequence[Commitment], context: Sequence[Commitment] = (),
+                 id_pattern: str | None = None, own: Iterable[str] = (), reported: bool = False) -> set[int]:
+    """Which of the ``wanted`` writes a yes to ``proposal`` would agree to, as a customer judges it
+    (``reported``: which of them a report says were done).
+
+    Each write offered and fully named is in; then the whole proposal must state nothing that none of
+    them (nor the ``context``: writes already done, which the message may report) does — otherwise the
+    customer is being asked to agree to something it does not want, and agrees to none of it.
+    """
+    offered = {i for i, c in enumerate(wanted)
+               if proposes(proposal, c.words, reported) and all(named(proposal, t) for t in c.terms if t.required)}
+    if not offered:
+        return set()
+    terms = [t for c in [*(wanted[i] for i in offered), *context] for t in c.terms]
+    return set() if _stated_but_not_agreed(proposal, terms, id_pattern, set(own)) else offered
