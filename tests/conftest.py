@@ -1,9 +1,14 @@
-"""Shared fixtures: a tiny domain built in code, so engine tests do not depend on the retail data."""
+"""Shared fixtures: a tiny domain built in code, so engine tests do not depend on the retail data.
+
+hypothesis's regex strategies are imported here, before any test: imported lazily in the middle of a
+run, pytest's assertion rewriting parses them while finalizers of earlier tests' event loops may run,
+which CPython 3.11's AST conversion can fail on ("AST constructor recursion depth mismatch")."""
 
 from __future__ import annotations
 
 import sqlite3
 
+import hypothesis.strategies._internal.regex  # noqa: F401
 import pytest
 
 from passhat.dialogue.facts import Fact
