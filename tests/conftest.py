@@ -1,6 +1,6 @@
 """Shared fixtures: a tiny domain built in code, so engine tests do not depend on the retail data.
 
-hypothesis's regex strategies are imported here, before any test: imported lazily in the middle of a
+hypothesis's regex strategies are imported before the first test: imported lazily in the middle of a
 run, pytest's assertion rewriting parses them while finalizers of earlier tests' event loops may run,
 which CPython 3.11's AST conversion can fail on ("AST constructor recursion depth mismatch")."""
 
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sqlite3
 
-import hypothesis.strategies._internal.regex  # noqa: F401
 import pytest
 
 from passhat.dialogue.facts import Fact
@@ -19,6 +18,11 @@ SCHEMA = """
 CREATE TABLE accounts (id TEXT PRIMARY KEY, owner TEXT NOT NULL, email TEXT NOT NULL, status TEXT NOT NULL);
 CREATE TABLE notes (account_id TEXT NOT NULL, n INTEGER NOT NULL, body TEXT, PRIMARY KEY (account_id, n));
 """
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _regex_strategies_imported() -> None:
+    import hypothesis.strategies._internal.regex  # noqa: F401
 
 
 def _generate(db: sqlite3.Connection, seed: int) -> None:
