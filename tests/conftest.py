@@ -7,6 +7,7 @@ which CPython 3.11's AST conversion can fail on ("AST constructor recursion dept
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,6 +24,16 @@ CREATE TABLE notes (account_id TEXT NOT NULL, n INTEGER NOT NULL, body TEXT, PRI
 @pytest.fixture(scope="session", autouse=True)
 def _regex_strategies_imported() -> None:
     import hypothesis.strategies._internal.regex  # noqa: F401
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _audit_key_outside_the_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Runs with the audit guard make the user's audit key on first use: in a test folder, not in ~/.config."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+    patch.delenv("PASSHAT_AUDIT_KEY", raising=False)
+    yield
+    patch.undo()
 
 
 def _generate(db: sqlite3.Connection, seed: int) -> None:

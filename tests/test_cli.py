@@ -4,6 +4,7 @@ paragraph with exit status 2 — never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -178,7 +179,7 @@ def test_an_unusable_output_path_is_a_user_error_before_any_trial(tmp_path, flag
              "--cache": ["--out", str(out), "--cache", str(blocker / "sub" / "c.sqlite")]}
     result = invoke("run", *SMALL, "--run-id", "u", *paths[flag])
     assert result.exit_code == 2, result.output
-    assert result.output.startswith("error:") and "Traceback" not in result.output
+    assert result.output.startswith(("error:", "Usage:")) and "Traceback" not in result.output
     assert flag in result.output and str(blocker) in " ".join(result.output.split())
     assert not out.exists() and not (blocker.parent / "runs").exists()  # no run folder was made
 
@@ -227,3 +228,152 @@ def test_runs_lists_folders_progress_and_unreadable_stores(tmp_path):
     rows = {line.split()[1]: line for line in result.stdout.splitlines() if line.split()[1:2] in (["r1"], ["broken"])}
     assert "12/12" in rows["r1"]  # done/planned: 2 tasks × 2 personas × 3 trials
     assert "unreadable" in rows["broken"] and "notes" not in result.stdout
+
+
+# --- what a user types is text, never rich markup ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args,shown",
+    [
+        (["report", "[/bold]"], "'[/bold]'"),
+        (["run", "--tasks", "[/x]"], "'[/x]'"),
+        (["run", "--personas", "[/]"], "[/]"),
+        (["run", "--tasks", "[bold]retail-001"], "'[bold]retail-001'"),  # markup would eat "[bold]"
+        (["run", "--faults", "{tmp}/[/x].yaml"], "[/x].yaml"),
+    ],
+)
+def test_markup_in_what_a_user_types_is_printed_as_typed(tmp_path, args, shown):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = invoke(*args, "--out", str(tmp_path))
+    assert result.exit_code == 2 and result.exception is not None and isinstance(result.exception, SystemExit)
+    assert result.output.startswith("error:") and shown in " ".join(result.output.split())
+
+
+def test_the_config_file_message_keeps_its_prices_table(tmp_path):
+    config = tmp_path / "eval.toml"
+    config.write_text("bogus = 1\n")
+    result = invoke("run", "--config", str(config), "--out", str(tmp_path))
+    assert result.exit_code == 2 and "'bogus'" in result.output and "[prices]" in result.output
+
+
+def test_names_from_a_stored_run_are_printed_as_text(tmp_path):
+    invoke("run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path),
+           "--run-id", "r1")
+    edit_config(tmp_path / "r1", agent="llm:openai/[/x]", domain="retail")
+    for args in (["report", "r1"], ["runs"]):
+        result = invoke(*args, "--out", str(tmp_path))
+        assert result.exit_code == 0 and result.exception is None, result.output
+        assert "llm:openai/[/x]" in result.output
+
+
+# --- flags: each mistake is exit 2 naming the flag, before any work -----------------------------------------------
+
+
+LONG_NAME = "x" * 300
+
+
+@pytest.mark.parametrize(
+    "args,flag",
+    [
+        (["run", "--request-timeout", "nan"], "--request-timeout"),
+        (["run", "--retry-backoff", "nan"], "--retry-backoff"),
+        (["run", "--agent-temperature", "nan"], "--agent-temperature"),
+        (["run", "--user-temperature", "inf"], "--user-temperature"),
+        (["run", "--agent-base-url", "http://[::1"], "--agent-base-url"),
+        (["run", "--user-base-url", "http://localhost:99999"], "--user-base-url"),
+        (["run", "--agent", "llm:openai/gpt\udcff", "--agent-base-url", "http://127.0.0.1:9"], "'--agent'"),
+        (["run", "--out", f"{{tmp}}/{LONG_NAME}"], "--out"),
+        (["run", "--json", f"{{tmp}}/{LONG_NAME}/r.json"], "--json"),
+        (["run", "--cache", f"{{tmp}}/{LONG_NAME}.sqlite"], "--cache"),
+        (["run", "--cache", "{tmp}/fifo"], "--cache"),
+        (["run", "--config", "{tmp}/fifo"], "--config"),
+        (["run", "--json", "{tmp}/a-file/r.json"], "--json"),
+        (["run", "--gate", "k=x,min=0.9"], "--gate"),
+        (["report", "r1", "--html", "{tmp}/a-file/r.html"], "--html"),
+        (["report", "r1", "--out", f"{{tmp}}/{LONG_NAME}"], "--out"),
+        (["tasks", "show", "retail-999"], "TASK_ID"),
+        (["runs", "--out", "{tmp}/missing"], "--out"),
+    ],
+)
+def test_a_bad_flag_is_exit_2_naming_it(tmp_path, args, flag):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "a-file").write_text("x")
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = invoke(*args, *(["--out", str(tmp_path)] if args[0] == "run" and "--out" not in args else []))
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert flag in text
+    assert "invalid literal" not in text and "--tasks" not in text and "File exists" not in text
+    assert "pass^" not in text  # nothing of a report was printed before the error
+    assert not list(tmp_path.glob("*/results.sqlite"))  # no run was started
+
+
+def test_legitimate_values_of_the_checked_flags_are_accepted(tmp_path):
+    result = invoke(
+        "run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path / "runs"),
+        "--run-id", "r1", "--agent-temperature", "0.7", "--request-timeout", "0.5", "--retry-backoff", "0",
+        "--agent-base-url", "http://[::1]:8000/v1", "--user-base-url", "https://models.example/v1",
+        "--json", str(tmp_path / "new" / "folder" / "r.json"), "--cache", str(tmp_path / "c.sqlite"),
+    )
+    assert result.exit_code == 0, result.output
+    config = stored_config(tmp_path / "runs" / "r1")
+    assert config["agent_temperature"] == 0.7 and config["agent_base_url"] == "http://[::1]:8000/v1"
+    assert (tmp_path / "new" / "folder" / "r.json").is_file()
+
+
+def test_runs_of_an_empty_folder_says_so(tmp_path):
+    result = invoke("runs", "--out", str(tmp_path))
+    assert result.exit_code == 0 and "no runs in" in result.output and str(tmp_path) in result.output
+
+
+def test_runs_never_cuts_a_run_id_or_the_early_stop_marker(tmp_path, monkeypatch):
+    from rich.console import Console
+
+    import passhat.cli.run as run_module
+
+    run_id = "a-run-with-a-rather-long-name-2026-01-01"
+    invoke("run", "--tasks", "retail-001,retail-002", "--personas", "all", "--trials", "2", "--out", str(tmp_path),
+           "--run-id", run_id, "--gate", "k=2,min=0.5", "--early-stop")
+    edit_config(tmp_path / run_id, agent="llm:openai/a-model-with-a-long-name-too")
+    monkeypatch.setattr(run_module, "console", Console(width=80))  # not a terminal: output to a file or a pipe
+    result = invoke("runs", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    rows = [line.split("│")[1:-1] for line in result.stdout.splitlines() if line.startswith("│")]
+    assert "(early stop)" in result.stdout and "…" not in result.stdout
+    assert "".join(cells[0].strip() for cells in rows) == run_id  # folded over lines at worst, never cut
+
+
+def test_an_unpriced_model_costs_unknown_not_zero():
+    from io import StringIO
+
+    from rich.console import Console
+
+    from passhat.report.terminal_usage import print_plumbing
+
+    def usage(model: str, unpriced: int, cost: float) -> dict:
+        return {"model": model, "calls": 4, "cached_calls": 0, "input_tokens": 10, "output_tokens": 5,
+                "cost_usd": cost, "unpriced_calls": unpriced, "latency_s": {"mean": None}}
+
+    def printed(calls: dict, cost: float, unpriced: list[str]) -> str:
+        out = StringIO()
+        metrics = {"model_calls": calls, "cost_usd": cost, "unpriced_models": unpriced, "infra_errors": 0,
+                   "scenarios": 1}
+        print_plumbing({"metrics": metrics}, Console(file=out, width=200))
+        return out.getvalue()
+
+    unknown = printed({"agent": usage("[/x]local", 4, 0.0)}, 0.0, ["[/x]local"])
+    assert "$0.0000" not in unknown and "cost unknown" in unknown and "[/x]local" in unknown and "[prices]" in unknown
+    mixed = printed({"agent": usage("priced", 0, 0.0123), "user": usage("local", 4, 0.0)}, 0.0123, ["local"])
+    assert "agent model priced: 4 calls" in mixed and "$0.0123" in mixed and "total cost unknown" in mixed
+    priced = printed({"agent": usage("priced", 0, 0.0123)}, 0.0123, [])
+    assert "total cost $0.0123" in priced and "unknown" not in priced
+
+
+def test_one_scenario_and_one_trial_are_singular(tmp_path):
+    result = invoke("run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "1 scenario (tasks × personas) × 1 trial;" in text and "1 trial to run" in text
+    assert "1 scenarios" not in text and "1 trials" not in text

@@ -3,7 +3,14 @@ tool call ends in one of the three result shapes."""
 
 from __future__ import annotations
 
+import sqlite3
+
+import pytest
+
+from passhat.domains.toolkit import tool
 from passhat.env import Environment, diff_backends, fork_backend, template_for, tool_registry
+from passhat.env.tools import spec_for
+from passhat.errors import UserError
 
 
 def test_forks_are_independent(toy_domain):
@@ -98,3 +105,41 @@ def test_fork_is_writable_copy_of_template(toy_domain):
     assert db.execute("SELECT count(*) FROM accounts").fetchone()[0] == 10
     db.execute("DELETE FROM accounts")
     assert fork_backend(template_for(toy_domain)).execute("SELECT count(*) FROM accounts").fetchone()[0] == 10
+
+
+def test_an_args_entry_wrapped_over_lines_reaches_the_schema_whole():
+    @tool(write=True, target="account")
+    def refund(db: sqlite3.Connection, account: str, amount: float) -> dict:
+        """Refund an amount to an account.
+
+        Only to the account the payment came from.
+
+        Args:
+            account: the account id, as the customer's statement prints it
+                (e.g. A-1), never an order id
+            amount (float): dollars
+
+        Returns:
+            the refund made
+        """
+        return {}
+
+    schema = spec_for(refund).schema
+    assert schema["description"] == "Refund an amount to an account.\n\nOnly to the account the payment came from."
+    properties = schema["parameters"]["properties"]
+    assert properties["account"]["description"] == "the account id, as the customer's statement prints it (e.g. A-1), never an order id"
+    assert properties["amount"]["description"] == "dollars" and set(properties) == {"account", "amount"}
+
+
+def test_a_docstring_that_is_not_google_style_names_the_tool():
+    @tool()
+    def lookup(db: sqlite3.Connection, account: str) -> dict:
+        """Look an account up.
+
+        Args:
+            account the account id, with no colon
+        """
+        return {}
+
+    with pytest.raises(UserError, match="docstring of tool .*lookup.*Expected a colon"):
+        spec_for(lookup)

@@ -196,3 +196,24 @@ def test_report_json_html_and_junit(tmp_path):
     assert gate.get("name") == "gate pass^4 >= 0.3" and gate.find("failure") is None
     assert cases[0].find("failure") is None  # t1 always passes
     assert cases[2].find("failure") is not None  # t3 never does
+
+
+@pytest.mark.parametrize(
+    "args,flag",
+    [
+        (["gate", "r", "--k", "2", "--min-pass-hat-k", "nan"], "--min-pass-hat-k"),
+        (["gate", "r", "--k", "2", "--min-pass-hat-k", "0.5", "--persona", ""], "persona"),
+        (["gate", "r", "--k", "2", "--min-pass-hat-k", "0.5", "--persona", "[/x]"], "'[/x]'"),
+        (["traffic", "r", "--per-day", "inf"], "--per-day"),
+        (["traffic", "r", "--per-day", "10", "--target", "nan"], "--target"),
+        (["report", "r", "--gate", "k=x,min=0.9"], "k=x is not a whole number"),
+        (["report", "r", "--gate", "k=2,min=high"], "min=high is not a number"),
+        (["report", "r", "--gate", "k=2,min=0.5,persona=[/x]"], "'[/x]'"),
+    ],
+)
+def test_gate_and_traffic_mistakes_are_exit_2_never_a_verdict(tmp_path, args, flag):
+    synthetic_run(tmp_path, "r", {("t1", "p"): 1.0, ("t2", "p"): 0.5})
+    result = invoke(*args, "--out", str(tmp_path))
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit), result.output
+    text = " ".join(result.output.split())
+    assert flag in text and "Traceback" not in text and "invalid literal" not in text and "could not convert" not in text

@@ -115,6 +115,44 @@ def test_a_failed_write_keeps_no_key() -> None:
     assert gw.call("refund", {"account": "A-1", "amount": 5.0}, idempotency_key="k").execution.result["status"] == "ok"
 
 
+@pytest.mark.parametrize("how", ["argument", "keyword"])
+def test_a_null_key_is_no_key(how) -> None:
+    """JSON null from a model (or None in Python) means "no key": two different writes are two writes, not a
+    conflict over a key "None", and the same write again is the derived key's replay."""
+    db = shop_db()
+    gw = Gateway.over([refund], db, guards=["idempotency"])
+
+    def call(amount: float):
+        if how == "argument":
+            return gw.call("refund", {"account": "A-1", "amount": amount, "idempotency_key": None})
+        return gw.call("refund", {"account": "A-1", "amount": amount}, idempotency_key=None)
+
+    assert call(20.0).guard is None and call(30.0).guard is None
+    assert call(20.0).guard["decision"] == "replayed"
+    assert refunds(db) == [("A-1", 20.0), ("A-1", 30.0)]
+
+
+def test_a_key_that_is_not_text_is_an_error_the_agent_can_read() -> None:
+    db = shop_db()
+    out = Gateway.over([refund], db, guards=["idempotency"]).call("refund", {"account": "A-1", "amount": 20.0, "idempotency_key": [1]})
+    assert out.execution.result["error"]["type"] == "invalid_arguments" and "idempotency_key" in out.execution.result["error"]["message"]
+    assert refunds(db) == []
+
+
+def test_a_key_belongs_to_its_conversation() -> None:
+    """Two conversations on one backend that happen to pick the same key make two writes, neither a replay
+    nor a conflict; another gateway on the same conversation (a restarted process) shares the key."""
+    db = shop_db()
+    first, restarted, other = (Gateway.over([refund], db, guards=["idempotency"], conversation_id=c) for c in ("c1", "c1", "c2"))
+    first.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1")
+    assert other.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1").guard is None
+    assert other.call("refund", {"account": "A-2", "amount": 5.0}, idempotency_key="refund-2").guard is None
+    assert restarted.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1").guard["decision"] == "replayed"
+    conflict = restarted.call("refund", {"account": "A-1", "amount": 25.0}, idempotency_key="refund-1")
+    assert conflict.execution.result["error"]["type"] == "idempotency_conflict"
+    assert refunds(db) == [("A-1", 20.0), ("A-1", 20.0), ("A-2", 5.0)]
+
+
 requests = st.lists(st.tuples(st.integers(0, 3), st.sampled_from([10.0, 20.0])), min_size=1, max_size=24)
 
 
@@ -280,6 +318,28 @@ def test_the_human_gate_files_a_ticket_and_names_who_has_it() -> None:
     assert data["owner"] in data["message"] and data["ticket_id"] == "T-1" and data["priority"] == "high"
     row = db.execute("SELECT owner, status, history FROM _passhat_tickets").fetchone()
     assert row[0] == data["owner"] and row[1] == "open" and "over $100" in row[2]
+
+
+def test_a_gated_write_keeps_its_key_the_same_call_gets_its_ticket_again_and_other_arguments_a_conflict() -> None:
+    db = shop_db()
+    gw = Gateway.over([refund], db, guards=["idempotency", "human_gate"], gates=(BIG,))
+    first = gw.call("refund", {"account": "A-1", "amount": 500.0}, idempotency_key="big-1")
+    again = gw.call("refund", {"account": "A-1", "amount": 500.0}, idempotency_key="big-1")
+    other = gw.call("refund", {"account": "A-1", "amount": 600.0}, idempotency_key="big-1")
+    assert first.guard["decision"] == "ticket"
+    assert again.guard == {"guard": "idempotency", "decision": "replayed", "key": "big-1"}
+    assert again.execution.result == first.execution.result
+    assert other.execution.result["error"]["type"] == "idempotency_conflict"
+    assert db.execute("SELECT COUNT(*) FROM _passhat_tickets").fetchone()[0] == 1
+    assert [p.guard["status"] for p in gw.resolve_tickets()] == ["done"] and refunds(db) == [("A-1", 500.0)]
+
+
+def test_a_gated_write_without_a_key_asked_twice_is_one_ticket() -> None:
+    db = shop_db()
+    gw = Gateway.over([refund], db, guards=["idempotency", "human_gate"], gates=(BIG,))
+    first, again = (gw.call("refund", {"account": "A-1", "amount": 500.0}) for _ in range(2))
+    assert again.guard["decision"] == "replayed" and again.execution.result == first.execution.result
+    assert db.execute("SELECT COUNT(*) FROM _passhat_tickets").fetchone()[0] == 1
 
 
 def test_the_operator_carries_out_allowed_tickets_and_rejects_the_rest() -> None:

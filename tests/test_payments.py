@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain, payments
+from passhat.domains.model import Rule
 from passhat.domains.payments import Movement
 from passhat.domains.toolkit import ToolFailure, tool
 from passhat.env import Environment, diff_backends
@@ -173,6 +174,54 @@ def test_a_tool_that_fails_after_the_provider_said_yes_leaves_no_ledger_entry() 
     assert totals(db) == {}
 
 
+@tool(write=True, needs_confirmation=False, target="order")
+def refund_order(db: sqlite3.Connection, order: str, amount: float) -> dict:
+    """Refund part of an order's $100 charge through the provider; a replayed movement records nothing.
+
+    Args:
+        order: the order
+        amount: dollars
+    """
+    channel = payments.current_channel()
+    assert channel is not None
+    prior = (("card_1", 100.0), *(("card_1", -r[0]) for r in db.execute("SELECT amount FROM refunds WHERE order_id = ?", (order,))))
+    movement = Movement("refund", order, "C-1", "card_1", "C-1", amount, "USD", prior)
+    if not channel.move(db, movement).replayed:
+        db.execute("INSERT INTO refunds (order_id, amount) VALUES (?, ?)", (order, amount))
+    return {"order": order, "amount": amount}
+
+
+def refunds_db() -> sqlite3.Connection:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE refunds (order_id TEXT, amount REAL)")
+    return db
+
+
+@pytest.mark.parametrize("conversations", [("chat", "chat"), ("chat-1", "chat-2")])
+def test_calls_through_two_gateways_on_one_database_are_two_movements(conversations) -> None:
+    """Without caller keys each call is its own movement, whichever gateway instance makes it: a second
+    gateway's first call is neither refused as a conflict nor replayed with no money moved."""
+    db = refunds_db()
+    one, two = (Gateway.over([refund_order], db, guards=["payments"], conversation_id=c) for c in conversations)
+    calls = [(one, "#O1", 10.0), (two, "#O1", 10.0), (two, "#O2", 15.0), (one, "#O2", 5.0)]
+    for gateway, order, amount in calls:
+        assert gateway.call("refund_order", {"order": order, "amount": amount}).execution.result["status"] == "ok"
+    assert db.execute("SELECT order_id, amount FROM refunds").fetchall() == [(o, a) for _, o, a in calls]
+    assert totals(db) == {"#O1": (10000, 2000), "#O2": (10000, 2000)}
+
+
+def test_the_operators_of_two_gateways_key_each_tickets_money_by_the_ticket() -> None:
+    db = refunds_db()
+    big = Rule("big", "refunds over $50 need a person", ("refund_order",),
+               lambda db, call, history: "over $50" if call.args["amount"] > 50 else None)
+    one, two = (Gateway.over([refund_order], db, guards=["payments", "human_gate"], gates=(big,)) for _ in range(2))
+    one.call("refund_order", {"order": "#O1", "amount": 60.0})
+    assert [p.guard["status"] for p in one.resolve_tickets()] == ["done"]
+    two.call("refund_order", {"order": "#O2", "amount": 70.0})
+    assert [p.guard["status"] for p in two.resolve_tickets()] == ["done"]
+    assert totals(db) == {"#O1": (10000, 6000), "#O2": (10000, 7000)}
+
+
 # -- the retail domain's money through the provider --------------------------------------------------
 
 
@@ -261,7 +310,7 @@ def test_with_idempotency_on_the_payment_keys_are_the_writes_own() -> None:
     assert gateway.call(name, args, idempotency_key="w-1").execution.result["status"] == "ok"
     assert gateway.call(name, args, idempotency_key="w-1").guard["decision"] == "replayed"
     keys = [r[0] for r in env.db.execute("SELECT key FROM _passhat_payment_ledger WHERE key IS NOT NULL")]
-    assert keys and all(k.startswith("w-1#") for k in keys)
+    assert keys and all(k.startswith("run/conversation/w-1#") for k in keys)  # the key, in its conversation
 
 
 def test_the_ledger_never_shows_in_a_state_diff() -> None:

@@ -1,4 +1,5 @@
-"""The results store: round trips, duplicate rules, resume keys, and durability across SIGKILL."""
+"""The results store: round trips, duplicate rules, resume keys, durability across SIGKILL, one writer per
+run, a trial and its audit entries in one transaction, and a store a kill left half-created."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from passhat.cli import main
 from passhat.errors import UserError
 from passhat.metrics import TrialOutcome
+from passhat.run.config import RunConfig
 from passhat.store import STORE_FILE, DuplicateTrialError, ResultStore, TrialRecord, list_runs
+from passhat.store.results import SCHEMA_VERSION
 
 CONFIG = {"domain": "retail", "personas": ["calm", "angry"], "trials": 8, "seed": 7, "nested": {"k": [1, 2]}}
 
@@ -141,7 +146,7 @@ def test_durability_settings(tmp_path: Path) -> None:
         conn = store._conn
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_list_runs_newest_first_then_unreadable_stores_skipping_other_folders(tmp_path: Path) -> None:
@@ -190,7 +195,7 @@ def test_update_config_is_stored(tmp_path: Path) -> None:
 
 
 def test_stored_config_validates_with_run_config_and_names_the_file(tmp_path: Path) -> None:
-    from passhat.run.config import RunConfig, stored_config
+    from passhat.run.config import stored_config
 
     good = RunConfig(tasks=["retail-001"], personas=["baseline"]).model_dump()
     with ResultStore.create(tmp_path / "good", "good", good) as store:
@@ -207,7 +212,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from passhat.store import ResultStore, TrialRecord
 
-    store = ResultStore.open(Path(sys.argv[1]))
+    store = ResultStore.resume(Path(sys.argv[1]))
     for i in range(1_000_000):
         task, persona, trial = f"t{i % 7}", ("calm", "angry")[i % 2], i
         events = [{"kind": "message", "text": "x" * 200, "n": j} for j in range(20)]
@@ -240,3 +245,111 @@ def test_committed_trials_survive_sigkill(tmp_path: Path) -> None:
         assert committed <= set(keys)
         assert len(keys) - len(committed) <= 1  # at most the commit the child made before it could print
         assert all(len(t.events) == 20 and t.grade == {"i": t.trial} for t in trials)
+
+
+def test_a_trial_and_its_audit_entries_are_stored_together_or_not_at_all(tmp_path: Path) -> None:
+    sealed: list[str] = []
+
+    def seal(*rows: tuple[int, str]):
+        return lambda digest: sealed.append(digest) or rows
+
+    with ResultStore.create(tmp_path, "r1", CONFIG) as store:
+        store.record(judged(), seal((1, '{"seq": 1}'), (2, '{"seq": 2}')))
+        with pytest.raises(DuplicateTrialError):
+            store.record(judged(reward=0, signature="no_write"), seal((3, '{"seq": 3}')))
+        with pytest.raises(sqlite3.IntegrityError):  # an entry number taken twice (two writers): nor the trial
+            store.record(judged(trial=1), seal((2, '{"seq": 2}')))
+        rows, digests = store.audit_state()
+    assert rows == [(1, '{"seq": 1}'), (2, '{"seq": 2}')]
+    assert digests == {("t1", "calm", 0): sealed[0]}  # what was sealed is the digest of the row as stored
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_run_and_admitted_after(tmp_path: Path) -> None:
+    first = ResultStore.create(tmp_path, "r1", CONFIG)
+    for second in (lambda: ResultStore.resume(tmp_path), lambda: ResultStore.create(tmp_path, "r1", CONFIG)):
+        with pytest.raises(UserError, match=f"being written by another passhat process \\(pid {os.getpid()}\\)"):
+            second()
+    with ResultStore.open(tmp_path) as reader:  # reading needs no lock: a report while the run goes on
+        assert reader.run_id == "r1"
+    first.close()
+    with ResultStore.resume(tmp_path) as again:
+        again.record(judged())
+    assert len(ResultStore.open(tmp_path).trials()) == 1
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from passhat.store import ResultStore
+
+    store = ResultStore.resume(Path(sys.argv[1]))
+    print("holding", flush=True)
+    sys.stdin.read()
+    """
+)
+
+
+def test_the_lock_of_a_killed_writer_is_released_with_its_process(tmp_path: Path) -> None:
+    ResultStore.create(tmp_path, "r1", CONFIG).close()
+    with subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None and child.stdout.readline() == "holding\n"
+        with pytest.raises(UserError, match=f"pid {child.pid}"):
+            ResultStore.resume(tmp_path)
+        os.kill(child.pid, signal.SIGKILL)
+    ResultStore.resume(tmp_path).close()
+
+
+def test_a_second_passhat_run_resume_exits_2_saying_why(tmp_path: Path) -> None:
+    config = RunConfig(tasks=["retail-001"], personas=["baseline"], trials=1).model_dump()
+    with ResultStore.create(tmp_path / "r1", "r1", config):
+        result = CliRunner().invoke(main, ["run", "--resume", "r1", "--out", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    assert "being written by another passhat process" in result.output and "Traceback" not in result.output
+    assert CliRunner().invoke(main, ["run", "--resume", "r1", "--out", str(tmp_path)]).exit_code == 0
+
+
+def _empty_file(path: Path) -> None:
+    path.touch()
+
+
+def _database_without_tables(path: Path) -> None:
+    sqlite3.connect(path).execute("PRAGMA journal_mode = WAL").connection.close()
+
+
+@pytest.mark.parametrize("leftover", [_empty_file, _database_without_tables])
+def test_a_store_a_kill_left_holding_nothing_is_no_run_and_its_id_is_reused(tmp_path: Path, leftover) -> None:
+    tmp_path.joinpath("r1").mkdir()
+    leftover(tmp_path / "r1" / STORE_FILE)
+    with pytest.raises(UserError, match="killed while its store was being created .* reuses the id"):
+        ResultStore.resume(tmp_path / "r1")
+    with ResultStore.create(tmp_path / "r1", "r1", CONFIG) as store:
+        note = f"run id 'r1': its store {tmp_path / 'r1' / STORE_FILE} held nothing (a run killed while creating it); created afresh"
+        assert store.notes == [note]
+        store.record(judged())
+    with ResultStore.open(tmp_path / "r1") as store:
+        assert store.config == CONFIG and len(store.trials()) == 1
+
+
+@pytest.mark.parametrize("content", ["text", "tables"])
+def test_a_file_that_holds_something_is_never_replaced(tmp_path: Path, content: str) -> None:
+    path = tmp_path / STORE_FILE
+    if content == "text":
+        path.write_text("someone's notes")
+    else:
+        sqlite3.connect(path).execute("CREATE TABLE mine (x)").connection.close()
+    before = path.read_bytes()
+    with pytest.raises(UserError, match="already exists"):
+        ResultStore.create(tmp_path, "r1", CONFIG)
+    assert path.read_bytes() == before
+
+
+def test_a_store_of_the_previous_schema_is_read_but_not_resumed(tmp_path: Path) -> None:
+    with ResultStore.create(tmp_path, "r1", CONFIG) as store:
+        store.record(judged())
+        store._conn.execute("DROP TABLE audit")
+        store._conn.execute("PRAGMA user_version = 2")
+    with ResultStore.open(tmp_path) as store:
+        assert len(store.trials()) == 1 and store.audit_state()[0] is None
+    with pytest.raises(UserError, match="older passhat .*schema 2"):
+        ResultStore.resume(tmp_path)

@@ -9,7 +9,6 @@ type is an error naming the key and the file.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,25 +17,19 @@ from pydantic import ConfigDict, Field, ValidationError, create_model
 
 from passhat.errors import UserError
 from passhat.llm import Price
+from passhat.safe_files import cut, listed, load_toml, shown
 
 PRICES = "prices"
 
 
 def load_config_file(path: Path, params: list[click.Parameter]) -> tuple[dict[str, Any], dict[str, Price]]:
     """(values by parameter name, prices) from the file; a UserError naming the key and file when wrong."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"cannot read the config file {path} (--config): {exc}.") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"{path} (--config) is not valid TOML: {exc}.") from None
-    except RecursionError:
-        raise UserError(f"{path} (--config) nests arrays or tables too deeply to read; a run's config is flat.") from None
+    raw = load_toml(path, f"the config file {path} (--config)")
     names = _option_names(params)
     unknown = [key for key in raw if key != PRICES and key not in names]
     if unknown:
         raise UserError(
-            f"unknown key {', '.join(map(repr, unknown))} in {path} (--config); the keys are the flags of "
+            f"unknown key {listed(list(map(shown, unknown)))} in {path} (--config); the keys are the flags of "
             f"`passhat run` without their dashes ({', '.join(sorted(k for k in names if '_' not in k))}) and a "
             f"[{PRICES}] table."
         )
@@ -47,16 +40,14 @@ def load_config_file(path: Path, params: list[click.Parameter]) -> tuple[dict[st
     twice = [keys for keys in spellings.values() if len(keys) > 1]
     if twice:
         raise UserError(
-            f"{path} (--config) sets {' and '.join(map(repr, twice[0]))}, one flag spelled two ways; keep one of them."
+            f"{path} (--config) sets {' and '.join(map(shown, twice[0]))}, one flag spelled two ways; keep one of them."
         )
     values = {names[key]: value for key, value in raw.items() if key != PRICES}
     try:
         checked = _file_model(params)(**values, **({PRICES: raw[PRICES]} if PRICES in raw else {}))
     except ValidationError as exc:
-        problems = "; ".join(f"{_key(e['loc'], names)}: {e['msg']}" for e in exc.errors())
-        raise UserError(f"{path} (--config) has a bad value: {problems}.") from None
-    except RecursionError:
-        raise UserError(f"{path} (--config) nests a value too deeply to check; a run's config is flat.") from None
+        problems = [f"{_key(e['loc'], names)}: {e['msg']}" for e in exc.errors()]
+        raise UserError(f"{path} (--config) has a bad value: {listed(problems)}.") from None
     return checked.model_dump(exclude_unset=True, exclude={PRICES}), getattr(checked, PRICES)
 
 
@@ -105,4 +96,4 @@ def _key(loc: tuple[Any, ...], names: dict[str, str]) -> str:
     """The key as the file spells it (flag style), for error messages."""
     head = str(loc[0]) if loc else "?"
     flag = next((k for k, name in names.items() if name == head and "_" not in k), head)
-    return ".".join([flag, *map(str, loc[1:])])
+    return ".".join(cut(part, 60) for part in [flag, *map(str, loc[1:])])

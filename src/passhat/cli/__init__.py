@@ -6,15 +6,18 @@ The click group `main` is defined here; each concern's commands live in one modu
     reports.py  report, gate, traffic, compare
     tasks.py    tasks (and tasks show), domains, check
     guard.py    audit verify, guard compare
-    common.py   the consoles, the `friendly` error wrapper and helpers several commands share
+    common.py   the consoles, the group that turns every failure into a message and exit code (0 and 1 are
+                verdicts, 2 every error, 130 Ctrl-C), the parameter types, and helpers several commands share
 """
 
 from __future__ import annotations
 
 import click
 
+from passhat.cli.common import CommandGroup
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="passhat")
 def main() -> None:
     """passhat: will this agent do this job right every time a customer asks? (pass^k, not pass@1)"""

@@ -8,15 +8,15 @@ from pathlib import Path
 import click
 
 from passhat.cli import main
-from passhat.cli.common import console, existing_run_dir, friendly, gated_tasks, out_option, tags
+from passhat.cli.common import console, existing_run_dir, gated_tasks, out_option, tags
 from passhat.errors import UserError
-from passhat.guard import verify_folder
-from passhat.guard.audit import AUDIT_FILE, HEAD_FILE
+from passhat.guard.audit import load_key
 from passhat.metrics.summary import scenario_counts
 from passhat.report import build_report
 from passhat.report.caveats import run_caveats
 from passhat.report.guard_section import comparison_table
 from passhat.report.terminal import print_warnings
+from passhat.run.audit_trail import verify_run
 from passhat.store import ResultStore
 
 
@@ -27,20 +27,44 @@ def audit() -> None:
 
 @audit.command("verify")
 @click.argument("run_id")
+@click.option("--anchor", metavar="SEQ:HASH", help="A head recorded earlier (the `head` line this command prints): exit 1 unless the log still holds it.")
 @out_option
-@friendly
-def audit_verify(run_id: str, out: Path) -> None:
-    """Check that no entry of a run's audit log was edited, deleted or reordered (exit 1 if one was)."""
+def audit_verify(run_id: str, anchor: str | None, out: Path) -> None:
+    """Prove with the audit key that no entry of a run's audit trail was edited, added, deleted, reordered
+    or cut, and that each stored trial has all its entries (exit 1 if tampered, 2 if it cannot be proven)."""
     folder = existing_run_dir(out, run_id, "RUN_ID")
-    if not (folder / AUDIT_FILE).exists() and not (folder / HEAD_FILE).exists():
-        raise UserError(f"run {run_id!r} has no audit log ({folder / AUDIT_FILE}); run with --guard all or --guard audit.")
-    entries, problems = verify_folder(folder)
-    for problem in problems:  # may quote what an attacker wrote: never read it as markup
+    result = verify_run(folder, load_key(create=False), _anchor(anchor))
+    for problem in result.problems:  # may quote what an attacker wrote: never read it as markup
         console.print(problem, style="red", highlight=False, markup=False, soft_wrap=True)
-    if problems:
-        console.print(f"audit log of {run_id}: [red]TAMPERED[/] ({len(problems)} problems in {entries} entries)")
+    for note in result.notes:
+        console.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
+    if result.problems:
+        console.print(f"audit log of {run_id}: [red]TAMPERED[/] ({len(result.problems)} problems in {result.entries} entries)")
         sys.exit(1)
-    console.print(f"audit log of {run_id}: [green]intact[/] ({entries} entries, chain and head verified)")
+    if result.unproven:
+        raise UserError(
+            f"the audit log of run {run_id!r} cannot be proven intact: {result.unproven}. The checks that need no key "
+            "passed, but a rewrite with passhat's own code passes them too."
+        )
+    sealed = f" sealed with audit key {result.key_id}" if result.key_id else ""
+    trials = f"; each of its {result.trials} stored trials has all its entries and its sealed result" if result.trials else ""
+    console.print(f"audit log of {run_id}: [green]intact[/] ({result.entries} entries{sealed}{trials})",
+                  highlight=False, soft_wrap=True)
+    console.print("proven: no entry edited, added, deleted, reordered or rewritten without the key. Not provable from the "
+                  "folder alone: its last entries cut together with their trials; record the head elsewhere and check it "
+                  "later with --anchor.", highlight=False, soft_wrap=True)
+    console.print(f"head {result.head[0]}:{result.head[1]}", highlight=False)
+
+
+def _anchor(spec: str | None) -> tuple[int, str] | None:
+    """--anchor SEQ:HASH as (seq, hash)."""
+    if spec is None:
+        return None
+    seq, _, seal = spec.partition(":")
+    if not (seq.isascii() and seq.isdigit() and len(seal) == 64 and all(c in "0123456789abcdef" for c in seal)):
+        raise UserError(f"--anchor {spec!r} is not a head: write SEQ:HASH as `passhat audit verify` prints it "
+                        "(e.g. 24:9f86d0...; the hash has 64 hex digits).")
+    return int(seq), seal
 
 
 @main.group("guard")
@@ -52,7 +76,6 @@ def guard_group() -> None:
 @click.argument("run_ids", nargs=-1, required=True)
 @click.option("--intersection", is_flag=True, help="Compare only the scenarios every run has.")
 @out_option
-@friendly
 def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> None:
     """Show runs side by side, e.g. `--guard off` and `--guard all` on the same seeds: pass^k, helpfulness,
     unconfirmed and duplicate writes, policy violations, refusals, handoffs (counts and per 100 trials).

@@ -12,7 +12,17 @@ import click
 
 from passhat.cli import main
 from passhat.cli.common import (
-    check_gate, console, err, existing_run_dir, friendly, gated_tasks, out_option, print_report_and_json, run_gate,
+    FiniteFloat,
+    OutputFile,
+    check_gate,
+    console,
+    err,
+    existing_run_dir,
+    gated_tasks,
+    out_option,
+    print_report_and_json,
+    run_gate,
+    shown,
     tags,
 )
 from passhat.errors import UserError
@@ -33,12 +43,11 @@ from passhat.store import ResultStore
 @main.command()
 @click.argument("run_id")
 @out_option
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
-@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the self-contained HTML report here.")
-@click.option("--junit", "junit_path", type=click.Path(dir_okay=False, path_type=Path), help="Write JUnit XML (one test case per scenario) here.")
+@click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
+@click.option("--html", "html_path", type=OutputFile(), help="Write the self-contained HTML report here.")
+@click.option("--junit", "junit_path", type=OutputFile(), help="Write JUnit XML (one test case per scenario) here.")
 @click.option("--max-transcripts", default=MAX_TRANSCRIPTS, show_default=True, type=click.IntRange(0), help="Most trial transcripts the HTML report embeds (failures first).")
 @click.option("--gate", "gate_spec", metavar="SPEC", help='Show the verdict of the gate "k=8,min=0.9[,persona=P]" in the reports.')
-@friendly
 def report(
     run_id: str, out: Path, json_path: Path | None, html_path: Path | None, junit_path: Path | None,
     max_transcripts: int, gate_spec: str | None,
@@ -61,10 +70,10 @@ def report(
         print_gate(decision, console, doc["gate"]["ci"])
     if html_path:
         write_html(doc, trials, html_path, max_transcripts)
-        err.print(f"HTML report written to {html_path}")
+        err.print(f"HTML report written to {html_path}", highlight=False, markup=False)
     if junit_path:
         write_junit(doc, junit_path)
-        err.print(f"JUnit report written to {junit_path}")
+        err.print(f"JUnit report written to {junit_path}", highlight=False, markup=False)
     if doc["metrics"]["scenarios"] == 0 or (decision and not decision.meets):
         sys.exit(1)
 
@@ -77,17 +86,16 @@ def _stored_run(
     with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
         config, counts = store.config, scenario_counts(t.to_outcome() for t in store.trials())
     if not counts:
-        raise UserError(f"run {run_id!r} ({flag}) has no judged trial: there is nothing to measure.")
+        raise UserError(f"run {shown(run_id)} ({flag}) has no judged trial: there is nothing to measure.")
     return config, counts, run_caveats(run_id, config, counts)
 
 
 @main.command("gate")
 @click.argument("run_id")
 @click.option("--k", "k", required=True, type=click.IntRange(1), help="pass^k's k: how many trials in a row must succeed.")
-@click.option("--min-pass-hat-k", "minimum", required=True, type=click.FloatRange(0, 1), help="The bar pass^k must reach.")
+@click.option("--min-pass-hat-k", "minimum", required=True, type=FiniteFloat(0, 1), help="The bar pass^k must reach.")
 @click.option("--persona", help="Judge only this persona's scenarios.")
 @out_option
-@friendly
 def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: Path) -> None:
     """Exit 0 when the run meets pass^k >= the bar, 1 when it does not, with a short reason."""
     gate = Gate(k, minimum, persona)
@@ -101,20 +109,17 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
 
 @main.command()
 @click.argument("run_id")
-@click.option("--per-day", required=True, type=click.FloatRange(0, min_open=True), help="Conversations a day of each task.")
+@click.option("--per-day", required=True, type=FiniteFloat(0, min_open=True), help="Conversations a day of each task.")
 @click.option("--k-days", "days", default=7, show_default=True, type=click.IntRange(1), help="Days for the chance of a failure-free stretch.")
-@click.option("--target", default=0.9, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Wanted chance of a day with no failure.")
+@click.option("--target", default=0.9, show_default=True, type=FiniteFloat(0, 1, min_open=True, max_open=True), help="Wanted chance of a day with no failure.")
 @out_option
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the traffic view as JSON.")
-@friendly
+@click.option("--json", "json_path", type=OutputFile(), help="Also write the traffic view as JSON.")
 def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, json_path: Path | None) -> None:
     """What the run means at N conversations a day: failures a day, chance of a clean day, success needed."""
-    if not float("-inf") < per_day < float("inf"):
-        raise UserError(f"--per-day {per_day} is not a number of conversations a day: give a finite number above 0.")
     _, counts, caveats = _stored_run(out, run_id, "RUN_ID")
     print_warnings(caveats.warnings, console)
     if caveats.fit_refused:
-        raise UserError(f"no traffic view of run {run_id!r}: it rests on a model of per-scenario success fit to the "
+        raise UserError(f"no traffic view of run {shown(run_id)}: it rests on a model of per-scenario success fit to the "
                         f"run, and none is fit to this one (as `passhat report` says): {caveats.fit_refused}.")
     model, _ = select_model(group_counts(list(counts.values())))
     view = traffic_view(counts, model, per_day, days, target)
@@ -128,8 +133,7 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
 @click.argument("run_b")
 @click.option("--intersection", is_flag=True, help="Compare only the scenarios both runs have.")
 @out_option
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the comparison as JSON.")
-@friendly
+@click.option("--json", "json_path", type=OutputFile(), help="Also write the comparison as JSON.")
 def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Path | None) -> None:
     """Paired comparison of RUN_B against RUN_A: changes with intervals, and whether they are noise."""
     _, a, caveats_a = _stored_run(out, run_a, "RUN_A")
@@ -144,7 +148,7 @@ def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Pa
     except ScenarioMismatch as exc:
         example = ", ".join("/".join(s) for s in (exc.only_a + exc.only_b)[:3])  # type: ignore[arg-type]
         raise UserError(
-            f"runs {run_a!r} and {run_b!r} cover different scenarios ({exc}; e.g. {example}); pass --intersection "
+            f"runs {shown(run_a)} and {shown(run_b)} cover different scenarios ({exc}; e.g. {example}); pass --intersection "
             "to compare only the scenarios both have."
         ) from None
     print_comparison(result, (run_a, run_b), console)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 import time
@@ -10,19 +9,43 @@ from pathlib import Path
 from typing import Any
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
+from rich.text import Text
 
 from passhat.cli import main
 from passhat.cli.common import (
-    check_gate, checked_id, console, err, existing_run_dir, friendly, gated_tasks, out_option, print_report_and_json,
-    run_gate, tags,
+    BaseUrl,
+    FiniteFloat,
+    InputFile,
+    OutputFile,
+    PlainText,
+    check_gate,
+    checked_id,
+    console,
+    err,
+    existing_run_dir,
+    folder_problem,
+    gated_tasks,
+    is_folder,
+    out_option,
+    output_file_problem,
+    print_report_and_json,
+    run_gate,
+    tags,
 )
 from passhat.config_file import load_config_file
 from passhat.errors import UserError
 from passhat.grade import MODES
 from passhat.metrics.gate import Gate
 from passhat.report import build_report
+from passhat.report.terminal import counted
 from passhat.report.terminal_stats import print_gate
 from passhat.run.config import RunConfig, stored_config
 from passhat.run.evaluate import Evaluation, evaluate, planned_total
@@ -30,13 +53,12 @@ from passhat.run.runner import new_config, plan_trials, resume_check
 from passhat.store import ResultStore, TrialRecord, list_runs
 
 PRICES_META = "passhat.prices"  # where --config leaves the file's price table for the run command
-CONFIG_ERROR_META = "passhat.config_error"  # where --config leaves its UserError for the run command to raise
 
 
 @main.command()
 @click.option("--domain", default="retail", show_default=True, help="Domain to evaluate in.")
-@click.option("--agent", default="reference:flaky", show_default=True, help="Agent under test: reference:perfect|flaky|hasty, or llm:<provider>/<model>.")
-@click.option("--user", default="scripted", show_default=True, help="Customer simulator: scripted, or llm:<provider>/<model>.")
+@click.option("--agent", default="reference:flaky", show_default=True, type=PlainText(), help="Agent under test: reference:perfect|flaky|hasty, or llm:<provider>/<model>.")
+@click.option("--user", default="scripted", show_default=True, type=PlainText(), help="Customer simulator: scripted, or llm:<provider>/<model>.")
 @click.option("--personas", default="all", show_default=True, help="Comma list of personas, or 'all'.")
 @click.option("--tasks", default="", help="Comma list of task ids (default: every task of the domain).")
 @click.option("--trials", default=8, show_default=True, type=click.IntRange(1, 1000), help="Trials per scenario (n).")
@@ -44,37 +66,35 @@ CONFIG_ERROR_META = "passhat.config_error"  # where --config leaves its UserErro
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256), help="Trials in flight at once.")
 @click.option("--mode", default="strict", show_default=True, type=click.Choice(MODES), help="strict: state × output × trajectory; tau: state × output.")
 @click.option("--max-turns", default=30, show_default=True, type=click.IntRange(1, 500), help="Agent messages before a trial stops.")
-@click.option("--agent-base-url", help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., or an Anthropic endpoint (without /v1).")
-@click.option("--user-base-url", help="Server of an llm: customer, as --agent-base-url.")
-@click.option("--agent-temperature", type=click.FloatRange(0), help="Sampling temperature of the agent's model (default: the server's).")
-@click.option("--user-temperature", type=click.FloatRange(0), help="Sampling temperature of the customer's model (default: the server's).")
+@click.option("--max-tool-calls-per-turn", default=32, show_default=True, type=click.IntRange(1), help="Tool calls of one agent answer carried out; the rest get a too_many_tool_calls error.")
+@click.option("--max-argument-bytes", default=64 * 1024, show_default=True, type=click.IntRange(1), help="Largest arguments (JSON bytes) of one tool call; larger ones get an arguments_too_large error.")
+@click.option("--max-message-bytes", default=64 * 1024, show_default=True, type=click.IntRange(1), help="Longest agent message in bytes; a longer one is cut, with its size noted.")
+@click.option("--agent-base-url", type=BaseUrl(), help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., or an Anthropic endpoint (without /v1).")
+@click.option("--user-base-url", type=BaseUrl(), help="Server of an llm: customer, as --agent-base-url.")
+@click.option("--agent-temperature", type=FiniteFloat(0), help="Sampling temperature of the agent's model (default: the server's).")
+@click.option("--user-temperature", type=FiniteFloat(0), help="Sampling temperature of the customer's model (default: the server's).")
 @click.option("--no-policy", is_flag=True, help="Give an llm: agent no written policy (ablation: what the policy is worth).")
 @click.option("--max-connections", default=8, show_default=True, type=click.IntRange(1, 1024), help="Model requests in flight per endpoint.")
-@click.option("--request-timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True), help="Seconds before a model request is given up and retried.")
+@click.option("--request-timeout", default=120.0, show_default=True, type=FiniteFloat(0, min_open=True), help="Seconds before a model request is given up and retried.")
 @click.option("--max-retries", default=5, show_default=True, type=click.IntRange(0, 100), help="Retries of a model request after a 429, 5xx, lost connection or timeout.")
-@click.option("--retry-backoff", default=1.0, show_default=True, type=click.FloatRange(0), help="Base delay in seconds of the exponential backoff between retries.")
-@click.option("--cache", type=click.Path(dir_okay=False), help="SQLite file of model answers: a rerun makes no new calls and replays the same trajectories.")
-@click.option("--config", type=click.Path(exists=True, dir_okay=False, path_type=Path), is_eager=True, expose_value=False, callback=lambda ctx, _, path: _read_config_file(ctx, path), help="TOML file of these flags (and a [prices] table); flags given here win.")
+@click.option("--retry-backoff", default=1.0, show_default=True, type=FiniteFloat(0), help="Base delay in seconds of the exponential backoff between retries.")
+@click.option("--cache", type=OutputFile(regular_only=True, path_type=str), help="SQLite file of model answers: a rerun makes no new calls and replays the same trajectories.")
+@click.option("--config", type=InputFile(), is_eager=True, expose_value=False, callback=lambda ctx, _, path: _read_config_file(ctx, path), help="TOML file of these flags (and a [prices] table); flags given here win.")
 @click.option("--faults", default="", help="Fault plan: class=rate,... (e.g. timeout=0.1,lost_response=0.2) or a YAML file.")
 @click.option("--guard", default="off", show_default=True, help="Guards: off, all, or a comma list of idempotency,confirmation,policy,payments,human_gate,audit.")
 @out_option
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Also write the JSON report here.")
+@click.option("--json", "json_path", type=OutputFile(), help="Also write the JSON report here.")
 @click.option("--resume", metavar="RUN_ID", help="Finish an interrupted run: only its missing trials run.")
 @click.option("--run-id", help="Name of the new run's folder (default: a timestamp).")
 @click.option("--gate", "gate_spec", metavar="SPEC", help='Acceptance gate "k=8,min=0.9[,persona=P]": exit 1 unless the run meets it.')
 @click.option("--early-stop", is_flag=True, help="With --gate: skip the trials that can no longer change the gate's decision.")
 @click.pass_context
-@friendly
 def run(
     ctx: click.Context, out: Path, concurrency: int, json_path: Path | None, resume: str | None, run_id: str | None,
     gate_spec: str | None, early_stop: bool, **options: Any,
 ) -> None:
     """Run an evaluation and print its report."""
-    if CONFIG_ERROR_META in ctx.meta:  # --config failed while click parsed the flags: say so as one paragraph
-        raise ctx.meta[CONFIG_ERROR_META]
     gate = run_gate(gate_spec, early_stop)
-    if json_path:
-        _check_output_file(json_path, "--json")
     if resume:
         typed = click.core.ParameterSource.COMMANDLINE  # a --config file's values are defaults, not overrides
         overridden = [f"--{name.replace('_', '-')}" for name in options if ctx.get_parameter_source(name) is typed]
@@ -85,25 +105,26 @@ def run(
                 f"--resume reruns run {resume!r} with its stored configuration; drop {', '.join(overridden)} "
                 "(only --out, --concurrency, --json, --gate and --early-stop apply to a resumed run)."
             )
-        store = ResultStore.open(existing_run_dir(out, resume, "--resume"))
+        store = ResultStore.resume(existing_run_dir(out, resume, "--resume"))  # the run's one writer
         try:
             config = stored_config(store)
             for warning in resume_check(config, resume):
-                err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+                err.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
             check_gate(gate, config.model_dump(), "--gate")
-            if config.cache:
-                _check_output_file(Path(config.cache), "--cache (stored with the run)")
+            problem = config.cache and output_file_problem(Path(config.cache), regular_only=True)
+            if problem:
+                raise UserError(f"--cache {config.cache} (stored with the run): {problem}.")
         except BaseException:
             store.close()
             raise
     else:
         config = new_config(**options, prices=ctx.meta.get(PRICES_META, {}))
         check_gate(gate, config.model_dump(), "--gate")
-        if config.cache:
-            _check_output_file(Path(config.cache), "--cache")
         run_id = checked_id(run_id or time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2), "--run-id")
         _make_out_folder(out)
         store = ResultStore.create(out / run_id, run_id, config.model_dump())
+        for note in store.notes:
+            err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     with store:
         try:
             result = _evaluate_with_progress(config, store, concurrency, gate, early_stop)
@@ -130,40 +151,21 @@ def _read_config_file(ctx: click.Context, path: Path | None) -> None:
     """--config: the file's values become the defaults, so flags on the command line override them."""
     if path is None:
         return
-    try:
-        values, prices = load_config_file(path, ctx.command.params)
-    except UserError as exc:  # raised by the command itself, where `friendly` prints it as one paragraph
-        ctx.meta[CONFIG_ERROR_META] = exc
-        return
+    values, prices = load_config_file(path, ctx.command.params)
     ctx.default_map = {**(ctx.default_map or {}), **values}
     ctx.meta[PRICES_META] = prices
 
 
-def _check_output_file(path: Path, flag: str) -> None:
-    """A file the run writes (its report at the end, its cache as it goes) must be writable: checked before
-    any trial runs and before the run folder is made, so a long run never ends in an error about a path."""
-    if path.is_dir():
-        raise UserError(f"{flag} {path} is a folder; give the path of a file.")
-    _check_writable_folder(path.parent, f"{flag} {path}")
-
-
-def _check_writable_folder(folder: Path, what: str) -> None:
-    """folder exists and can be written in, or can be made: its nearest existing ancestor is a writable folder."""
-    ancestor = folder
-    while not ancestor.exists() and ancestor != ancestor.parent:
-        ancestor = ancestor.parent
-    if not ancestor.is_dir():
-        raise UserError(f"{what}: {ancestor} is a file, not a folder; choose a path in a folder.")
-    if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise UserError(f"{what}: cannot write in {ancestor} (permission denied); choose a folder you can write to.")
-
-
 def _make_out_folder(out: Path) -> None:
-    _check_writable_folder(out, f"--out {out}")
+    """Checked before the run folder is made, like the files the run writes (their types check them)."""
+    problem = folder_problem(out)
+    if problem:
+        raise UserError(f"--out {out}: {problem}.")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc}); choose another --out.") from None
+        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc}); "
+                        "choose another --out.") from None
 
 
 def _evaluate_with_progress(
@@ -171,7 +173,8 @@ def _evaluate_with_progress(
 ) -> Evaluation:
     """evaluate() under a progress bar; trials early stop skips advance it too, so it ends full."""
     total = len(plan_trials(config, store.completed_keys()))
-    err.print(f"run {store.run_id}: {total} trials to run → {store.path.parent}")
+    err.print(f"run {store.run_id}: {counted(total, 'trial')} to run → {store.path.parent}", highlight=False,
+              markup=False)
     columns = [TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}")]
     if early_stop:
         columns.append(TextColumn("skipped {task.fields[skipped]}"))
@@ -192,24 +195,38 @@ def _evaluate_with_progress(
 @out_option
 def runs(out: Path) -> None:
     """List stored runs, newest first, with their judged and planned trials; unreadable stores last."""
-    table = Table("run", "created", "domain", "agent", "personas", "trials", "done/planned")
+    if not is_folder(out):
+        raise UserError(f"--out {out} is not a folder: there are no runs in it; give the folder "
+                        "`passhat run --out` wrote to (default: runs).")
     entries = list_runs(out)
+    if not entries:
+        err.print(f"no runs in {out} (--out); `passhat run --out {out}` makes one.",
+                  highlight=False, markup=False, soft_wrap=True)
+        return
+    # Names and counts are folded or kept whole, never cut short: a cut name or "(early stop)" misleads.
+    table = Table()
+    for name in ("run", "created", "domain", "agent", "personas"):
+        table.add_column(name, overflow="fold")
+    table.add_column("trials", justify="right", no_wrap=True)
+    table.add_column("done/planned", no_wrap=True)
     for entry in entries:
         if entry.error:
-            table.add_row(entry.folder, "[red]unreadable[/]", *["-"] * 5)
+            table.add_row(Text(entry.folder), Text("unreadable", style="red"), *["-"] * 5)
             continue
         cfg = entry.config
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created or 0))
-        progress = f"{entry.done}/{_planned_count(cfg)}" + (" (early stop)" if cfg.get("early_stop") else "")
+        progress = f"{entry.done}/{_planned_count(cfg)}" + ("\n(early stop)" if cfg.get("early_stop") else "")
         personas = cfg.get("personas")
-        table.add_row(
-            entry.folder, when, str(cfg.get("domain", "?")), str(cfg.get("agent", "?")),
-            ",".join(map(str, personas)) if isinstance(personas, list) else "?", str(cfg.get("trials", "?")), progress,
+        cells = (
+            entry.folder, when, cfg.get("domain", "?"), cfg.get("agent", "?"),
+            ", ".join(map(str, personas)) if isinstance(personas, list) else "?", cfg.get("trials", "?"), progress,
         )
+        table.add_row(*(Text(str(cell)) for cell in cells))
     console.print(table)
     for entry in entries:
         if entry.error:
-            err.print(f"{entry.folder}: {entry.error}", highlight=False, markup=False, soft_wrap=True)
+            err.print(f"{entry.folder}: {entry.error}", highlight=False, markup=False,
+                      soft_wrap=True)
 
 
 def _planned_count(config: dict[str, Any]) -> str:

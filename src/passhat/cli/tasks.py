@@ -6,11 +6,14 @@ import sys
 
 import click
 import yaml
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from passhat.cli import main
-from passhat.cli.common import console, friendly
+from passhat.cli.common import console, shown
 from passhat.domains import domain_names, load_domain
+from passhat.errors import UserError
 from passhat.grade import GroundTruthError
 from passhat.grade.check import ANY_FAILURE, check_task
 from passhat.run.runner import select_tasks
@@ -22,14 +25,13 @@ def domains() -> None:
     table = Table("domain", "tasks", "tools", "rules", "description")
     for name in domain_names():
         d = load_domain(name)
-        table.add_row(name, str(len(d.tasks)), str(len(d.tools)), str(len(d.rules)), d.description)
+        table.add_row(name, str(len(d.tasks)), str(len(d.tools)), str(len(d.rules)), Text(d.description))
     console.print(table)
 
 
 @main.group(invoke_without_command=True)
 @click.option("--domain", default="retail", show_default=True, help="Domain whose tasks to list.")
 @click.pass_context
-@friendly
 def tasks(ctx: click.Context, domain: str) -> None:
     """List a domain's tasks (`passhat tasks show ID` for one)."""
     ctx.obj = domain
@@ -37,25 +39,28 @@ def tasks(ctx: click.Context, domain: str) -> None:
         return
     table = Table("id", "writes", "tags", "summary")
     for t in load_domain(domain).tasks.values():
-        table.add_row(t.id, str(len(t.actions)), ", ".join(t.tags), t.summary)
+        table.add_row(Text(t.id), str(len(t.actions)), Text(", ".join(t.tags)), Text(t.summary))
     console.print(table)
 
 
 @tasks.command("show")
 @click.argument("task_id")
 @click.pass_context
-@friendly
 def tasks_show(ctx: click.Context, task_id: str) -> None:
     """Show one task in full."""
-    (task,) = select_tasks(load_domain(ctx.obj), [task_id])
-    console.print(yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True), highlight=False)
+    domain = load_domain(ctx.obj)
+    task = domain.tasks.get(task_id)
+    if task is None:
+        raise UserError(f"there is no task {shown(task_id)} (TASK_ID) in domain {shown(ctx.obj)}; "
+                        f"`passhat tasks --domain {ctx.obj}` lists them.")
+    console.print(yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True),
+                  highlight=False, markup=False)
 
 
 @main.command()
 @click.option("--domain", default="retail", show_default=True, help="Domain whose tasks to prove.")
 @click.option("--tasks", "task_ids", default="", help="Comma list of task ids (default: all).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every case, not only the ones that do not hold.")
-@friendly
 def check(domain: str, task_ids: str, verbose: bool) -> None:
     """Prove each task: its ground truth earns reward 1 and each near miss of it fails for the right reason."""
     d = load_domain(domain)
@@ -66,12 +71,12 @@ def check(domain: str, task_ids: str, verbose: bool) -> None:
             results = check_task(d, task)
         except GroundTruthError as exc:
             broken += 1
-            console.print(f"{task.id}: [red]DOES NOT HOLD[/] {exc}", highlight=False)
+            console.print(f"{escape(task.id)}: [red]DOES NOT HOLD[/] {escape(str(exc))}", highlight=False)
             continue
         bad = [r for r in results if not r.holds]
         broken += bool(bad)
         status = "[green]ok[/]" if not bad else "[red]DOES NOT HOLD[/]"
-        console.print(f"{task.id}: {status} ({len(results)} cases)")
+        console.print(f"{escape(task.id)}: {status} ({len(results)} cases)", highlight=False)
         for r in results if verbose else bad:
             expect = "any signature" if r.case.expect == ANY_FAILURE else r.case.expect
             want = "reward 1" if expect is None else f"reward 0 / {expect}"

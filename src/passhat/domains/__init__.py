@@ -5,11 +5,11 @@ from __future__ import annotations
 import importlib
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
+from passhat.safe_files import cut, listed, load_yaml, shown
 
 _BUILT_IN = ("retail",)
 
@@ -26,21 +26,19 @@ def load_domain(name: str) -> Domain:
 
 
 def load_task_files(folder: Path) -> list[Task]:
-    """Every ``*.yaml`` task in ``folder``, sorted by id; a broken file is a UserError naming it."""
+    """Every ``*.yaml`` task in ``folder``, sorted by id; a broken file is a UserError naming it and
+    its fields (read within ``safe_files``' bounds: size, encoding, nesting, aliases, integers, keys)."""
     tasks: dict[str, Task] = {}
     for path in sorted(folder.glob("*.yaml")):
-        try:
-            raw = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise UserError(f"task file {path} is not valid YAML: {exc}") from None
+        raw = load_yaml(path, f"task file {path}")
         try:
             task = Task.model_validate(raw)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
-            )
-            raise UserError(f"task file {path} is invalid: {problems}.") from None
+            problems = [
+                f"{'.'.join(cut(str(p), 60) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
+            ]
+            raise UserError(f"task file {path} is invalid: {listed(problems)}.") from None
         if task.id in tasks:
-            raise UserError(f"task file {path} repeats the task id {task.id!r}; task ids must be unique.")
+            raise UserError(f"task file {path} repeats the task id {shown(task.id)}; task ids must be unique.")
         tasks[task.id] = task
     return sorted(tasks.values(), key=lambda t: t.id)

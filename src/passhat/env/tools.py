@@ -14,14 +14,15 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import math
-import re
 import sqlite3
 from collections.abc import Callable
 from typing import Any, get_type_hints
 
+import docstring_parser
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from passhat.domains.toolkit import NotFound, ToolFailure, ToolMeta
+from passhat.errors import UserError
 from passhat.untrusted import NOT_TEXT, escape_char
 
 MAX_ARGUMENT_DEPTH = 32  # tools take flat arguments; deeper nesting is a malformed call, not data
@@ -56,8 +57,7 @@ def spec_for(fn: Callable[..., Any]) -> ToolSpec:
         raise TypeError(f"{fn.__qualname__} is not marked with @tool")
     hints = get_type_hints(fn)
     params = list(inspect.signature(fn).parameters.values())[1:]
-    doc = inspect.getdoc(fn) or ""
-    summary, arg_docs = _parse_doc(doc)
+    summary, arg_docs = _parse_doc(fn)
     fields: dict[str, Any] = {}
     for p in params:
         default = ... if p.default is inspect.Parameter.empty else p.default
@@ -80,11 +80,18 @@ def spec_for(fn: Callable[..., Any]) -> ToolSpec:
     )
 
 
-def _parse_doc(doc: str) -> tuple[str, dict[str, str]]:
-    """Split a Google-style docstring into its description and its ``Args:`` entries."""
-    head, _, args = doc.partition("\nArgs:\n")
-    entries = dict(re.findall(r"^\s+(\w+):\s*(.+)$", args, flags=re.M))
-    return head.strip(), entries
+def _parse_doc(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
+    """A tool's Google-style docstring: its description and its ``Args:`` entries, each entry on one
+    line however it was wrapped (the model reads every line of it)."""
+    try:
+        parsed = docstring_parser.parse(inspect.getdoc(fn) or "", style=docstring_parser.DocstringStyle.GOOGLE)
+    except docstring_parser.ParseError as exc:
+        raise UserError(
+            f"the docstring of tool {fn.__qualname__} ({fn.__module__}) is not Google style: {exc}; write each "
+            "Args: entry as `name: description`, continued on lines indented further."
+        ) from None
+    entries = {p.arg_name: " ".join((p.description or "").split()) for p in parsed.params}
+    return (parsed.description or "").strip(), entries
 
 
 def argument_problem(value: Any, where: str = "arguments", depth: int = 0) -> str | None:

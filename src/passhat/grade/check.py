@@ -20,13 +20,14 @@ from collections.abc import Callable, Sequence
 from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment
 from passhat.domains.model import Action, Domain, Goal, Task
-from passhat.env import Environment
+from passhat.env import Environment, tool_registry
 from passhat.grade.disclosure import other_customers_record
 from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_calls, identity_text, required_facts
 from passhat.grade.graders import Grade, Mode, grade_trial
 from passhat.guard import ToolPath
 from passhat.guard.confirmation import commitment_for
 from passhat.domains.facts import worded
+from passhat.safe_files import shown
 from passhat.trajectory import USER_SIMULATOR_ERROR, Event, Signature
 
 ANY_FAILURE = "any failure"  # Case.expect: reward 0, whatever the (agent) failure signature
@@ -253,8 +254,20 @@ def _leaves(value: object) -> list[str]:
     return [str(value)] if str(value).strip() else []  # an empty field (no apartment line) is nothing to know
 
 
+def unknown_tools(domain: Domain, task: Task) -> list[str]:
+    """Calls of the task naming a tool the domain does not have (a typo in the task file)."""
+    tools = tool_registry(domain)
+    return [
+        f"goals[{g}].{field}[{c}].tool {shown(call.tool)} is not a tool of the {domain.name} domain (its tools: {', '.join(tools)})"
+        for g, goal in enumerate(task.goals)
+        for field, calls in (("actions", goal.actions), ("lookups", goal.lookups), ("forbidden", goal.forbidden))
+        for c, call in enumerate(calls)
+        if call.tool not in tools
+    ]
+
+
 def check_task(domain: Domain, task: Task) -> list[CaseResult]:
-    if problems := unknown_to_customer(domain, task):
+    if problems := unknown_tools(domain, task) or unknown_to_customer(domain, task):
         raise GroundTruthError(f"task {task.id}: " + "; ".join(problems))
     required_facts(domain, task)  # derived and compared with what the task states
     env = Environment(domain)

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from typing import Any
 
 from passhat.domains.model import Call, Rule
 from passhat.env import Execution, ToolRunner
+from passhat.env.tools import Within, ok
 
 TABLE = "_passhat_tickets"
 OWNERS = ("Dana Whitfield", "Sam Okafor", "Priya Raman")  # the simulated review team, assigned in turn
+CarryOut = Callable[[int, str, dict[str, Any]], Execution]  # (ticket number, tool, args) -> what running it did
 
 
 def ensure_table(db: sqlite3.Connection) -> None:
@@ -40,17 +43,31 @@ def gated_by(runner: ToolRunner, gates: tuple[Rule, ...], name: str, args: dict[
     return None
 
 
-def open_ticket(db: sqlite3.Connection, name: str, args: dict[str, Any], rule: Rule, reason: str) -> dict[str, Any]:
-    """File the call as an open ticket; returns the ticket as the agent and the audit see it."""
+def open_ticket(db: sqlite3.Connection, name: str, args: dict[str, Any], rule: Rule, reason: str,
+                within: Within | None = None) -> dict[str, Any]:
+    """File the call as an open ticket; returns the ticket as the agent and the audit see it.
+
+    ``within`` (the idempotency record) is given the agent's answer (``shown``) in the ticket's own
+    transaction. The row goes in first, so its number comes from the insert itself and two connections
+    filing at once get two numbers.
+    """
     with db:
-        number = db.execute(f"SELECT COALESCE(MAX(id), 0) + 1 FROM {TABLE}").fetchone()[0]
-        owner = OWNERS[(number - 1) % len(OWNERS)]
         history = [{"status": "open", "by": "gateway", "note": reason}]
-        db.execute(
-            f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (number, name, json.dumps(args), rule.id, reason, owner, "high", "open", json.dumps(history)),
-        )
-    return {"ticket_id": f"T-{number}", "owner": owner, "priority": "high", "status": "open", "rule": rule.id}
+        number = db.execute(
+            f"INSERT INTO {TABLE} (tool, args, rule, reason, owner, priority, status, history) VALUES (?, ?, ?, ?, '', ?, ?, ?)",
+            (name, json.dumps(args), rule.id, reason, "high", "open", json.dumps(history)),
+        ).lastrowid
+        owner = OWNERS[(number - 1) % len(OWNERS)]
+        db.execute(f"UPDATE {TABLE} SET owner = ? WHERE id = ?", (owner, number))
+        ticket = {"ticket_id": f"T-{number}", "owner": owner, "priority": "high", "status": "open", "rule": rule.id}
+        if within is not None:
+            within(db, shown(ticket))
+    return ticket
+
+
+def shown(ticket: dict[str, Any]) -> dict[str, Any]:
+    """What the agent gets for a call filed as a ticket: a success saying who has it."""
+    return ok({**ticket, "message": handoff_message(ticket)})
 
 
 def owners(db: sqlite3.Connection) -> list[str]:
@@ -67,13 +84,18 @@ def handoff_message(ticket: dict[str, Any]) -> str:
     )
 
 
-def resolve_tickets(runner: ToolRunner) -> list[tuple[dict[str, Any], Execution | None]]:
-    """The simulated operator: each open ticket carried out if the policy allows it, else rejected."""
+def resolve_tickets(runner: ToolRunner, carry_out: CarryOut | None = None) -> list[tuple[dict[str, Any], Execution | None]]:
+    """The simulated operator: each open ticket carried out if the policy allows it, else rejected.
+
+    ``carry_out(number, tool, args)`` runs a ticket's call (the gateway's pays through the payment provider,
+    keyed by the ticket); by default the runner runs it.
+    """
+    carry_out = carry_out or (lambda number, name, args: runner.execute(name, args))
     out = []
     for number, name, raw_args, owner in runner.db.execute(f"SELECT id, tool, args, owner FROM {TABLE} WHERE status = 'open' ORDER BY id").fetchall():
         args = json.loads(raw_args)
         violations = runner.check_rules(name, args)
-        done = None if violations else runner.execute(name, args)
+        done = None if violations else carry_out(number, name, args)
         status = "done" if done is not None and done.result["status"] == "ok" else "rejected"
         note = "; ".join(v.reason for v in violations) or (done.result.get("error", {}).get("message", "carried out") if done else "")
         _close(runner.db, number, owner, status, note)

@@ -1,35 +1,37 @@
 """The Gateway: guardrails in front of a set of tools, each switchable, inside or outside the harness.
 
 For each write it applies, in order: bound confirmation, pre-write policy checks, idempotency (a
-replay or a conflict answers without running anything), the human gate; then runs the tool, with the
-idempotency record in the write's own transaction and, with ``payments`` on, every charge and refund
-the tool makes passed through the payment provider (keyed by the write's idempotency key, or by the
-call when there is none). Every call and every decision goes to the audit
-trail. Refusals are error results the agent can act on, never exceptions. ``inner`` is where a
-caller (the harness's fault injector) sits between the gateway and the tools.
+replay or a conflict answers without running anything), the human gate (a ticket, keeping the write's
+idempotency key like any write); then runs the tool, with the idempotency record in the write's own
+transaction and, with ``payments`` on, every charge and refund the tool makes passed through the
+payment provider. Keys, the caller's or derived, belong to the conversation; payment keys derive from
+the write's idempotency key, the ticket an operator carries out, or the call's number in its
+conversation counted in the backend, never from anything one gateway instance keeps, so gateways
+sharing a backend never share a key. Every call and every decision goes to the audit trail. Refusals
+are error results the agent can act on, never exceptions. ``inner`` is where a caller (the harness's
+fault injector) sits between the gateway and the tools.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeVar
 
+from passhat.dialogue import Message
+from passhat.dialogue.proposals import Commitment
 from passhat.domains.model import Rule
 from passhat.domains.payments import paying_through
 from passhat.domains.toolkit import ToolFailure
 from passhat.env import Execution, ToolRunner
-from passhat.env.tools import Within, error, ok, spec_for, validate_args
+from passhat.env.tools import Within, error, spec_for, validate_args
 from passhat.guard import gate, idempotency
 from passhat.guard.audit import AuditLog
-from passhat.dialogue import Message
-from passhat.dialogue.proposals import Commitment
 from passhat.guard.confirmation import commitment_for, unconfirmed
-from passhat.guard.payments import KeyedChannel, PaymentProvider, provider_for
+from passhat.guard.payments import KeyedChannel, PaymentProvider, count_calls, next_call, provider_for
 from passhat.trajectory import Event
 
 GUARDS: tuple[str, ...] = ("idempotency", "confirmation", "policy", "payments", "human_gate", "audit")
@@ -86,11 +88,11 @@ class Gateway:
         self.run_id, self.conversation_id = run_id, conversation_id
         self.audit = (AuditLog() if audit is None else audit) if "audit" in self.enabled else None
         self._lock = threading.Lock()
-        self._calls = itertools.count(1)  # numbers the payment keys of calls that bring no key of their own
         self._made: list[Commitment] = []  # the confirmed writes that went through, which later proposals may report
         self.payments = (payments or provider_for("sandbox")) if "payments" in self.enabled else None
         if self.payments is not None:
             self.payments.open(runner.db)
+            count_calls(runner.db)
         if "idempotency" in self.enabled:
             idempotency.ensure_table(runner.db)
         if "human_gate" in self.enabled:
@@ -129,14 +131,21 @@ class Gateway:
         with self._lock:
             if isinstance(args, dict) and KEY_ARG in args:
                 args = dict(args)
-                idempotency_key = idempotency_key or str(args.pop(KEY_ARG))
+                in_args = args.pop(KEY_ARG)
+                idempotency_key = idempotency_key or in_args
+            try:
+                key = idempotency.given_key(idempotency_key)
+            except TypeError as exc:
+                passage = Passage(Execution(name, args, error("invalid_arguments", str(exc))))
+                self._audit(passage)
+                return passage
             spec = self.runner.tools.get(name)
             if commitment is None and spec is not None and spec.meta.needs_confirmation:
                 try:
                     commitment = commitment_for(spec, validate_args(spec, args))
                 except ToolFailure:
                     pass  # the runner reports the bad arguments
-            passage = dataclasses.replace(self._call(name, args, messages, idempotency_key, commitment), commitment=commitment)
+            passage = dataclasses.replace(self._call(name, args, messages, key, commitment), commitment=commitment)
             if commitment and passage.execution.result.get("status") == "ok":
                 self._made.append(commitment)
             self._audit(passage)
@@ -155,35 +164,41 @@ class Gateway:
         if "policy" in self.enabled and (broken := self.runner.check_rules(name, clean)):
             reason = error("policy_violation", f"refused under policy rule {broken[0].rule}: {broken[0].reason}")
             return self._refused("policy", name, clean, reason, rule=broken[0].rule)
-        within: Within | None = None
-        if "idempotency" in self.enabled:
-            key = key or idempotency.derive_key(self.run_id, self.conversation_id, name, clean)
-            if (earlier := idempotency.stored(self.runner.db, key)) is not None:
-                return self._replayed(name, clean, key, earlier)
-            within = idempotency.remember(key, idempotency.fingerprint(name, clean))
-        if "human_gate" in self.enabled and (hit := gate.gated_by(self.runner, self.gates, name, clean)):
-            ticket = gate.open_ticket(self.runner.db, name, clean, *hit)
-            shown = ok({**ticket, "message": gate.handoff_message(ticket)})
-            return Passage(Execution(name, clean, shown), guard={"guard": "human_gate", "decision": "ticket", **ticket})
+        if "idempotency" not in self.enabled:
+            return self._gated_or_run(name, clean, None, None)
+        key = key or idempotency.derive_key(self.run_id, self.conversation_id, name, clean)
+        stored_as = idempotency.scoped(self.run_id, self.conversation_id, key)
+        if (earlier := idempotency.stored(self.runner.db, stored_as)) is not None:
+            return self._replayed(name, clean, key, earlier)
         try:
-            return self._run(name, clean, within, key)
+            return self._gated_or_run(name, clean, stored_as, idempotency.remember(stored_as, idempotency.fingerprint(name, clean)))
         except sqlite3.IntegrityError:  # a concurrent call with this key committed first: this one rolled back
-            earlier = idempotency.stored(self.runner.db, key) if key else None
-            if earlier is None:
+            if (earlier := idempotency.stored(self.runner.db, stored_as)) is None:
                 raise
-            return self._replayed(name, clean, key, earlier)  # type: ignore[arg-type]
+            return self._replayed(name, clean, key, earlier)
 
-    def _run(self, name: str, args: Any, within: Within | None, key: str | None = None) -> Passage:
-        execution, fault = self.inner(name, args, lambda: self._paid(lambda: self.runner.execute(name, args, within), key))
+    def _gated_or_run(self, name: str, args: dict[str, Any], stored_as: str | None, within: Within | None) -> Passage:
+        """A ticket when a gate rule marks the call, else the call itself; ``within`` keeps the key of either."""
+        if "human_gate" in self.enabled and (hit := gate.gated_by(self.runner, self.gates, name, args)):
+            ticket = gate.open_ticket(self.runner.db, name, args, *hit, within)
+            return Passage(Execution(name, args, gate.shown(ticket)), guard={"guard": "human_gate", "decision": "ticket", **ticket})
+        return self._run(name, args, within, stored_as)
+
+    def _run(self, name: str, args: Any, within: Within | None, payment_key: str | None = None) -> Passage:
+        execution, fault = self.inner(name, args, lambda: self._paid(lambda: self.runner.execute(name, args, within), payment_key))
         return Passage(execution, fault)
 
-    def _paid(self, run: Callable[[], T], key: str | None = None) -> T:
-        """``run()`` with its money movements routed through the payment provider, when payments are on."""
+    def _paid(self, run: Callable[[], T], payment_key: str | None = None) -> T:
+        """``run()`` with its money movements routed through the payment provider, when payments are on;
+        keyed by ``payment_key``, else by the call's number in its conversation."""
         if self.payments is None:
             return run()
-        prefix = key or f"{self.run_id}/{self.conversation_id}/call-{next(self._calls)}"
-        with paying_through(KeyedChannel(self.payments, prefix)):
+        with paying_through(KeyedChannel(self.payments, lambda db: payment_key or self._numbered_call(db))):
             return run()
+
+    def _numbered_call(self, db: sqlite3.Connection) -> str:
+        scope = idempotency.scoped(self.run_id, self.conversation_id)
+        return f"{scope}/call/{next_call(db, scope)}"
 
     def _refused(self, guard: str, name: str, args: dict[str, Any], result: dict[str, Any], **detail: str) -> Passage:
         return Passage(Execution(name, args, result), guard={"guard": guard, "decision": "refused", **detail})
@@ -199,12 +214,16 @@ class Gateway:
             return []
         with self._lock:
             out = []
-            for ticket, done in self._paid(lambda: gate.resolve_tickets(self.runner)):
+            for ticket, done in gate.resolve_tickets(self.runner, self._carry_out):
                 execution = done or Execution(ticket["tool"], None, error("rejected", ticket["note"]))
                 passage = Passage(execution, guard={"guard": "human_gate", "decision": f"operator_{ticket['status']}", **ticket})
                 self._audit(passage)
                 out.append(passage)
             return out
+
+    def _carry_out(self, number: int, name: str, args: dict[str, Any]) -> Execution:
+        """The operator runs ticket ``number``: its money is keyed by the ticket, which the backend numbered."""
+        return self._paid(lambda: self.runner.execute(name, args), f"ticket/{number}")
 
     def _audit(self, passage: Passage) -> None:
         if self.audit is None:

@@ -1,10 +1,13 @@
 """Idempotent writes: a key per write, its first result kept in the backend next to the write itself.
 
 Stripe's model: same key and same arguments give the first result again and no second write; same
-key and other arguments is a conflict. The key row is inserted in the write's own transaction, so a
-crash can never keep one without the other, and the table's primary key makes a concurrent second
-write with the same key fail and roll back instead of taking effect twice. The table is created
-after the backend was forked, so it carries no change triggers and never shows in a state diff.
+key and other arguments is a conflict. A key belongs to its conversation (as Stripe's belong to an
+account): two conversations on one backend that pick the same key make two writes, while two gateways
+serving one conversation share it. The key row is inserted in the write's own transaction (for a
+human-gated write, the ticket's), so a crash can never keep one without the other, and the table's
+primary key makes a concurrent second write with the same key fail and roll back instead of taking
+effect twice. The table is created after the backend was forked, so it carries no change triggers and
+never shows in a state diff.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import hashlib
 import json
 import sqlite3
 from typing import Any
+from urllib.parse import quote
 
 from passhat.env.tools import Within, error
 
@@ -39,6 +43,22 @@ def fingerprint(name: str, args: dict[str, Any]) -> str:
 def derive_key(run_id: str, conversation_id: str, name: str, args: dict[str, Any]) -> str:
     """The key of a write whose caller gave none: one per run, conversation and action."""
     return hashlib.sha256(f"{run_id}|{conversation_id}|{fingerprint(name, args)}".encode()).hexdigest()[:32]
+
+
+def scoped(run_id: str, conversation_id: str, *parts: object) -> str:
+    """A name that belongs to one conversation of one run: the parts joined by '/', each escaped, so no
+    two different part lists make the same name (a conversation or key holding '/' cannot pose as another)."""
+    return "/".join(quote(str(part), safe="") for part in (run_id, conversation_id, *parts))
+
+
+def given_key(value: Any) -> str | None:
+    """The key a caller gave: null (JSON's or Python's) or empty text is no key; TypeError for a key that
+    is not text, which a model can correct."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise TypeError("idempotency_key must be a string, or null for none")
+    return value
 
 
 def stored(db: sqlite3.Connection, key: str) -> Stored | None:

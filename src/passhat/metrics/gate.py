@@ -56,10 +56,13 @@ def parse_gate(text: str) -> Gate:
         fields[match[1]] = match[2]
     if not {"k", "min"} <= fields.keys():
         raise ValueError("both k=INT and min=FLOAT are required, e.g. \"k=8,min=0.9\"")
+    if not fields["k"].isascii() or not fields["k"].isdigit():
+        raise ValueError(f"k={fields['k']} is not a whole number")
     try:
-        return Gate(int(fields["k"]), float(fields["min"]), fields.get("persona"))
-    except ValueError as exc:
-        raise ValueError(f"{text!r}: {exc}") from None
+        minimum = float(fields["min"])
+    except ValueError:
+        raise ValueError(f"min={fields['min']} is not a number") from None
+    return Gate(int(fields["k"]), minimum, fields.get("persona"))
 
 
 @dataclasses.dataclass(frozen=True)

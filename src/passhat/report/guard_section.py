@@ -6,7 +6,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from passhat.metrics.faults import fault_metrics
 from passhat.metrics.guard import guard_metrics
@@ -55,11 +57,11 @@ def print_safety(metrics: dict[str, Any], console: Console) -> None:
             table.add_column(col, justify="left" if col == "fault" else "right")
         for name, f in metrics["faults"].items():
             rate = f["trials_passed"] / f["trials_affected"] if f["trials_affected"] else None
-            table.add_row(name, str(f["injected"]), str(f["trials_affected"]), str(f["trials_passed"]), num(rate))
+            table.add_row(Text(name), str(f["injected"]), str(f["trials_affected"]), str(f["trials_passed"]), num(rate))
         console.print(table)
     g = metrics.get("guard")
     if g:
-        console.print(guard_line(g), highlight=False, soft_wrap=True)
+        console.print(guard_line(g), highlight=False, markup=False, soft_wrap=True)
 
 
 def comparison_table(reports: Sequence[dict[str, Any]]) -> Table:
@@ -71,7 +73,8 @@ def comparison_table(reports: Sequence[dict[str, Any]]) -> Table:
     for r in reports:
         cfg = r["config"]
         faults = ",".join(f"{k}={v}" for k, v in cfg.get("faults", {}).items()) or "none"
-        table.add_column(f"{r['run_id']}\nguard {','.join(cfg.get('guard', [])) or 'off'}\nfaults {faults}", justify="right")
+        header = f"{r['run_id']}\nguard {','.join(cfg.get('guard', [])) or 'off'}\nfaults {faults}"
+        table.add_column(escape(header), justify="right")
     table.add_row("judged trials", *(str(r["metrics"]["guard"]["trials"]) for r in reports))
     for k in sorted({1, n}):
         table.add_row(f"pass^{k}", *(num(r["metrics"]["pass_hat_k"].get(str(k))) for r in reports))

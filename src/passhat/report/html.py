@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.errors import UserError
+from passhat.file_writes import write_atomically
 from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
 from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
@@ -76,7 +77,7 @@ def render_html(report: dict[str, Any], trials: Sequence[TrialRecord], max_trans
 def write_html(report: dict[str, Any], trials: Sequence[TrialRecord], path: Path, max_transcripts: int) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(render_html(report, trials, max_transcripts), encoding="utf-8")
+        write_atomically(path, render_html(report, trials, max_transcripts), window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the HTML report to {path} (--html): {exc.strerror}.") from None
 

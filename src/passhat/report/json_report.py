@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.errors import UserError
+from passhat.file_writes import write_atomically
 from passhat.metrics import summarize
 from passhat.metrics.conservative import conservative
 from passhat.metrics.summary import is_judged, scenario_counts
@@ -77,6 +78,6 @@ def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
 def write_json(report: dict[str, Any], path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=2, sort_keys=False) + "\n")
+        write_atomically(path, json.dumps(report, indent=2, sort_keys=False) + "\n", window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the JSON report to {path} (--json): {exc.strerror}.") from None

@@ -7,11 +7,13 @@ its verdict: failed when the run does not meet it, an error while it is undecide
 
 from __future__ import annotations
 
+import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
 from passhat.errors import UserError
+from passhat.file_writes import write_atomically
 
 
 def junit_xml(report: dict[str, Any]) -> ET.ElementTree:
@@ -51,6 +53,8 @@ def junit_xml(report: dict[str, Any]) -> ET.ElementTree:
 def write_junit(report: dict[str, Any], path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        junit_xml(report).write(path, encoding="utf-8", xml_declaration=True)
+        document = io.BytesIO()
+        junit_xml(report).write(document, encoding="utf-8", xml_declaration=True)
+        write_atomically(path, document.getvalue(), window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the JUnit report to {path} (--junit): {exc.strerror}.") from None

@@ -19,24 +19,24 @@ from passhat.report.terminal_usage import nothing_judged, print_plumbing
 
 
 def print_report(report: dict[str, Any], console: Console) -> None:
+    """Every name and message that came from a user, a task file or a model is printed as text, never as markup."""
     cfg, m = report["config"], report["metrics"]
-    console.print(
-        f"[bold]run {report['run_id']}[/]  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} "
-        f"mode={cfg['mode']} seed={cfg['seed']}",
-        highlight=False,
-    )
+    console.print(Text.assemble(
+        (f"run {report['run_id']}", "bold"),
+        f"  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} mode={cfg['mode']} seed={cfg['seed']}",
+    ))
     print_warnings(report["caveats"], console)
     if m["scenarios"]:
         console.print(headline(report), highlight=False, soft_wrap=True)
     console.print(
-        f"{m['scenarios']} scenarios (tasks × personas) × {trials_scope(report)}; "
+        f"{counted(m['scenarios'], 'scenario')} (tasks × personas) × {trials_scope(report)}; "
         f"average reward {num(m['avg_reward'])}; infra errors {m['infra_errors']}"
         + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else ""),
-        highlight=False,
+        highlight=False, markup=False,
     )
     print_plumbing(report, console)
     if not m["scenarios"]:
-        console.print(f"[red]{nothing_judged(report)}[/]", highlight=False)
+        console.print(nothing_judged(report), style="red", highlight=False, markup=False)
         return
     ks = headline_ks(m["trials_per_scenario"])
     console.print(_headline(m, ks))
@@ -48,6 +48,11 @@ def print_report(report: dict[str, Any], console: Console) -> None:
     if worst:
         console.print(worst)
     print_safety(m, console)
+
+
+def counted(n: int, noun: str) -> str:
+    """n with its noun, plural unless n is 1: "1 scenario", "3 scenarios"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def print_warnings(warnings: list[str], console: Console, prefix: str = "") -> None:
@@ -63,7 +68,7 @@ def headline(report: dict[str, Any]) -> str:
     if verdict:
         return f"[bold]{escape(verdict)}[/]"
     m = report["metrics"]
-    n, scope = m["trials_per_scenario"], f"{m['scenarios']} scenarios × {trials_scope(report)}"
+    n, scope = m["trials_per_scenario"], f"{counted(m['scenarios'], 'scenario')} × {trials_scope(report)}"
     if n == 1:
         return (f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])}[/]: a request succeeds on one try "
                 f"{m['avg_reward']:.1%} of the time; some scenario has only 1 judged trial, so no pass^k with k > 1 "
@@ -97,7 +102,7 @@ def _by_persona(m: dict[str, Any], ks: list[int]) -> Table:
         table.add_column(f"pass^{k}", justify="right")
     for name, g in m["by_persona"].items():
         hat, ci = g["pass_hat_k"], g["ci"]["pass_hat_k"]
-        table.add_row(name, str(g["scenarios"]), *(with_ci(hat.get(str(k)), ci.get(str(k))) for k in ks))
+        table.add_row(Text(name), str(g["scenarios"]), *(with_ci(hat.get(str(k)), ci.get(str(k))) for k in ks))
     return table
 
 
@@ -108,7 +113,7 @@ def _signatures(m: dict[str, Any]) -> Table:
     table.add_column("trials", justify="right")
     table.add_column("share", justify="right")
     for sig, count in sorted(m["failure_signatures"].items(), key=lambda kv: -kv[1]):
-        table.add_row(sig, str(count), f"{count / total:.0%}")
+        table.add_row(Text(sig), str(count), f"{count / total:.0%}")
     return table
 
 
@@ -126,7 +131,8 @@ def _worst_scenarios(scenarios: list[dict[str, Any]], limit: int = 10) -> Table 
         backend = Text("matches the expected state", style="dim")
         if diff:
             backend = Text(f"trial {diff['trial']}\n").append_text(diff_text([RowChange.from_json(r) for r in diff["rows"]]))
-        table.add_row(s["task_id"], s["persona"], f"{sum(s['rewards'])}/{len(s['rewards'])}", ", ".join(sigs), backend)
+        table.add_row(Text(s["task_id"]), Text(s["persona"]), f"{sum(s['rewards'])}/{len(s['rewards'])}",
+                      Text(", ".join(sigs)), backend)
     return table
 
 

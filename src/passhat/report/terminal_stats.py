@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from passhat.metrics.compare import Comparison
 from passhat.metrics.extrapolate import EXTRAPOLATE_KS
@@ -84,7 +86,8 @@ def _compounding(points: list[dict[str, Any]]) -> Table:
 def print_gate(decision: Decision, console: Console, ci: Sequence[float] | None = None) -> None:
     verdict = {True: "[green]MEETS THE BAR[/]", False: "[red]DOES NOT MEET THE BAR[/]", None: "[yellow]UNDECIDED[/]"}
     interval = f" (95% CI [{num(ci[0])}, {num(ci[1])}])" if ci else ""
-    console.print(f"gate {decision.gate}: {verdict[decision.meets]} — {decision.reason}{interval}", highlight=False)
+    console.print(f"gate {escape(str(decision.gate))}: {verdict[decision.meets]} — {escape(decision.reason)}{interval}",
+                  highlight=False)
 
 
 def print_traffic(view: TrafficView, model: str, console: Console) -> None:
@@ -104,7 +107,7 @@ def print_traffic(view: TrafficView, model: str, console: Console) -> None:
         needed = f"[green]{t.needed:.5f}[/]" if t.meets_target else f"[red]{t.needed:.5f}[/]"
         # red: the task's own record says it does worse than the model credits it with
         own = f"[red]{t.successes}/{t.trials}[/]" if t.own_ci[1] < t.success else f"{t.successes}/{t.trials}"
-        table.add_row(t.task_id, own, f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]", f"{t.success:.4f}",
+        table.add_row(Text(t.task_id), own, f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]", f"{t.success:.4f}",
                       f"{t.expected_failures:.2f}", f"{t.clean_day:.3f}", f"{t.clean_days:.3f}", needed)
     console.print(table)
     console.print(f"model: expected per-attempt success, failed conversations a day, chance of a day (of {view.days} days) "
@@ -134,7 +137,7 @@ def _p_floor(shown: list[Any]) -> str:
 
 
 def print_comparison(result: Comparison, names: tuple[str, str], console: Console) -> None:
-    a, b = names
+    a, b = escape(names[0]), escape(names[1])  # run ids, in titles and headers (which rich reads as markup)
     table = Table(title=f"{b} against {a}, paired over {result.scenarios} scenarios (95% paired-bootstrap CI)")
     for col in ("metric", a, b, "change [95% CI]", "verdict"):
         table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
@@ -148,7 +151,7 @@ def print_comparison(result: Comparison, names: tuple[str, str], console: Consol
             changed.add_column(col)
         for ch in shown:
             task, persona = ch.scenario  # type: ignore[misc]
-            changed.add_row(task, persona, f"{ch.a[0]}/{ch.a[1]}", f"{ch.b[0]}/{ch.b[1]}", f"{ch.p_value:.3f}")
+            changed.add_row(Text(task), Text(persona), f"{ch.a[0]}/{ch.a[1]}", f"{ch.b[0]}/{ch.b[1]}", f"{ch.p_value:.3f}")
         console.print(changed)
         rest = len(result.changes) - len(shown)
         if rest:

@@ -6,26 +6,30 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.text import Text
 
 
 def print_plumbing(report: dict[str, Any], console: Console) -> None:
+    """Model names are printed as text, never as markup; a cost without a price is unknown, never $0."""
     m = report["metrics"]
     for role, u in m.get("model_calls", {}).items():
         latency = u["latency_s"]["mean"]
         console.print(
-            f"{role} model {u['model']}: {u['calls']} calls ({u['cached_calls']} from the cache), "
-            f"{u['input_tokens']:,} tokens in / {u['output_tokens']:,} out, ${u['cost_usd']:.4f}"
+            f"{role} model {u['model']}: {u['calls']} call{'s' if u['calls'] != 1 else ''} ({u['cached_calls']} from "
+            f"the cache), {u['input_tokens']:,} tokens in / {u['output_tokens']:,} out, {_cost(u)}"
             + (f", mean latency {latency:.2f} s" if latency is not None else ""),
-            highlight=False,
+            highlight=False, markup=False,
         )
     if m.get("model_calls"):
         unpriced = m["unpriced_models"]
-        console.print(
-            f"total cost ${m['cost_usd']:.4f}"
-            + (f" [yellow](no price for {', '.join(unpriced)}: add it under \\[prices] in the config file)[/]" if unpriced else ""),
-            highlight=False,
-        )
+        if not unpriced:
+            console.print(f"total cost ${m['cost_usd']:.4f}", highlight=False)
+        else:
+            priced = f" (${m['cost_usd']:.4f} for the priced calls)" if m["cost_usd"] else ""
+            console.print(Text(
+                f"total cost unknown{priced}: no price for {', '.join(unpriced)}; add it under [prices] in the "
+                "config file", style="yellow",
+            ))
     if m["infra_errors"] and m["scenarios"]:
         c = m["conservative"]
         n = max(c["pass_hat_k"], key=int)
@@ -35,8 +39,17 @@ def print_plumbing(report: dict[str, Any], console: Console) -> None:
         )
 
 
+def _cost(usage: dict[str, Any]) -> str:
+    """A role's cost: unknown when some of its calls had no price (their cost is not zero, only not known)."""
+    if not usage["unpriced_calls"]:
+        return f"${usage['cost_usd']:.4f}"
+    if usage["unpriced_calls"] == usage["calls"]:
+        return "cost unknown (no price)"
+    return f"${usage['cost_usd']:.4f} + unknown ({usage['unpriced_calls']} calls without a price)"
+
+
 def nothing_judged(report: dict[str, Any]) -> str:
-    """Why a run has no figures, in words a user can act on."""
+    """Why a run has no figures, in words a user can act on (plain text: print it without markup)."""
     m = report["metrics"]
     if m.get("user_simulator_errors") and not m["infra_errors"]:
         return (
@@ -47,6 +60,6 @@ def nothing_judged(report: dict[str, Any]) -> str:
         return "no trial could be judged"
     return (
         f"no trial could be judged: all {m['infra_errors']} trials ended as infra errors, so the model endpoint "
-        f"(or the harness) failed. First error: {escape(str(report.get('infra_error_example')))}. Once it works again, "
+        f"(or the harness) failed. First error: {report.get('infra_error_example')}. Once it works again, "
         f"`passhat run --resume {report['run_id']}` (with the same --out) runs them again."
     )

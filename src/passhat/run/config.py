@@ -26,6 +26,10 @@ class RunConfig(BaseModel):
     seed: int = 0
     mode: Mode = "strict"
     max_turns: int = Field(30, ge=1)
+    # what one answer of the agent may carry (run.trial.TurnBounds); stores of older passhats get the defaults
+    max_tool_calls_per_turn: int = Field(32, ge=1)
+    max_argument_bytes: int = Field(64 * 1024, ge=1)
+    max_message_bytes: int = Field(64 * 1024, ge=1)
     faults: dict[str, float] = {}  # fault class -> rate per tool call (passhat.faults)
     guard: list[str] = []  # guards switched on (passhat.guard)
     # models (llm: agents and customers); keys are read from the environment and never stored here

@@ -1,7 +1,8 @@
 """A run: every trial of every scenario, concurrently, each stored as soon as it finishes.
 
 Trials are independent and seeded by what they are, so a resumed run, or one with another
-concurrency, produces the same per-trial results as an uninterrupted one.
+concurrency, produces the same per-trial results as an uninterrupted one. With the audit guard, a
+trial and its audit entries are committed together (see ``passhat.run.audit_trail``).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
 from passhat.faults import parse_faults
 from passhat.grade import GroundTruthError, required_facts
-from passhat.guard import AuditLog, parse_guards
+from passhat.guard import parse_guards
+from passhat.guard.audit import signing_key
 from passhat.llm import ModelHub, metering, role_models, scrub
+from passhat.run.audit_trail import RunTrail
 from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.early_stop import EarlyStop
 from passhat.run.seeding import trial_seed
-from passhat.run.trial import AgentFactory, TrialSpec, UserFactory, run_trial
+from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import INFRA_ERROR
 from passhat.users import resolve_user
@@ -87,7 +90,7 @@ async def execute(
     hub = ModelHub.from_config(config)  # the run's model clients, if its agent or customer is a model
     make_agent = resolve_agent(config.agent, hub, with_policy=not config.no_policy)
     make_user = resolve_user(config.user, hub)
-    audit = AuditLog(store.path.parent) if "audit" in config.guard else None  # the run's hash-chained trail
+    trail = RunTrail(store, signing_key()) if "audit" in config.guard else None  # repairs what a kill left
 
     async def one(spec: TrialSpec) -> None:
         async with gate:
@@ -97,9 +100,10 @@ async def execute(
                     on_skip()
                 return
             record, audit_records = await _judged_trial(domain, spec, config, make_agent, make_user)
-            store.record(record)
-            if audit is not None:  # after the trial is stored: a crash in between loses entries, never doubles them
-                audit.extend(audit_records)
+            if trail:
+                trail.record(record, audit_records)  # the trial and its audit entries: one transaction
+            else:
+                store.record(record)
             if early_stop:
                 early_stop.record(record.to_outcome())
             if on_trial:
@@ -109,6 +113,8 @@ async def execute(
         await asyncio.gather(*(one(s) for s in specs))
     finally:
         await hub.aclose()
+        if trail:
+            trail.close()
     return len(specs) - (early_stop.skipped if early_stop else 0)
 
 
@@ -119,8 +125,9 @@ async def _judged_trial(
     started = time.time()
     with metering() as meter:  # counts this trial's model calls, even those of a trial that fails
         try:
+            bounds = TurnBounds(config.max_tool_calls_per_turn, config.max_argument_bytes, config.max_message_bytes)
             out = await run_trial(
-                domain, spec, make_agent, make_user, config.mode, config.max_turns, config.faults, config.guard
+                domain, spec, make_agent, make_user, config.mode, config.max_turns, config.faults, config.guard, bounds
             )
         except Exception:  # an infra or harness failure: stored, retried on resume, never scored
             return TrialRecord(
@@ -184,6 +191,8 @@ def new_config(**options: object) -> RunConfig:
     options["passhat_version"] = passhat_version()
     options["faults"] = parse_faults(str(options.get("faults") or ""))
     options["guard"] = parse_guards(str(options.get("guard") or "off"))
+    if "audit" in options["guard"]:
+        signing_key()  # a missing or unusable audit key stops the run before its folder is made
     resolve_agent(str(options["agent"]), with_policy=not options.get("no_policy"))
     resolve_user(str(options["user"]))
     config = RunConfig(personas=personas, tasks=tasks, **options)  # type: ignore[arg-type]

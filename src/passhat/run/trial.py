@@ -1,4 +1,9 @@
-"""One trial: customer ⇄ agent ⇄ tools until the customer stops, the agent transfers, or turns run out."""
+"""One trial: customer ⇄ agent ⇄ tools until the customer stops, the agent transfers, or turns run out.
+
+What one agent turn (one answer of its model) may carry is bounded (``TurnBounds``): a model that
+answers with hundreds of calls or megabytes of arguments or text gets error results and a cut message,
+and its trial is judged like any other, in bounded time, memory and store space.
+"""
 
 from __future__ import annotations
 
@@ -13,11 +18,11 @@ from passhat.domains.model import Domain, Task
 from passhat.env import Environment
 from passhat.env.tools import MAX_ARGUMENT_DEPTH, argument_problem, error
 from passhat.grade import Grade, Mode, grade_trial
-from passhat.llm import ContextOverflow
 from passhat.guard import ToolPath
+from passhat.llm import ContextOverflow
 from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
-from passhat.untrusted import storable
+from passhat.untrusted import redact, storable
 from passhat.users.base import UserSimulator
 from passhat.users.personas import Persona
 
@@ -25,6 +30,19 @@ AgentFactory = Callable[[AgentSetup], Agent]
 UserFactory = Callable[[Domain, Task, Persona, random.Random], UserSimulator]
 
 MAX_TOOL_ROUNDS = 25  # tool-call rounds the agent may make before it must speak to the customer
+HEAD_BYTES = 256  # what a stored event keeps of arguments too large to keep whole
+SECRET_MARGIN = 4096  # characters past a cut searched for a secret, so none is kept half-redacted
+
+
+@dataclasses.dataclass(frozen=True)
+class TurnBounds:
+    """What one answer of the agent may carry: calls past ``tool_calls`` and calls whose arguments (as
+    JSON text) pass ``argument_bytes`` get an error result without running, and a message past
+    ``message_bytes`` is cut; what is stored of each is cut too, with its original size."""
+
+    tool_calls: int = 32
+    argument_bytes: int = 64 * 1024
+    message_bytes: int = 64 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,12 +69,13 @@ async def run_trial(
     max_turns: int = 30,
     faults: dict[str, float] | None = None,
     guards: Sequence[str] = (),
+    bounds: TurnBounds = TurnBounds(),
 ) -> TrialOutput:
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
     ``faults`` ({class: rate}) and ``guards`` (names) put the fault injector and the gateway on the
     tools' path, with the guards the task itself declares added; the operator then resolves any
-    human-gate tickets before grading.
+    human-gate tickets before grading. ``bounds``: what one answer of the agent may carry.
     """
     rng = random.Random(spec.seed)
     env = Environment(domain)
@@ -69,14 +88,14 @@ async def run_trial(
         agent = make_agent(
             AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
         )
-        events = await _converse(path, agent, user, max_turns)
+        events = await _converse(path, agent, user, max_turns, bounds)
         events += path.settle()
         return TrialOutput(events, grade_trial(domain, spec.task, env, events, mode), path.audit)
     finally:
         env.close()
 
 
-async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int) -> list[Event]:
+async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int, bounds: TurnBounds) -> list[Event]:
     events: list[Event] = []
     turn = await user.respond(None)
     events.append(Event("user", turn.text))
@@ -85,7 +104,7 @@ async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns
         return events
     for _ in range(max_turns):
         try:
-            said, transferred = await _agent_turn(path, agent, events)
+            said, transferred = await _agent_turn(path, agent, events, bounds)
         except ContextOverflow:  # the agent's model cannot take the conversation any further
             events.append(Event("end", "context_overflow"))
             return events
@@ -101,28 +120,42 @@ async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns
     return events
 
 
-async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event]) -> tuple[str, bool]:
-    """Let the agent call tools until it speaks; returns what it said and whether it handed off."""
+async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event], bounds: TurnBounds) -> tuple[str, bool]:
+    """Let the agent call tools until it speaks; returns what it said (as the customer sees it, cut to
+    the bound) and whether it handed off."""
     said: list[str] = []
     handed_off = False
     for _ in range(MAX_TOOL_ROUNDS):
         turn = await agent.act(events)
-        for call in turn.tool_calls:
-            event = _execute(path, call, events)
+        for number, call in enumerate(turn.tool_calls, 1):
+            if number > bounds.tool_calls:
+                event = _not_run(call, error("too_many_tool_calls", (
+                    f"this answer asked for {len(turn.tool_calls):,} tool calls and at most {bounds.tool_calls:,} of one "
+                    f"answer are carried out, in order: call {number:,} was not run. Ask for fewer calls at a time."
+                )))
+            else:
+                event = _execute(path, call, events, bounds.argument_bytes)
             events.append(event)
             handed_off |= event.ok and path.env.tools[call.name].meta.ends_conversation
         if turn.text or not turn.tool_calls:
-            events.append(Event("agent", turn.text or ""))
-            said.append(turn.text or "")
+            text = _bounded_message(turn.text or "", bounds.message_bytes)
+            events.append(Event("agent", text))
+            said.append(text)
         if handed_off or not turn.tool_calls:
             break
     return "\n".join(said), handed_off
 
 
-def _execute(path: ToolPath, call: ToolCall, events: list[Event]) -> Event:
-    """One of the agent's calls, as an event. Arguments no tool could take (text that is not JSON or
-    that Python cannot read, values SQLite or the store cannot carry) get an error result here,
-    before any guard or fault sees them; the call is then the agent's, judged like any other."""
+def _execute(path: ToolPath, call: ToolCall, events: list[Event], argument_bytes: int) -> Event:
+    """One of the agent's calls, as an event. Arguments over ``argument_bytes`` and arguments no tool
+    could take (text that is not JSON or that Python cannot read, values SQLite or the store cannot
+    carry) get an error result here, before any guard or fault sees them; the call is then the agent's,
+    judged like any other."""
+    if (size := _utf8_size(_json_text(call.arguments))) > argument_bytes:
+        return _not_run(call, error("arguments_too_large", (
+            f"the arguments of this call are {size:,} bytes, over the {argument_bytes:,} bytes one call may carry: "
+            "it was not run."
+        )))
     try:
         args = _decoded(call.arguments) if isinstance(call.arguments, str) else call.arguments
         problem = argument_problem(args)
@@ -133,6 +166,49 @@ def _execute(path: ToolPath, call: ToolCall, events: list[Event]) -> Event:
         return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
     # a checked value is its own storable form but for known secrets, which no tool, backend or audit keeps
     return path.execute(call.name, storable(args), events, call.id)
+
+
+def _not_run(call: ToolCall, result: dict[str, Any]) -> Event:
+    """A call refused before it ran; its event keeps its arguments whole only when they are small."""
+    text = _json_text(call.arguments)
+    size = _utf8_size(text)
+    args = call.arguments if size <= HEAD_BYTES else {"truncated": True, "bytes": size, "head": _head(text, HEAD_BYTES)}
+    return Event("tool", call_id=call.id, name=call.name, args=args, result=result)
+
+
+def _bounded_message(text: str, limit: int) -> str:
+    """The agent's message, or its first ``limit`` bytes and a note of its size when it is longer."""
+    size = _utf8_size(text)
+    if size <= limit:
+        return text
+    return f"{_head(text, limit)}\n[passhat cut this message: it had {size:,} bytes, over the {limit:,} one message may carry]"
+
+
+def _json_text(arguments: Any) -> str:
+    """Arguments as JSON text: as the model wrote them, or written out (values JSON has no form for as
+    their repr). Empty for what cannot be written at all, which the argument checks refuse."""
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(arguments, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):  # a key that is not text, a cycle, nesting past the stack
+        return ""
+
+
+def _utf8_size(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+
+
+def _head(text: str, limit: int) -> str:
+    """The longest start of ``text`` within ``limit`` UTF-8 bytes, whole characters only; secrets are
+    redacted before the cut, so none is kept half."""
+    raw = redact(text[: limit + SECRET_MARGIN]).encode("utf-8", "surrogatepass")[:limit]
+    for end in range(len(raw), len(raw) - 4, -1):  # a cut inside a character: drop its first bytes
+        try:
+            return raw[:end].decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            continue
+    return ""
 
 
 def _decoded(raw: str) -> Any:

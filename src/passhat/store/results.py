@@ -6,27 +6,38 @@ a report can read the store while the run is still writing it. The store knows n
 models or domains: it keeps what it is given, in a form every reader can take — text that is not
 text visibly escaped, known secrets redacted, numbers and nesting JSON cannot carry as notes (see
 ``passhat.untrusted``), since a trial holds whatever its agent and customer sent.
+
+One process writes a run at a time: create() and resume() hold an exclusive lock on the run folder
+until close() (or the process's end), and refuse a second writer. A trial's audit entries (opaque
+numbered lines, see ``passhat.guard.audit``) are committed in the trial's own transaction, so a kill
+never leaves one without the other. A store file that a kill during create() left holding nothing
+is no run: create() takes its place, with a note.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from passhat.crashpoints import crash_point
 from passhat.errors import UserError
+from passhat.file_writes import FolderLock
 from passhat.metrics import TrialOutcome
 from passhat.trajectory import USER_SIMULATOR_ERROR
 from passhat.untrusted import storable
 
 STORE_FILE = "results.sqlite"
-SCHEMA_VERSION = 2  # 2: per-trial model usage (tokens, cost, latency)
+SCHEMA_VERSION = 3  # 2: per-trial model usage (tokens, cost, latency); 3: the audit table
+READABLE_VERSIONS = (2, 3)  # a version-2 store has no audit table: its trail, if any, is unkeyed
+AUDIT_VERSION = 3  # the first schema with the audit table
 APPLICATION_ID = 0x70687374  # "phst": marks a SQLite file as a passhat store
 
 SCHEMA = (
@@ -51,6 +62,7 @@ SCHEMA = (
         usage TEXT NOT NULL DEFAULT '{}',
         PRIMARY KEY (task_id, persona, trial)
     )""",
+    "CREATE TABLE audit (seq INTEGER PRIMARY KEY, entry TEXT NOT NULL)",
     f"PRAGMA application_id = {APPLICATION_ID}",
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
@@ -68,6 +80,11 @@ ON CONFLICT (task_id, persona, trial) DO UPDATE SET
     started = excluded.started, finished = excluded.finished, usage = excluded.usage
 WHERE trials.infra_error IS NOT NULL OR trials.signature = '{USER_SIMULATOR_ERROR}'
 """
+
+
+AuditRow = tuple[int, str]  # (sequence number, the entry's line)
+Seal = Callable[[str], Sequence[AuditRow]]  # a stored trial's digest -> the audit entries committed with it
+TrialKey = tuple[str, str, int]
 
 
 class DuplicateTrialError(ValueError):
@@ -116,39 +133,56 @@ class TrialRecord:
 class ResultStore:
     """A run's trials in `<run_dir>/results.sqlite`. Use create() or open(), not the constructor."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float]):
+    def __init__(
+        self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float], lock: FolderLock | None = None
+    ):
         self.path = path
         self._conn = conn
         self.run_id, self._config_json, self.created = run
+        self._lock = lock  # held by a writer (create, resume) until close()
+        self.notes: list[str] = []  # what the person running passhat should be told about this store
 
     @classmethod
     def create(cls, run_dir: Path, run_id: str, config: dict[str, Any]) -> ResultStore:
-        """Create the run directory and its store; refuse to touch an existing store."""
+        """Create the run directory and its store, and hold the run's lock; refuse to touch an existing
+        store, but take the place of one a killed create() left holding nothing."""
         path = Path(run_dir) / STORE_FILE
         run = (run_id, json.dumps(config), time.time())  # serialize first: a bad config leaves no file
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch(exist_ok=False)  # claims the file atomically against a concurrent create
+        except OSError as exc:  # a parent that is a file, no permission, a read-only or full disk
+            raise UserError(f"cannot create the results store {path}: {exc.strerror or exc}") from None
+        lock = FolderLock.acquire(path.parent, f"run {run_id!r} ({path.parent})")
+        try:
+            notes = _clear_unwritten_store(path, run_id)
+            path.touch(exist_ok=False)
+            crash_point("store_create")
+            conn = _configure(_connect(str(path)))
+            conn.execute("PRAGMA journal_mode = WAL")  # persistent in the file; cannot run inside a transaction
+            with _transaction(conn):
+                for statement in SCHEMA:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO run (id, run_id, config, created) VALUES (1, ?, ?, ?)", run)
         except FileExistsError:
+            lock.release()
             raise UserError(
                 f"a results store already exists at {path}; choose another run id, or resume that run"
             ) from None
-        except OSError as exc:  # a parent that is a file, no permission, a read-only or full disk
+        except OSError as exc:
+            lock.release()
             raise UserError(f"cannot create the results store {path}: {exc.strerror or exc}") from None
-        conn = _configure(_connect(str(path)))
-        conn.execute("PRAGMA journal_mode = WAL")  # persistent in the file; cannot run inside a transaction
-        with _transaction(conn):
-            for statement in SCHEMA:
-                conn.execute(statement)
-            conn.execute("INSERT INTO run (id, run_id, config, created) VALUES (1, ?, ?, ?)", run)
-        return cls(path, conn, run)
+        except BaseException:
+            lock.release()
+            raise
+        store = cls(path, conn, run, lock)
+        store.notes += notes
+        return store
 
     @classmethod
     def open(cls, run_dir: Path) -> ResultStore:
-        """Open an existing store; a missing or foreign file is a UserError naming the path."""
-        path = Path(run_dir) / STORE_FILE
-        if not path.is_file():
-            raise UserError(f"no passhat results store at {path}; pass a run directory, one that holds {STORE_FILE}")
+        """Open an existing store to read it (a run may be writing it meanwhile); a missing or foreign
+        file is a UserError naming the path."""
+        path = _existing_store(run_dir)
         conn = _connect(f"{path.resolve().as_uri()}?mode=rw")  # mode=rw: never create a database here
         try:
             return cls(path, _configure(conn), _identify(conn, path))
@@ -158,6 +192,33 @@ class ResultStore:
         except UserError:
             conn.close()
             raise
+
+    @classmethod
+    def resume(cls, run_dir: Path) -> ResultStore:
+        """Open an existing store to go on writing it, holding the run's lock; a store whose creation
+        was interrupted, or one written by an older schema, is a UserError saying what to do."""
+        path = _existing_store(run_dir)
+        name = path.parent.name
+        lock = FolderLock.acquire(path.parent, f"run {name!r} ({path.parent})")
+        try:
+            if _holds_nothing(path):
+                raise UserError(
+                    f"run {name!r} was killed while its store was being created ({path} holds nothing): there is "
+                    f"nothing to resume; start it again with its flags and --run-id {name}, which reuses the id."
+                )
+            store = cls.open(run_dir)
+        except BaseException:
+            lock.release()
+            raise
+        version = store._conn.execute("PRAGMA user_version").fetchone()[0]
+        store._lock = lock  # released by close(), below or when the caller is done
+        if version != SCHEMA_VERSION:
+            store.close()
+            raise UserError(
+                f"run {name!r} was stored by an older passhat (results store schema {version}, this one writes "
+                f"{SCHEMA_VERSION}); finish it with that version, or start a fresh run."
+            )
+        return store
 
     @property
     def config(self) -> dict[str, Any]:
@@ -172,19 +233,38 @@ class ResultStore:
             self._conn.execute("UPDATE run SET config = ? WHERE id = 1", (text,))
         self._config_json = text
 
-    def record(self, trial: TrialRecord) -> None:
-        """Store one trial in its own transaction, committed before returning.
+    def record(self, trial: TrialRecord, seal: Seal | None = None) -> None:
+        """Store one trial, and the audit entries ``seal`` returns for it, in one transaction committed
+        before returning. ``seal`` is given the digest of the trial's row as stored, to seal it.
 
         A key already stored replaces the old row only if that row could not be judged (an infra error
-        or a user simulator error); a judged row is never overwritten: DuplicateTrialError.
+        or a user simulator error); a judged row is never overwritten: DuplicateTrialError, and nothing
+        is stored.
         """
-        row = (
-            trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
-            storable(trial.infra_error), _json(trial.events), _json(trial.grade), trial.started, trial.finished,
-            _json(trial.usage),
-        )  # fmt: skip
-        if self._conn.execute(UPSERT, row).rowcount == 0:
-            raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
+        row = _row(trial)
+        with _transaction(self._conn):
+            if self._conn.execute(UPSERT, row).rowcount == 0:
+                raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
+            if seal is not None:
+                self._conn.executemany("INSERT INTO audit (seq, entry) VALUES (?, ?)", seal(_digest(row)))
+
+    def add_audit(self, audit: Sequence[AuditRow]) -> None:
+        """Store audit entries that belong to no trial (a repair of the trail) in their own transaction."""
+        with _transaction(self._conn):
+            self._conn.executemany("INSERT INTO audit (seq, entry) VALUES (?, ?)", audit)
+
+    def audit_state(self) -> tuple[list[AuditRow] | None, dict[TrialKey, str]]:
+        """(the audit entries by number, or None for a schema-2 store, made before the audit table; the
+        digest of every stored trial), read in one snapshot so that each trial comes with its entries."""
+        with _reading(self._conn):
+            rows: list[AuditRow] | None
+            if self._conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'audit'").fetchone():
+                raw = self._conn.execute("SELECT seq, CAST(entry AS BLOB) FROM audit ORDER BY seq")  # text or not
+                rows = [(seq, bytes(entry or b"").decode("utf-8", "backslashreplace")) for seq, entry in raw]
+            else:  # a schema-2 store never had the table; one made with it that lost it lost its entries
+                rows = None if self._conn.execute("PRAGMA user_version").fetchone()[0] < AUDIT_VERSION else []
+            digests = {tuple(r[:3]): _digest(r) for r in self._conn.execute(f"SELECT {COLUMNS} FROM trials")}
+        return rows, digests  # type: ignore[return-value]
 
     def trials(self) -> list[TrialRecord]:
         """Every stored trial, ordered by (task_id, persona, trial)."""
@@ -204,6 +284,8 @@ class ResultStore:
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock is not None:
+            self._lock.release()
 
     def __enter__(self) -> ResultStore:
         return self
@@ -245,6 +327,50 @@ def list_runs(out_dir: Path) -> list[RunEntry]:
     return sorted(runs, key=lambda run: run.created or 0.0, reverse=True) + unreadable
 
 
+def _row(trial: TrialRecord) -> tuple[Any, ...]:
+    """The trial as its row in the trials table (COLUMNS), exactly as it reads back."""
+    return (
+        trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
+        storable(trial.infra_error), _json(trial.events), _json(trial.grade), float(trial.started),
+        float(trial.finished), _json(trial.usage),
+    )  # fmt: skip
+
+
+def _digest(row: Sequence[Any]) -> str:
+    """A digest of a trial's row: an audit trail seals it, so a stored result edited later shows."""
+    return hashlib.sha256(json.dumps(list(row)).encode()).hexdigest()
+
+
+def _existing_store(run_dir: Path) -> Path:
+    path = Path(run_dir) / STORE_FILE
+    if not path.is_file():
+        raise UserError(f"no passhat results store at {path}; pass a run directory, one that holds {STORE_FILE}")
+    return path
+
+
+def _holds_nothing(path: Path) -> bool:
+    """A store file a kill during create() leaves: empty, or a database without a single table."""
+    try:
+        conn = _connect(f"{path.resolve().as_uri()}?mode=rw")
+        try:
+            tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            application_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:  # not SQLite at all: someone else's file, never replaced
+        return False
+    return tables == 0 and application_id == 0
+
+
+def _clear_unwritten_store(path: Path, run_id: str) -> list[str]:
+    """Remove a store file that holds nothing (and its journal files); the note that says so."""
+    if not (path.is_file() and _holds_nothing(path)):
+        return []
+    for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    return [f"run id {run_id!r}: its store {path} held nothing (a run killed while creating it); created afresh"]
+
+
 def _json(value: Any) -> str:
     """Strict JSON (no NaN) of a value in storable form."""
     return json.dumps(storable(value), allow_nan=False)
@@ -267,10 +393,10 @@ def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
     if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
         raise UserError(f"{path} is not a passhat results store (an empty file, or another program's database)")
     version = conn.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise UserError(
             f"{path} has results store schema version {version}, this passhat reads version "
-            f"{SCHEMA_VERSION}; open it with the passhat version that wrote it, or run the evaluation again"
+            f"{' or '.join(map(str, READABLE_VERSIONS))}; open it with the passhat version that wrote it, or run the evaluation again"
         )
     # create() sets application_id in the transaction that inserts the run row, so the row is there,
     # unless the file was edited by hand: then say so rather than fail on a missing row or bad JSON.
@@ -285,6 +411,16 @@ def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
     if not isinstance(parsed, dict):
         raise UserError(f"{path}: the stored run configuration is not a JSON object; the store was edited by hand")
     return run_id, config, created
+
+
+@contextlib.contextmanager
+def _reading(conn: sqlite3.Connection) -> Iterator[None]:
+    """One read transaction: every SELECT in it sees the same committed state."""
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
 
 
 @contextlib.contextmanager

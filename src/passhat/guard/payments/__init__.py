@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from passhat.errors import UserError
 from passhat.guard.payments.ledger import EnvironmentMixed, totals
-from passhat.guard.payments.provider import KeyedChannel, PaymentProvider
+from passhat.guard.payments.provider import KeyedChannel, PaymentProvider, count_calls, next_call
 from passhat.guard.payments.sandbox import SandboxProvider
 
 PROVIDERS: dict[str, type[PaymentProvider]] = {"sandbox": SandboxProvider}
@@ -19,4 +19,7 @@ def provider_for(environment: str) -> PaymentProvider:
     return PROVIDERS[environment]()
 
 
-__all__ = ["PROVIDERS", "EnvironmentMixed", "KeyedChannel", "PaymentProvider", "SandboxProvider", "provider_for", "totals"]
+__all__ = [
+    "PROVIDERS", "EnvironmentMixed", "KeyedChannel", "PaymentProvider", "SandboxProvider", "count_calls", "next_call",
+    "provider_for", "totals",
+]
