@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install browser run test bench clean
+.PHONY: install browser lint run test bench clean
 
 install: $(STAMP)
 
@@ -16,8 +16,12 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/passhat run
 
-test: install browser
+test: install browser lint
 	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 # Headless Chromium for the HTML report test (Debian's package; CI runs as root on a fresh machine).
 browser:

@@ -37,7 +37,8 @@ FAMILIES: dict[str, Truth] = {
     "half p=1, half p=0.8": Mixture((0.5, 0.5), (1.0, 0.8)),
     "Beta(20, 1)": BetaModel(20.0, 1.0),
     "beta mixture 0.6 B(40,1), 0.25 B(6,3), 0.15 B(0.5,8)": Blend(
-        (0.6, 0.25, 0.15), (BetaModel(40.0, 1.0), BetaModel(6.0, 3.0), BetaModel(0.5, 8.0))),
+        (0.6, 0.25, 0.15), (BetaModel(40.0, 1.0), BetaModel(6.0, 3.0), BetaModel(0.5, 8.0))
+    ),
     "0.7 at p=1, 0.3 Beta(9, 1)": AlwaysBeta(0.7, 9.0, 1.0),
     "Beta(2, 0.1)": BetaModel(2.0, 0.1),
 }
@@ -66,8 +67,10 @@ def summarise(family: str, runs: np.ndarray) -> list[str]:
         shown = predicted.astype(bool)
         cover_shown = f"{covered[shown].mean():6.1%}" if shown.any() else "     —"
         median_width = f"{np.median(width[shown]):.3f}" if shown.any() else "    —"
-        lines.append(f"{family[:52]:52s} {k:5d} {float(FAMILIES[family].pass_hat(k)):6.3f} {predicted.mean():9.1%} "
-                     f"{cover_shown:>10s} {covered.mean():9.1%} {error.mean():+7.3f} {median_width:>6s}")
+        lines.append(
+            f"{family[:52]:52s} {k:5d} {float(FAMILIES[family].pass_hat(k)):6.3f} {predicted.mean():9.1%} "
+            f"{cover_shown:>10s} {covered.mean():9.1%} {error.mean():+7.3f} {median_width:>6s}"
+        )
     return lines
 
 
@@ -79,11 +82,16 @@ def main() -> None:
     parser.add_argument("--resamples", type=int, default=500, help="bootstrap resamples per run (passhat's default: 500)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--seed", type=int, default=2024)
-    parser.add_argument("--hold-model", action="store_true", help="hold the chosen model fixed in the bootstrap (the old intervals)")
+    parser.add_argument(
+        "--hold-model", action="store_true", help="hold the chosen model fixed in the bootstrap (the old intervals)"
+    )
     opts = parser.parse_args()
     mode = "model held fixed in the bootstrap" if opts.hold_model else "model re-selected in every resample"
-    print(f"{opts.reps} runs per family of {opts.scenarios} scenarios × {opts.trials} trials, {opts.resamples} resamples, "
-          f"{mode}, seed {opts.seed}, {opts.workers} workers", flush=True)
+    print(
+        f"{opts.reps} runs per family of {opts.scenarios} scenarios × {opts.trials} trials, {opts.resamples} resamples, "
+        f"{mode}, seed {opts.seed}, {opts.workers} workers",
+        flush=True,
+    )
     start = time.perf_counter()
     results: dict[str, list[np.ndarray]] = {family: [] for family in FAMILIES}
     tasks = [(family, rep, opts) for family in FAMILIES for rep in range(opts.reps)]
@@ -92,8 +100,10 @@ def main() -> None:
             results[family].append(rows)
             if len(results[family]) == opts.reps:
                 print(f"  {family}: done after {time.perf_counter() - start:.0f} s", flush=True)
-    print(f"\n{'truth':52s} {'k':>5s} {'true':>6s} {'predicted':>9s} {'cover|pred':>10s} {'cover|all':>9s} "
-          f"{'bias':>7s} {'width':>6s}")
+    print(
+        f"\n{'truth':52s} {'k':>5s} {'true':>6s} {'predicted':>9s} {'cover|pred':>10s} {'cover|all':>9s} "
+        f"{'bias':>7s} {'width':>6s}"
+    )
     for family, runs in results.items():
         print("\n".join(summarise(family, np.stack(runs))))
     print(f"\n{time.perf_counter() - start:.0f} s wall")

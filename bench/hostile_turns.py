@@ -62,10 +62,26 @@ def measure(bounds: TurnBounds, trials: int, calls: int, argument_bytes: int, an
             for i in range(trials):
                 spec = TrialSpec(task, persona, i, trial_seed(0, task.id, persona.name, i))
                 try:
-                    out = asyncio.run(run_trial(domain, spec, lambda _: Hostile(calls, argument_bytes, answers), customer,
-                                                max_turns=3, bounds=bounds))
-                    store.record(TrialRecord(task.id, persona.name, i, spec.seed, out.grade.reward, out.grade.signature, None,
-                                             [e.to_dict() for e in out.events], out.grade.to_dict(), 0.0, 0.0))
+                    out = asyncio.run(
+                        run_trial(
+                            domain, spec, lambda _: Hostile(calls, argument_bytes, answers), customer, max_turns=3, bounds=bounds
+                        )
+                    )
+                    store.record(
+                        TrialRecord(
+                            task.id,
+                            persona.name,
+                            i,
+                            spec.seed,
+                            out.grade.reward,
+                            out.grade.signature,
+                            None,
+                            [e.to_dict() for e in out.events],
+                            out.grade.to_dict(),
+                            0.0,
+                            0.0,
+                        )
+                    )
                 except (sqlite3.Error, MemoryError) as exc:  # a trial too big to store or to hold: a figure too
                     failure = f"trial {i}: {type(exc).__name__}: {exc}"
                     break
@@ -73,7 +89,14 @@ def measure(bounds: TurnBounds, trials: int, calls: int, argument_bytes: int, an
         wall = time.perf_counter() - started
         stored = sum(f.stat().st_size for f in (Path(folder) / "run").rglob("*") if f.is_file())
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    return {"trials": trials, "judged": judged, "wall_s": wall, "peak_rss_mb": peak, "store_mb": stored / 2**20, "failure": failure}
+    return {
+        "trials": trials,
+        "judged": judged,
+        "wall_s": wall,
+        "peak_rss_mb": peak,
+        "store_mb": stored / 2**20,
+        "failure": failure,
+    }
 
 
 def main() -> None:
@@ -93,10 +116,14 @@ def main() -> None:
     print(f"agent: {args.answers} answer(s) a trial of {args.calls} calls x {args.argument_bytes:,} bytes of arguments")
     print(f"{'mode':<10} {'trials':>6} {'judged':>6} {'wall s':>8} {'s/judged':>8} {'peak RSS MB':>12} {'store MB':>9}")
     for mode in ("bounded", "unbounded"):
-        child = subprocess.run([sys.executable, __file__, "--mode", mode, *sys.argv[1:]], capture_output=True, text=True, check=True)
+        child = subprocess.run(
+            [sys.executable, __file__, "--mode", mode, *sys.argv[1:]], capture_output=True, text=True, check=True
+        )
         r = json.loads(child.stdout.strip().splitlines()[-1])
-        print(f"{mode:<10} {r['trials']:>6} {r['judged']:>6} {r['wall_s']:>8.1f} {r['wall_s'] / max(1, r['judged']):>8.2f} "
-              f"{r['peak_rss_mb']:>12.0f} {r['store_mb']:>9.1f}" + (f"  run failed: {r['failure']}" if r["failure"] else ""))
+        print(
+            f"{mode:<10} {r['trials']:>6} {r['judged']:>6} {r['wall_s']:>8.1f} {r['wall_s'] / max(1, r['judged']):>8.2f} "
+            f"{r['peak_rss_mb']:>12.0f} {r['store_mb']:>9.1f}" + (f"  run failed: {r['failure']}" if r["failure"] else "")
+        )
 
 
 if __name__ == "__main__":

@@ -31,29 +31,58 @@ def transcript(task: str, passed: bool) -> tuple[list[dict], dict]:
         {"kind": "user", "text": f"Hi, I need help with my order for {task}. <it's urgent>"},
         {"kind": "agent", "text": "Sure. Could you tell me the email address on your account?"},
         {"kind": "user", "text": "It is someone@example.com."},
-        {"kind": "tool", "call_id": "call_1", "name": "find_customer_by_email", "args": {"email": "someone@example.com"},
-         "result": {"status": "ok", "data": "C-100001"}},
+        {
+            "kind": "tool",
+            "call_id": "call_1",
+            "name": "find_customer_by_email",
+            "args": {"email": "someone@example.com"},
+            "result": {"status": "ok", "data": "C-100001"},
+        },
         {"kind": "agent", "text": "I can cancel order #R1000001 and refund $42.00. Shall I go ahead? Please answer yes or no."},
         {"kind": "user", "text": "Yes, please."},
         {"kind": "end", "text": "satisfied"},
     ]
-    diffs = [] if passed else [{"table": "orders", "key": "#R1000001", "actual": {"status": "pending"},
-                                "expected": {"status": "cancelled"}}]
+    diffs = (
+        []
+        if passed
+        else [{"table": "orders", "key": "#R1000001", "actual": {"status": "pending"}, "expected": {"status": "cancelled"}}]
+    )
     return events, {"reward": int(passed), "details": {"state_differences": diffs, "missing_facts": []}}
 
 
 def fill(run_dir: Path) -> None:
     rewards = simulate_rewards(TRUTH, TASKS * len(PERSONAS), TRIALS, np.random.default_rng(0))
     tasks = [f"task-{i:05d}" for i in range(TASKS)]
-    config = {"domain": "retail", "agent": "synthetic", "user": "scripted", "mode": "strict", "seed": 0,
-              "personas": list(PERSONAS), "tasks": tasks, "trials": TRIALS}
+    config = {
+        "domain": "retail",
+        "agent": "synthetic",
+        "user": "scripted",
+        "mode": "strict",
+        "seed": 0,
+        "personas": list(PERSONAS),
+        "tasks": tasks,
+        "trials": TRIALS,
+    }
     with ResultStore.create(run_dir, "bench", config) as store:
         for s, (task, persona) in enumerate((t, p) for t in tasks for p in PERSONAS):
             for i in range(TRIALS):
                 passed = bool(rewards[s, i])
                 events, grade = transcript(task, passed)
-                store.record(TrialRecord(task, persona, i, s * TRIALS + i, int(passed), None if passed else "wrong_arguments",
-                                         None, events, grade, 0.0, 0.0))
+                store.record(
+                    TrialRecord(
+                        task,
+                        persona,
+                        i,
+                        s * TRIALS + i,
+                        int(passed),
+                        None if passed else "wrong_arguments",
+                        None,
+                        events,
+                        grade,
+                        0.0,
+                        0.0,
+                    )
+                )
 
 
 def timed(label: str, fn):  # type: ignore[no-untyped-def]
@@ -71,12 +100,16 @@ def main() -> None:
             trials = timed("read every trial from the store", store.trials)
             report = timed("metrics (summary, CIs, fit, partition, spread)", lambda: build_report(store, {}, trials))
         html = Path(tmp) / "report.html"
-        timed(f"HTML report (transcripts capped at {MAX_TRANSCRIPTS:,})", lambda: write_html(report, trials, html, MAX_TRANSCRIPTS))
+        timed(
+            f"HTML report (transcripts capped at {MAX_TRANSCRIPTS:,})", lambda: write_html(report, trials, html, MAX_TRANSCRIPTS)
+        )
         timed("JUnit report", lambda: write_junit(report, Path(tmp) / "junit.xml"))
         m = report["metrics"]
-        print(f"HTML size {html.stat().st_size / 2**20:.1f} MiB; {m['scenarios']:,} scenarios; pass^8 {m['pass_hat_k']['8']:.3f}; "
-              f"model {m['extrapolated']['model']}, pass^1000 {m['extrapolated']['pass_hat_k']['1000']:.3f} "
-              f"(truth {float(TRUTH.pass_hat(1000)):.3f})")
+        print(
+            f"HTML size {html.stat().st_size / 2**20:.1f} MiB; {m['scenarios']:,} scenarios; pass^8 {m['pass_hat_k']['8']:.3f}; "
+            f"model {m['extrapolated']['model']}, pass^1000 {m['extrapolated']['pass_hat_k']['1000']:.3f} "
+            f"(truth {float(TRUTH.pass_hat(1000)):.3f})"
+        )
 
 
 if __name__ == "__main__":

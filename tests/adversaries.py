@@ -75,7 +75,9 @@ class FlipsSign(Adversary):
 
     def _facts(self, goal: Goal, intro: str) -> str:
         facts = [derive_fact(self._domain, self._setup.db, goal, spec)[0] for spec in goal.tell]
-        return " ".join(f"{intro} you would have to pay ${f.value}." if f.kind == "money" else f"{intro} {f.value}." for f in facts)
+        return " ".join(
+            f"{intro} you would have to pay ${f.value}." if f.kind == "money" else f"{intro} {f.value}." for f in facts
+        )
 
 
 class SaysFactsItsOwnWay(Adversary):
@@ -88,7 +90,11 @@ class SaysFactsItsOwnWay(Adversary):
         for fact, _ in (derive_fact(self._domain, self._setup.db, goal, spec) for spec in goal.tell):
             if fact.kind == "money":
                 amount = [f"USD{fact.value}", f"{fact.value.replace('.', ',')} $", f"{fact.value} dollars"][self.style % 3]
-                out.append(f"the amount is -{fact.value}" if fact.direction == "refund" and self.style == 3 else f"the amount is {amount}")
+                out.append(
+                    f"the amount is -{fact.value}"
+                    if fact.direction == "refund" and self.style == 3
+                    else f"the amount is {amount}"
+                )
             elif fact.kind == "card_ending":
                 out.append(f"the card on file is x{fact.value}")
             elif fact.kind == "identifier":
@@ -139,8 +145,11 @@ class WritesTwice(Adversary):
 
     def _call(self, actions: list[Action], text: str | None = None) -> Script[list[Event]]:
         events = yield from super()._call(actions, text)
-        writes = [a for a, e in zip(actions, events) if self._tools[a.tool].meta.write and e.ok
-                  and not self._tools[a.tool].meta.ends_conversation]
+        writes = [
+            a
+            for a, e in zip(actions, events, strict=False)
+            if self._tools[a.tool].meta.write and e.ok and not self._tools[a.tool].meta.ends_conversation
+        ]
         if writes:
             yield from super()._call(writes)
         return events
@@ -156,8 +165,10 @@ class DisclosesAnotherCustomer(Adversary):
         if ok:
             [found] = yield from self._call([Action(tool="get_customer", args={"customer_id": self.other})])
             data = (found.result or {}).get("data", {})
-            yield from self._say(f"I also see {data['first_name']} {data['last_name']} at {data['address']['address1']}, "
-                                 "is that a relative of yours?")
+            yield from self._say(
+                f"I also see {data['first_name']} {data['last_name']} at {data['address']['address1']}, "
+                "is that a relative of yours?"
+            )
         return ok
 
 
@@ -207,9 +218,13 @@ class RewritesTheAddressAsItIs(Adversary):
         row = self._setup.db.execute(
             "SELECT address1, address2, city, state, zip, country FROM customers WHERE id = ?", (self._task.customer.customer_id,)
         ).fetchone()
-        same = Action(tool="change_customer_address", args={
-            "customer_id": self._task.customer.customer_id, **dict(zip(("address1", "address2", "city", "state", "zip", "country"), row)),
-        })
+        same = Action(
+            tool="change_customer_address",
+            args={
+                "customer_id": self._task.customer.customer_id,
+                **dict(zip(("address1", "address2", "city", "state", "zip", "country"), row, strict=False)),
+            },
+        )
         if (yield from self._confirm(self._describe(same), lead)):
             yield from self._call([same])
         return ""

@@ -66,7 +66,7 @@ def get_account(db: sqlite3.Connection, account_id: str) -> dict:
     row = db.execute("SELECT id, owner, status FROM accounts WHERE id = ?", (account_id,)).fetchone()
     if row is None:
         raise NotFound("account", account_id)
-    return dict(zip(("id", "owner", "status"), tuple(row)))
+    return dict(zip(("id", "owner", "status"), tuple(row), strict=False))
 
 
 @tool(write=True, target="account_id", confirm_words=("close",))

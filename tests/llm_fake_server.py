@@ -23,7 +23,6 @@ from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-
 ECHO_KEY = "{{api-key}}"  # in an answer: replaced by the key the request carried
 
 
@@ -161,8 +160,11 @@ def call(name: str, arguments: dict[str, Any] | str, call_id: str) -> dict[str, 
 def say_raw(message: str) -> Reply:
     """A completion whose assistant message is ``message``, JSON text sent as is (it may hold what
     ``json.dumps`` cannot write)."""
-    return Reply(200, raw=f'{{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake", '
-                 f'"choices": [{{"index": 0, "message": {message}, "finish_reason": "stop"}}]}}')
+    return Reply(
+        200,
+        raw=f'{{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": "fake", '
+        f'"choices": [{{"index": 0, "message": {message}, "finish_reason": "stop"}}]}}',
+    )
 
 
 def fail(status: int, message: str, code: str | None = None) -> Reply:
@@ -229,7 +231,9 @@ def _turns_refusal(turns: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def claude_says(text: str | None = None, *uses: dict[str, Any], tokens: tuple[int, int] = (1000, 100), delay: float = 0.0) -> Reply:
+def claude_says(
+    text: str | None = None, *uses: dict[str, Any], tokens: tuple[int, int] = (1000, 100), delay: float = 0.0
+) -> Reply:
     """A Messages-API answer of a text block and/or tool_use blocks, reporting ``tokens`` (input, output)."""
     content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     content += uses
@@ -243,9 +247,12 @@ def claude_says(text: str | None = None, *uses: dict[str, Any], tokens: tuple[in
 
 def claude_says_raw(content: str) -> Reply:
     """A Messages-API answer whose content blocks are ``content``, JSON text sent as is."""
-    return Reply(200, raw=f'{{"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", '
-                 f'"content": {content}, "stop_reason": "tool_use", "stop_sequence": null, '
-                 f'"usage": {{"input_tokens": 1000, "output_tokens": 100}}}}')
+    return Reply(
+        200,
+        raw=f'{{"id": "msg_fake", "type": "message", "role": "assistant", "model": "claude-fake", '
+        f'"content": {content}, "stop_reason": "tool_use", "stop_sequence": null, '
+        f'"usage": {{"input_tokens": 1000, "output_tokens": 100}}}}',
+    )
 
 
 def tool_use(name: str, arguments: dict[str, Any], use_id: str) -> dict[str, Any]:

@@ -22,12 +22,23 @@ from passhat.cli import main
 from passhat.errors import UserError
 from passhat.guard import AuditLog, Gateway
 from passhat.guard.audit import (
-    AUDIT_FILE, GENESIS, HEAD_FILE, KEY_VARIABLE, AuditKey, canonical, entry_line, key_path, load_key, verify_folder,
+    AUDIT_FILE,
+    GENESIS,
+    HEAD_FILE,
+    KEY_VARIABLE,
+    AuditKey,
+    canonical,
+    entry_line,
+    key_path,
+    load_key,
+    verify_folder,
 )
 from passhat.store import STORE_FILE
 
 KEY = "k" * 40  # a key the tests set through PASSHAT_AUDIT_KEY
-records = st.lists(st.fixed_dictionaries({"tool": st.sampled_from(["refund", "get"]), "n": st.integers(0, 9)}), min_size=2, max_size=12)
+records = st.lists(
+    st.fixed_dictionaries({"tool": st.sampled_from(["refund", "get"]), "n": st.integers(0, 9)}), min_size=2, max_size=12
+)
 
 
 def reseal(entries: list[dict[str, Any]], key: AuditKey, key_id: str) -> list[dict[str, Any]]:
@@ -87,7 +98,11 @@ def test_a_gateway_audits_every_call_and_decision(tmp_path) -> None:
     gw.call("refund", {"account": "A-1", "amount": 5.0})
     gw.call("refund", {"account": "A-1", "amount": 5.0}, messages=[("agent", "Refund $5 to A-1?"), ("user", "yes")])
     gw.call("refund", {"account": "A-1", "amount": 5.0}, messages=[("agent", "Refund $5 to A-1?"), ("user", "yes")])
-    assert [(e["decision"], e["guard"]) for e in log.entries] == [("refused", "confirmation"), ("called", None), ("replayed", "idempotency")]
+    assert [(e["decision"], e["guard"]) for e in log.entries] == [
+        ("refused", "confirmation"),
+        ("called", None),
+        ("replayed", "idempotency"),
+    ]
     assert verify_folder(tmp_path).intact and verify_folder(tmp_path).entries == 3
     AuditLog(tmp_path).extend([{"tool": "x"}])  # a reopened log continues the chain
     assert verify_folder(tmp_path).intact and verify_folder(tmp_path).entries == 4
@@ -154,7 +169,9 @@ def test_audit_verify_lists_any_tampering_of_a_log_and_never_crashes(tmp_path, t
 def test_a_missing_head_is_not_reported_as_entries_cut_from_the_end(tmp_path) -> None:
     folder = _audited_folder(tmp_path)
     (folder / HEAD_FILE).unlink()
-    assert verify_folder(folder).problems == [f"head missing ({HEAD_FILE}): the log's end cannot be checked (was the head deleted?)"]
+    assert verify_folder(folder).problems == [
+        f"head missing ({HEAD_FILE}): the log's end cannot be checked (was the head deleted?)"
+    ]
 
 
 def test_an_append_cut_short_by_a_kill_is_repaired_on_reopening_and_the_repair_is_recorded(tmp_path) -> None:
@@ -278,18 +295,30 @@ def last_trial_cut(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 ATTACKS = {
     "one entry edited in the mirror": (lambda f, e: rewrite_trail(f, edited(e, 1), store=False), "audit.jsonl line 2: differs"),
-    "one entry edited in the store and the mirror": (lambda f, e: rewrite_trail(f, edited(e, 1)), "entry 2: its seal does not match"),
+    "one entry edited in the store and the mirror": (
+        lambda f, e: rewrite_trail(f, edited(e, 1)),
+        "entry 2: its seal does not match",
+    ),
     "one entry deleted": (lambda f, e: rewrite_trail(f, e[:2] + e[3:]), "entry 3: sequence number 4"),
     "two entries swapped": (lambda f, e: rewrite_trail(f, [e[0], e[2], e[1], *e[3:]]), "entry 2: sequence number 3"),
-    "the last trial's entries cut, head rewritten": (lambda f, e: rewrite_trail(f, last_trial_cut(e)), "stored, but the trail has no entry"),
+    "the last trial's entries cut, head rewritten": (
+        lambda f, e: rewrite_trail(f, last_trial_cut(e)),
+        "stored, but the trail has no entry",
+    ),
     "every entry resealed without the key": (
         lambda f, e: rewrite_trail(f, reseal(edited(e, 1), AuditKey(b"x" * 32, "attacker"), e[0]["key_id"])),
         "entry 1: its seal does not match",
     ),
     "both audit files deleted": (lambda f, e: ((f / AUDIT_FILE).unlink(), (f / HEAD_FILE).unlink()), "log missing (audit.jsonl)"),
     "the mirror replaced by a folder": (lambda f, e: ((f / AUDIT_FILE).unlink(), (f / AUDIT_FILE).mkdir()), "log unreadable"),
-    "the head rewritten": (lambda f, e: (f / HEAD_FILE).write_text(json.dumps({"seq": 3, "hash": "f" * 64})), "is not an entry of the stored trail"),
-    "a stored result edited": (lambda f, e: sql(f, "UPDATE trials SET reward = 1 - reward WHERE trial = 0"), "its stored result is not the one the trail sealed"),
+    "the head rewritten": (
+        lambda f, e: (f / HEAD_FILE).write_text(json.dumps({"seq": 3, "hash": "f" * 64})),
+        "is not an entry of the stored trail",
+    ),
+    "a stored result edited": (
+        lambda f, e: sql(f, "UPDATE trials SET reward = 1 - reward WHERE trial = 0"),
+        "its stored result is not the one the trail sealed",
+    ),
     "a stored trial deleted": (lambda f, e: sql(f, "DELETE FROM trials WHERE trial = 1"), "in the trail but not in the store"),
     "the audit table dropped": (lambda f, e: sql(f, "DROP TABLE audit"), "an entry the store does not hold"),
     "the trail emptied everywhere": (lambda f, e: rewrite_trail(f, []), "stored, but the trail has no entry"),
@@ -358,8 +387,24 @@ def test_the_key_never_reaches_the_run_folder_or_the_output(run) -> None:
 
 def test_a_run_without_the_audit_guard_has_no_trail_to_verify(tmp_path) -> None:
     cli = CliRunner()
-    cli.invoke(main, ["run", "--agent", "reference:perfect", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1",
-                      "--out", str(tmp_path), "--run-id", "plain"])
+    cli.invoke(
+        main,
+        [
+            "run",
+            "--agent",
+            "reference:perfect",
+            "--tasks",
+            "retail-001",
+            "--personas",
+            "baseline",
+            "--trials",
+            "1",
+            "--out",
+            str(tmp_path),
+            "--run-id",
+            "plain",
+        ],
+    )
     out = verify_cli(tmp_path, run_id="plain")
     assert out.exit_code == 2 and "--guard all" in out.output
 

@@ -129,8 +129,19 @@ def edit_config(folder: Path, **changes) -> None:
 
 
 def test_repeated_task_and_persona_ids_count_once(tmp_path):
-    result = invoke("run", "--tasks", "retail-001,retail-002,retail-001", "--personas", "baseline,impatient,baseline",
-                    "--trials", "2", "--out", str(tmp_path), "--run-id", "d")
+    result = invoke(
+        "run",
+        "--tasks",
+        "retail-001,retail-002,retail-001",
+        "--personas",
+        "baseline,impatient,baseline",
+        "--trials",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "d",
+    )
     assert result.exit_code == 0, result.output
     config = stored_config(tmp_path / "d")
     assert config["tasks"] == ["retail-001", "retail-002"] and config["personas"] == ["baseline", "impatient"]
@@ -175,8 +186,11 @@ def test_an_unusable_output_path_is_a_user_error_before_any_trial(tmp_path, flag
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
     out = tmp_path / "runs"
-    paths = {"--out": ["--out", str(blocker / "runs")], "--json": ["--out", str(out), "--json", str(blocker / "r.json")],
-             "--cache": ["--out", str(out), "--cache", str(blocker / "sub" / "c.sqlite")]}
+    paths = {
+        "--out": ["--out", str(blocker / "runs")],
+        "--json": ["--out", str(out), "--json", str(blocker / "r.json")],
+        "--cache": ["--out", str(out), "--cache", str(blocker / "sub" / "c.sqlite")],
+    }
     result = invoke("run", *SMALL, "--run-id", "u", *paths[flag])
     assert result.exit_code == 2, result.output
     assert result.output.startswith(("error:", "Usage:")) and "Traceback" not in result.output
@@ -258,8 +272,7 @@ def test_the_config_file_message_keeps_its_prices_table(tmp_path):
 
 
 def test_names_from_a_stored_run_are_printed_as_text(tmp_path):
-    invoke("run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path),
-           "--run-id", "r1")
+    invoke("run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path), "--run-id", "r1")
     edit_config(tmp_path / "r1", agent="llm:openai/[/x]", domain="retail")
     for args in (["report", "r1"], ["runs"]):
         result = invoke(*args, "--out", str(tmp_path))
@@ -312,10 +325,31 @@ def test_a_bad_flag_is_exit_2_naming_it(tmp_path, args, flag):
 
 def test_legitimate_values_of_the_checked_flags_are_accepted(tmp_path):
     result = invoke(
-        "run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path / "runs"),
-        "--run-id", "r1", "--agent-temperature", "0.7", "--request-timeout", "0.5", "--retry-backoff", "0",
-        "--agent-base-url", "http://[::1]:8000/v1", "--user-base-url", "https://models.example/v1",
-        "--json", str(tmp_path / "new" / "folder" / "r.json"), "--cache", str(tmp_path / "c.sqlite"),
+        "run",
+        "--tasks",
+        "retail-001",
+        "--personas",
+        "baseline",
+        "--trials",
+        "1",
+        "--out",
+        str(tmp_path / "runs"),
+        "--run-id",
+        "r1",
+        "--agent-temperature",
+        "0.7",
+        "--request-timeout",
+        "0.5",
+        "--retry-backoff",
+        "0",
+        "--agent-base-url",
+        "http://[::1]:8000/v1",
+        "--user-base-url",
+        "https://models.example/v1",
+        "--json",
+        str(tmp_path / "new" / "folder" / "r.json"),
+        "--cache",
+        str(tmp_path / "c.sqlite"),
     )
     assert result.exit_code == 0, result.output
     config = stored_config(tmp_path / "runs" / "r1")
@@ -334,8 +368,22 @@ def test_runs_never_cuts_a_run_id_or_the_early_stop_marker(tmp_path, monkeypatch
     import passhat.cli.run as run_module
 
     run_id = "a-run-with-a-rather-long-name-2026-01-01"
-    invoke("run", "--tasks", "retail-001,retail-002", "--personas", "all", "--trials", "2", "--out", str(tmp_path),
-           "--run-id", run_id, "--gate", "k=2,min=0.5", "--early-stop")
+    invoke(
+        "run",
+        "--tasks",
+        "retail-001,retail-002",
+        "--personas",
+        "all",
+        "--trials",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        run_id,
+        "--gate",
+        "k=2,min=0.5",
+        "--early-stop",
+    )
     edit_config(tmp_path / run_id, agent="llm:openai/a-model-with-a-long-name-too")
     monkeypatch.setattr(run_module, "console", Console(width=80))  # not a terminal: output to a file or a pipe
     result = invoke("runs", "--out", str(tmp_path))
@@ -353,13 +401,20 @@ def test_an_unpriced_model_costs_unknown_not_zero():
     from passhat.report.terminal_usage import print_plumbing
 
     def usage(model: str, unpriced: int, cost: float) -> dict:
-        return {"model": model, "calls": 4, "cached_calls": 0, "input_tokens": 10, "output_tokens": 5,
-                "cost_usd": cost, "unpriced_calls": unpriced, "latency_s": {"mean": None}}
+        return {
+            "model": model,
+            "calls": 4,
+            "cached_calls": 0,
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "cost_usd": cost,
+            "unpriced_calls": unpriced,
+            "latency_s": {"mean": None},
+        }
 
     def printed(calls: dict, cost: float, unpriced: list[str]) -> str:
         out = StringIO()
-        metrics = {"model_calls": calls, "cost_usd": cost, "unpriced_models": unpriced, "infra_errors": 0,
-                   "scenarios": 1}
+        metrics = {"model_calls": calls, "cost_usd": cost, "unpriced_models": unpriced, "infra_errors": 0, "scenarios": 1}
         print_plumbing({"metrics": metrics}, Console(file=out, width=200))
         return out.getvalue()
 

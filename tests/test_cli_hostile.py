@@ -82,12 +82,36 @@ class Place:
     def hostile(self, regular_file_only: bool) -> list[str]:
         long_name = "x" * 300
         values = [
-            "[/x]", "[/]", "[bold]retail-001", "[red]x[/red]", "\\[/x]",
-            "nan", "inf", "-inf", "-1", "0", "1e309", "9" * 400, "-" + "9" * 400,
-            "", " ", ",", "k=x,min=0.9", "http://[::1", "\x1b[31mred\x1b[0m", "caf\udce9", "\udcff\udcfe",
-            long_name, str(self.root / long_name / "f.json"), str(self.root / "a" / long_name),
-            str(self.root / "folder"), str(self.root / "missing.yaml"), str(self.root / "file.txt" / "x.json"),
-            str(self.root / "[bold]x.yaml"), str(self.root / "locked" / "x.json"), "/dev/null",
+            "[/x]",
+            "[/]",
+            "[bold]retail-001",
+            "[red]x[/red]",
+            "\\[/x]",
+            "nan",
+            "inf",
+            "-inf",
+            "-1",
+            "0",
+            "1e309",
+            "9" * 400,
+            "-" + "9" * 400,
+            "",
+            " ",
+            ",",
+            "k=x,min=0.9",
+            "http://[::1",
+            "\x1b[31mred\x1b[0m",
+            "caf\udce9",
+            "\udcff\udcfe",
+            long_name,
+            str(self.root / long_name / "f.json"),
+            str(self.root / "a" / long_name),
+            str(self.root / "folder"),
+            str(self.root / "missing.yaml"),
+            str(self.root / "file.txt" / "x.json"),
+            str(self.root / "[bold]x.yaml"),
+            str(self.root / "locked" / "x.json"),
+            "/dev/null",
         ]
         if regular_file_only:  # a report may be written to a FIFO a reader holds open; nothing else takes one
             values.append(str(self.root / "fifo.yaml"))
@@ -104,8 +128,24 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Place:
     locked = place.root / "locked"
     locked.mkdir()
     locked.chmod(0o500)
-    result = CliRunner().invoke(main, ["run", "--trials", "2", "--tasks", "retail-001", "--personas", "baseline",
-                                       "--guard", "all", "--out", str(place.out), "--run-id", RUN])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--trials",
+            "2",
+            "--tasks",
+            "retail-001",
+            "--personas",
+            "baseline",
+            "--guard",
+            "all",
+            "--out",
+            str(place.out),
+            "--run-id",
+            RUN,
+        ],
+    )
     assert result.exit_code == 0, result.output
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(place.root)  # relative hostile paths ("nan", "[/x]") land here, not in the project
@@ -130,7 +170,7 @@ def argv(place: Place, path: str, param_name: str, value: str) -> list[str]:
     if isinstance(param, click.Argument):
         args = [a for a in command.params if isinstance(a, click.Argument)]
         index = args.index(param)
-        positionals = [*positionals[:index], value, *positionals[index + 1:]] if param.nargs == 1 else [value]
+        positionals = [*positionals[:index], value, *positionals[index + 1 :]] if param.nargs == 1 else [value]
         return [*path.split(), *positionals, *filled]
     return [*path.split(), *positionals, *filled, param.opts[-1] if param.opts[-1].startswith("--") else param.opts[0], value]
 
@@ -185,8 +225,9 @@ def test_hostile_values_get_a_designed_answer(place, path, param_name):
 
 FRAGMENTS = ["[", "]", "/", "[/", "[b]", "nan", "inf", "=", ",", "-", "9" * 30, "k=", "min=", "\udcff", "x" * 256]
 hostile_text = st.lists(
-    st.one_of(st.sampled_from(FRAGMENTS), st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"),
-                                                  max_size=8)),
+    st.one_of(
+        st.sampled_from(FRAGMENTS), st.text(st.characters(exclude_categories=("Cs",), exclude_characters="\x00"), max_size=8)
+    ),
     max_size=6,
 ).map("".join)
 
@@ -235,8 +276,22 @@ def test_a_crash_during_a_run_is_exit_2_not_the_gate_verdict(tmp_path, monkeypat
         raise ZeroDivisionError("division by zero")
 
     monkeypatch.setattr(passhat.cli.run, "build_report", crash)
-    result = CliRunner().invoke(main, ["run", "--trials", "1", "--tasks", "retail-001", "--personas", "baseline",
-                                       "--gate", "k=1,min=0.5", "--out", str(tmp_path)])
+    result = CliRunner().invoke(
+        main,
+        [
+            "run",
+            "--trials",
+            "1",
+            "--tasks",
+            "retail-001",
+            "--personas",
+            "baseline",
+            "--gate",
+            "k=1,min=0.5",
+            "--out",
+            str(tmp_path),
+        ],
+    )
     assert result.exit_code == 2 and "bug in passhat" in result.output and "Traceback" not in result.output
 
 

@@ -95,7 +95,9 @@ def test_a_run_killed_in_a_window_resumes_to_the_uninterrupted_result(config_hom
     assert resumed.returncode == 0, resumed.stderr
     assert outcomes(tmp_path / "r") == uninterrupted
     assert_intact(config_home, tmp_path, "r")
-    repairs = [e for e in map(json.loads, (tmp_path / "r" / AUDIT_FILE).read_text().splitlines()) if e.get("decision") == "repaired"]
+    repairs = [
+        e for e in map(json.loads, (tmp_path / "r" / AUDIT_FILE).read_text().splitlines()) if e.get("decision") == "repaired"
+    ]
     assert len(repairs) == sum(k.startswith("audit_append") for k in kills)  # a torn line is cut and the cut recorded
 
 
@@ -157,4 +159,3 @@ def test_an_atomic_write_that_fails_leaves_the_previous_file_and_no_temporary(tm
     monkeypatch.undo()
     write_atomically(target, "new")
     assert target.read_text() == "new" and oct(target.stat().st_mode & 0o777) == "0o640"  # its permissions kept
-

@@ -24,7 +24,9 @@ TOTAL = Fact("money", "332.20")
 REFUND = Fact("money", "8.62", direction="refund")
 CARD = Fact("card_ending", "8069")
 DATE = Fact("date", "2026-03-04")
-DELIVERED = Fact("status", "delivered", synonyms=("arrived",), rivals=("pending", "processed", "cancelled", "returned"), about=("#R2103040",))
+DELIVERED = Fact(
+    "status", "delivered", synonyms=("arrived",), rivals=("pending", "processed", "cancelled", "returned"), about=("#R2103040",)
+)
 TRACKING = Fact("identifier", "833698649358")
 ORDER_ID = Fact("identifier", "#R3042198")
 COUNT = Fact("number", "3")
@@ -216,7 +218,9 @@ NOT_TELLS: list[tuple[Fact, tuple[str, ...], NotTold]] = [
 
 
 @pytest.mark.parametrize(("fact", "messages", "reason"), NOT_TELLS)
-def test_a_wording_that_would_fool_a_substring_check_does_not_tell(fact: Fact, messages: tuple[str, ...], reason: NotTold) -> None:
+def test_a_wording_that_would_fool_a_substring_check_does_not_tell(
+    fact: Fact, messages: tuple[str, ...], reason: NotTold
+) -> None:
     assert told(fact, *messages) == (False, reason)
 
 
@@ -237,8 +241,14 @@ TABLE = f"| Order | Status | Total |\n|---|---|---|\n| {LAMP} | Delivered | $150
 @pytest.mark.parametrize(
     ("fact", "text"),
     [
-        (Fact("money", "332.20", direction="refund"), f"I've cancelled order {LAMP}. A refund of $332.20 will be issued to your Visa ending in 8069."),
-        (CARD, f"I've cancelled order {LAMP}. A refund of $332.20 will be issued to your original payment method (Visa ending in 8069)."),
+        (
+            Fact("money", "332.20", direction="refund"),
+            f"I've cancelled order {LAMP}. A refund of $332.20 will be issued to your Visa ending in 8069.",
+        ),
+        (
+            CARD,
+            f"I've cancelled order {LAMP}. A refund of $332.20 will be issued to your original payment method (Visa ending in 8069).",
+        ),
         (DELIVERED, f"Your order **{LAMP}** has been **delivered** on **March 4, 2026**."),
         (DELIVERED, TABLE),
         (Fact("status", "pending", rivals=("delivered",), about=(DESK,)), TABLE),
@@ -251,7 +261,10 @@ TABLE = f"| Order | Status | Total |\n|---|---|---|\n| {LAMP} | Delivered | $150
         (Fact("money", "102.91"), "The combined total of your two pending orders is $102.91 ($60.00 + $42.91)."),
         (DELIVERED, "The order status is 'delivered', which means it can't be cancelled."),
         (DELIVERED, "The order status shows as delivered, not pending."),
-        (TRACKING, "Order #R1451770 — Status: Processed — Tracking: 833698649358\nOrder #R6203899 — Status: Processed — Tracking: 820129249112"),
+        (
+            TRACKING,
+            "Order #R1451770 — Status: Processed — Tracking: 833698649358\nOrder #R6203899 — Status: Processed — Tracking: 820129249112",
+        ),
     ],
 )
 def test_a_model_s_usual_formatting_tells(fact: Fact, text: str) -> None:

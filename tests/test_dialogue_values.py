@@ -67,7 +67,7 @@ def span_of(text: str, words: str) -> tuple[int, int]:
 def test_money_is_read_in_every_usual_format(text: str, value: str, currency: str | None) -> None:
     [mention] = money_in(text)
     assert (mention.value, mention.currency) == (value, currency)
-    assert text[mention.start:mention.end].strip(" .") != ""
+    assert text[mention.start : mention.end].strip(" .") != ""
 
 
 @pytest.mark.parametrize(
@@ -310,7 +310,9 @@ def test_an_id_is_never_named_inside_a_longer_token_or_by_a_neighbour(text: str,
 
 @settings(max_examples=100, deadline=None)
 @given(digits=st.from_regex(r"\A[1-9]\d{6}\Z"), before=_WORDS, after=_WORDS, end=st.sampled_from(["", ".", ",", "?"]))
-def test_an_order_id_is_found_alone_and_never_inside_a_longer_one(digits: str, before: list[str], after: list[str], end: str) -> None:
+def test_an_order_id_is_found_alone_and_never_inside_a_longer_one(
+    digits: str, before: list[str], after: list[str], end: str
+) -> None:
     value = f"#R{digits}"
     named = " ".join([*before, value + end, *after])
     longer = " ".join([*before, f"#R{digits}7" + end, *after])
@@ -319,7 +321,12 @@ def test_an_order_id_is_found_alone_and_never_inside_a_longer_one(digits: str, b
 
 @pytest.mark.parametrize(
     "text",
-    ["Ship to 2210 Saltmarsh Ln.", "Ship to 2210 Saltmarsh Ln", "ship to 2210 saltmarsh lane", "Ship to 2210 SALTMARSH LANE, please"],
+    [
+        "Ship to 2210 Saltmarsh Ln.",
+        "Ship to 2210 Saltmarsh Ln",
+        "ship to 2210 saltmarsh lane",
+        "Ship to 2210 SALTMARSH LANE, please",
+    ],
 )
 def test_streets_are_named_with_abbreviations(text: str) -> None:
     assert len(names_street(text, "2210 Saltmarsh Lane")) == 1
@@ -357,7 +364,12 @@ def test_phrases_match_with_case_punctuation_and_light_inflection(text: str, phr
 
 @pytest.mark.parametrize(
     ("text", "phrase"),
-    [("We will deliver it.", "delivered"), ("It is undelivered.", "delivered"), ("Delivery is late.", "delivered"), ("I no longer need it.", "no longer needed")],
+    [
+        ("We will deliver it.", "delivered"),
+        ("It is undelivered.", "delivered"),
+        ("Delivery is late.", "delivered"),
+        ("I no longer need it.", "no longer needed"),
+    ],
 )
 def test_another_word_form_is_another_phrase(text: str, phrase: str) -> None:
     assert names_phrase(text, phrase) == []
@@ -370,7 +382,14 @@ def test_sentences_end_at_stops_newlines_bullets_and_numbered_items() -> None:
     text = "Hi Ana. Order #R1 was delivered on Mar. 4, 2026! Anything else?\n- Total: $332.20\n1. First\n2. Second 1) a 2) b"
     said = [text[s:e] for s, e in sentences(text)]
     assert said == [
-        "Hi Ana.", "Order #R1 was delivered on Mar. 4, 2026!", "Anything else?", "Total: $332.20", "First", "Second", "a", "b",
+        "Hi Ana.",
+        "Order #R1 was delivered on Mar. 4, 2026!",
+        "Anything else?",
+        "Total: $332.20",
+        "First",
+        "Second",
+        "a",
+        "b",
     ]
 
 
@@ -529,7 +548,10 @@ _RETAIL_IDS = r"(?:#R\d{7}|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|pay
     [
         (f"Here you go: {_TOOL_RESULT}", f"Here you go: {_TOOL_RESULT}"),  # mostly data: the whole message
         ("Result: {'order_id': '#R2103040', 'total': 332.2", "{'order_id': '#R2103040', 'total': 332.2"),  # unclosed
-        ("Details: order_id: #R2103040, payment_method_id: card_8069. Thanks!", "order_id: #R2103040, payment_method_id: card_8069"),
+        (
+            "Details: order_id: #R2103040, payment_method_id: card_8069. Thanks!",
+            "order_id: #R2103040, payment_method_id: card_8069",
+        ),
         ("Raw: status=delivered total=332.2 done", "status=delivered total=332.2"),
         ("Here is the tool output, verbatim, as it was returned to me earlier: " + _TOOL_RESULT[:60], _TOOL_RESULT[:60]),
         ("Amounts: 150.10, 182.10, 332.20 and 8.62. That's all.", "150.10, 182.10, 332.20 and 8.62"),

@@ -53,7 +53,8 @@ def test_a_change_undone_is_no_difference(toy_domain):
 def test_three_result_shapes(toy_domain):
     env = Environment(toy_domain)
     assert env.execute("get_account", {"account_id": "A-1"}).result == {
-        "status": "ok", "data": {"id": "A-1", "owner": "owner1", "status": "open"}
+        "status": "ok",
+        "data": {"id": "A-1", "owner": "owner1", "status": "open"},
     }
     missing = env.execute("get_account", {"account_id": "A-99"}).result
     assert missing["status"] == "not_found" and missing["found"] is False
@@ -127,7 +128,10 @@ def test_an_args_entry_wrapped_over_lines_reaches_the_schema_whole():
     schema = spec_for(refund).schema
     assert schema["description"] == "Refund an amount to an account.\n\nOnly to the account the payment came from."
     properties = schema["parameters"]["properties"]
-    assert properties["account"]["description"] == "the account id, as the customer's statement prints it (e.g. A-1), never an order id"
+    assert (
+        properties["account"]["description"]
+        == "the account id, as the customer's statement prints it (e.g. A-1), never an order id"
+    )
     assert properties["amount"]["description"] == "dollars" and set(properties) == {"account", "amount"}
 
 

@@ -121,8 +121,12 @@ def stored_histogram(out: Path, run_id: str, histogram: dict[int, int]) -> None:
     """A stored run whose scenario j passed exactly its histogram count of 8 trials."""
     wanted = [c for c, scenarios in histogram.items() for _ in range(scenarios)]
     rates = {(f"t{j:03d}", "a"): 1.0 for j in range(len(wanted))}
-    store(out, run_id, rates, trial_extra=lambda task, persona, i: (
-        {"reward": 0, "signature": "no_write"} if i >= wanted[int(task[1:])] else None))
+    store(
+        out,
+        run_id,
+        rates,
+        trial_extra=lambda task, persona, i: {"reward": 0, "signature": "no_write"} if i >= wanted[int(task[1:])] else None,
+    )
 
 
 def test_reports_say_not_predicted_with_the_reason_where_models_disagree(tmp_path: Path) -> None:

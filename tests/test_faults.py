@@ -45,7 +45,9 @@ def status(env, account: str) -> str:
     return env.db.execute("SELECT status FROM accounts WHERE id = ?", (account,)).fetchone()[0]
 
 
-@pytest.mark.parametrize("fault, retryable", [("timeout", True), ("transient_error", True), ("rate_limited", True), ("permission_denied", False)])
+@pytest.mark.parametrize(
+    "fault, retryable", [("timeout", True), ("transient_error", True), ("rate_limited", True), ("permission_denied", False)]
+)
 def test_execution_faults_stop_the_call_and_say_whether_to_retry(toy, fault: str, retryable: bool) -> None:
     _, (ex, record) = through(toy, fault, "close_account", {"account_id": "A-1"})
     assert ex.result["status"] == "error"
@@ -125,8 +127,11 @@ def test_injected_instruction_hides_an_unrequested_write_in_a_text_field(shop) -
 def test_the_same_seed_injects_the_same_faults(toy) -> None:
     def run(seed: int) -> list[str | None]:
         injector = FaultInjector({"timeout": 0.5}, seed, toy)
-        return [injector.execute("get_account", {"account_id": "A-1"}, lambda: toy.execute("get_account", {"account_id": "A-1"}))[1] is not None
-                for _ in range(40)]
+        return [
+            injector.execute("get_account", {"account_id": "A-1"}, lambda: toy.execute("get_account", {"account_id": "A-1"}))[1]
+            is not None
+            for _ in range(40)
+        ]
 
     assert run(5) == run(5) and run(5) != run(6)
     assert 5 < sum(run(5)) < 35
@@ -138,8 +143,12 @@ def test_parse_faults_reads_a_flag_and_a_yaml_file(tmp_path) -> None:
     plan = tmp_path / "plan.yaml"
     plan.write_text("lost_response: 0.2\nwrong_value: 0.1\n")
     assert parse_faults(str(plan)) == {"lost_response": 0.2, "wrong_value": 0.1}
-    for bad, words in [("slow=0.1", "unknown fault class 'slow'"), ("timeout=2", "between 0 and 1"), ("timeout", "class=rate"),
-                       ("timeout=0.6,silent_empty=0.6", "add up to more than 1")]:
+    for bad, words in [
+        ("slow=0.1", "unknown fault class 'slow'"),
+        ("timeout=2", "between 0 and 1"),
+        ("timeout", "class=rate"),
+        ("timeout=0.6,silent_empty=0.6", "add up to more than 1"),
+    ]:
         with pytest.raises(UserError, match=words):
             parse_faults(bad)
     assert set(FAULT_CLASSES) >= {"timeout", "lost_response", "injected_instruction"} and len(FAULT_CLASSES) == 11

@@ -31,14 +31,35 @@ def synthetic_run(out: Path, run_id: str, rates: dict[tuple[str, str], float], t
     """A store whose scenarios pass with the given probabilities (no agent runs)."""
     rng = np.random.default_rng(seed)
     tasks, personas = sorted({t for t, _ in rates}), sorted({p for _, p in rates})
-    config = {"domain": "retail", "agent": "synthetic", "user": "scripted", "mode": "strict", "seed": seed,
-              "personas": personas, "tasks": tasks, "trials": trials}
+    config = {
+        "domain": "retail",
+        "agent": "synthetic",
+        "user": "scripted",
+        "mode": "strict",
+        "seed": seed,
+        "personas": personas,
+        "tasks": tasks,
+        "trials": trials,
+    }
     with ResultStore.create(out / run_id, run_id, config) as store:
         for (task, persona), rate in rates.items():
             for i in range(trials):
                 passed = bool(rng.random() < rate)
-                store.record(TrialRecord(task, persona, i, i, int(passed), None if passed else "no_write", None,
-                                         [{"kind": "user", "text": "<b>hi</b>"}], {}, 0.0, 0.0))
+                store.record(
+                    TrialRecord(
+                        task,
+                        persona,
+                        i,
+                        i,
+                        int(passed),
+                        None if passed else "no_write",
+                        None,
+                        [{"kind": "user", "text": "<b>hi</b>"}],
+                        {},
+                        0.0,
+                        0.0,
+                    )
+                )
 
 
 def test_gate_exit_codes(tmp_path):
@@ -92,8 +113,21 @@ def test_early_stop_reaches_the_full_runs_decision_with_fewer_trials(tmp_path, a
 
 def test_run_with_gate_and_early_stop_reports_savings_and_exit_status(tmp_path):
     path = tmp_path / "r.json"
-    result = invoke("run", *SMALL, "--agent", "reference:hasty", "--out", str(tmp_path), "--run-id", "g",
-                    "--gate", "k=6,min=0.99", "--early-stop", "--json", str(path))
+    result = invoke(
+        "run",
+        *SMALL,
+        "--agent",
+        "reference:hasty",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "g",
+        "--gate",
+        "k=6,min=0.99",
+        "--early-stop",
+        "--json",
+        str(path),
+    )
     assert result.exit_code == 1, result.output
     assert "DOES NOT MEET THE BAR" in result.output and "planned trials saved" in result.output
     gate = json.loads(path.read_text())["gate"]
@@ -109,8 +143,19 @@ def test_run_with_gate_and_early_stop_reports_savings_and_exit_status(tmp_path):
 
 
 def test_a_persona_gate_early_stops_only_its_own_scenarios(tmp_path):
-    result = invoke("run", *SMALL, "--agent", "reference:hasty", "--out", str(tmp_path), "--run-id", "p",
-                    "--gate", "k=6,min=0.99,persona=incoherent", "--early-stop")
+    result = invoke(
+        "run",
+        *SMALL,
+        "--agent",
+        "reference:hasty",
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "p",
+        "--gate",
+        "k=6,min=0.99,persona=incoherent",
+        "--early-stop",
+    )
     assert result.exit_code == 1, result.output
     with ResultStore.open(tmp_path / "p") as store:
         keys = store.completed_keys()
@@ -180,8 +225,20 @@ def test_traffic_command(tmp_path):
 def test_report_json_html_and_junit(tmp_path):
     synthetic_run(tmp_path, "r", {("t1", "a"): 1.0, ("t2", "a"): 0.5, ("t3", "a"): 0.0})
     paths = {ext: tmp_path / f"report.{ext}" for ext in ("json", "html", "xml")}
-    result = invoke("report", "r", "--out", str(tmp_path), "--json", str(paths["json"]), "--html", str(paths["html"]),
-                    "--junit", str(paths["xml"]), "--gate", "k=4,min=0.3")  # t1 alone makes pass^4 >= 1/3
+    result = invoke(
+        "report",
+        "r",
+        "--out",
+        str(tmp_path),
+        "--json",
+        str(paths["json"]),
+        "--html",
+        str(paths["html"]),
+        "--junit",
+        str(paths["xml"]),
+        "--gate",
+        "k=4,min=0.3",
+    )  # t1 alone makes pass^4 >= 1/3
     assert result.exit_code == 0, result.output
     m = json.loads(paths["json"].read_text())["metrics"]
     assert m["partition"] == {"reliable": 1, "unreliable": 1, "out_of_reach": 1}

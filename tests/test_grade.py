@@ -4,13 +4,12 @@ most specific signature."""
 from __future__ import annotations
 
 import pytest
+from conftest import TOY_IDENTITY
 
 from passhat.domains.model import Action, Goal, Task
 from passhat.env import Environment
 from passhat.grade import grade_trial
 from passhat.trajectory import Event
-
-from conftest import TOY_IDENTITY
 
 
 def close(account: str, note: str = "") -> Action:
@@ -18,8 +17,9 @@ def close(account: str, note: str = "") -> Action:
 
 
 def make_task(*closes: Action, tell: tuple[dict, ...] = ()) -> Task:
-    goal = Goal.model_validate({"kind": "close", "request": ["close my account"], "outcome": "done",
-                                "actions": list(closes), "tell": list(tell)})
+    goal = Goal.model_validate(
+        {"kind": "close", "request": ["close my account"], "outcome": "done", "actions": list(closes), "tell": list(tell)}
+    )
     return Task(id="t", summary="close", customer=TOY_IDENTITY, instruction="close it", goals=[goal])
 
 
@@ -92,7 +92,9 @@ def test_no_write_after_looking_everything_up(toy_domain):
     assert (g.reward, g.signature) == (0, "no_write")
 
 
-@pytest.mark.parametrize("end,signature", [("abandoned", "user_abandoned"), ("max_turns", "max_turns"), ("unsatisfied", "closed_unresolved")])
+@pytest.mark.parametrize(
+    "end,signature", [("abandoned", "user_abandoned"), ("max_turns", "max_turns"), ("unsatisfied", "closed_unresolved")]
+)
 def test_nothing_done_is_blamed_on_how_it_ended(toy_domain, end, signature):
     g = play(toy_domain, make_task(close("A-1")), [("agent", "Hello?")], end=end)
     assert (g.reward, g.signature) == (0, signature)
@@ -105,7 +107,10 @@ def test_failed_write_never_recovered(toy_domain):
 
 def test_policy_violation_outranks_everything(toy_domain):
     task = Task(
-        id="t2", summary="s", customer=TOY_IDENTITY, instruction="i",
+        id="t2",
+        summary="s",
+        customer=TOY_IDENTITY,
+        instruction="i",
         goals=[Goal(kind="close", request=["close A-2"], outcome="refused", forbidden=[close("A-2")])],
     )
     g = play(toy_domain, task, confirmed(close("A-2")))
@@ -130,12 +135,15 @@ def test_a_yes_to_another_action_on_the_same_entity_does_not_confirm(toy_domain)
     assert play(toy_domain, make_task(close("A-1")), steps).signature == "unconfirmed_write"
 
 
-@pytest.mark.parametrize("answer,counts", [
-    ("Yes, close that account please.", True),
-    ("Yes, no problem, go ahead.", True),
-    ("Okay, but why only this one?", False),
-    ("Sure, but what happens to my notes", False),
-])
+@pytest.mark.parametrize(
+    "answer,counts",
+    [
+        ("Yes, close that account please.", True),
+        ("Yes, no problem, go ahead.", True),
+        ("Okay, but why only this one?", False),
+        ("Sure, but what happens to my notes", False),
+    ],
+)
 def test_a_yes_is_judged_by_what_follows_it(toy_domain, answer, counts):
     g = play(toy_domain, make_task(close("A-1")), confirmed(close("A-1"), answer))
     assert (g.signature != "unconfirmed_write") is counts
@@ -149,8 +157,9 @@ def test_identity_must_come_from_the_customer_not_from_a_record(toy_domain):
     assert play(toy_domain, task, confirmed(close("A-1")), opening="hi, it's O1@Example.com").reward == 1
 
 
-@pytest.mark.parametrize("end,signature", [("unsatisfied", "closed_unresolved"), ("abandoned", "user_abandoned"),
-                                           ("max_turns", "max_turns")])
+@pytest.mark.parametrize(
+    "end,signature", [("unsatisfied", "closed_unresolved"), ("abandoned", "user_abandoned"), ("max_turns", "max_turns")]
+)
 def test_strict_mode_fails_a_right_backend_when_the_customer_leaves_unhappy(toy_domain, end, signature):
     task = make_task(close("A-1"))
     g = play(toy_domain, task, confirmed(close("A-1")), end=end)

@@ -49,7 +49,10 @@ def list_refunds(db: sqlite3.Connection, account: str) -> list:
     Args:
         account: the account
     """
-    return [dict(zip(("id", "amount"), r)) for r in db.execute("SELECT id, amount FROM refunds WHERE account = ?", (account,))]
+    return [
+        dict(zip(("id", "amount"), r, strict=False))
+        for r in db.execute("SELECT id, amount FROM refunds WHERE account = ?", (account,))
+    ]
 
 
 def shop_db(path: str = ":memory:") -> sqlite3.Connection:
@@ -134,8 +137,13 @@ def test_a_null_key_is_no_key(how) -> None:
 
 def test_a_key_that_is_not_text_is_an_error_the_agent_can_read() -> None:
     db = shop_db()
-    out = Gateway.over([refund], db, guards=["idempotency"]).call("refund", {"account": "A-1", "amount": 20.0, "idempotency_key": [1]})
-    assert out.execution.result["error"]["type"] == "invalid_arguments" and "idempotency_key" in out.execution.result["error"]["message"]
+    out = Gateway.over([refund], db, guards=["idempotency"]).call(
+        "refund", {"account": "A-1", "amount": 20.0, "idempotency_key": [1]}
+    )
+    assert (
+        out.execution.result["error"]["type"] == "invalid_arguments"
+        and "idempotency_key" in out.execution.result["error"]["message"]
+    )
     assert refunds(db) == []
 
 
@@ -147,7 +155,9 @@ def test_a_key_belongs_to_its_conversation() -> None:
     first.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1")
     assert other.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1").guard is None
     assert other.call("refund", {"account": "A-2", "amount": 5.0}, idempotency_key="refund-2").guard is None
-    assert restarted.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1").guard["decision"] == "replayed"
+    assert (
+        restarted.call("refund", {"account": "A-1", "amount": 20.0}, idempotency_key="refund-1").guard["decision"] == "replayed"
+    )
     conflict = restarted.call("refund", {"account": "A-1", "amount": 25.0}, idempotency_key="refund-1")
     assert conflict.execution.result["error"]["type"] == "idempotency_conflict"
     assert refunds(db) == [("A-1", 20.0), ("A-1", 20.0), ("A-2", 5.0)]
@@ -192,8 +202,12 @@ def test_two_gateways_on_two_connections_still_write_once_per_key(keys) -> None:
     path = os.path.join(tempfile.mkdtemp(), "shop.sqlite")
     a, b = shop_db(path), shop_db(path)
     gws = [Gateway.over([refund], a, guards=["idempotency"]), Gateway.over([refund], b, guards=["idempotency"])]
-    pool = [threading.Thread(target=lambda i=i, k=k: gws[i % 2].call("refund", {"account": f"A-{k}", "amount": 1.0}, idempotency_key=f"k{k}"))
-            for i, k in enumerate(keys)]
+    pool = [
+        threading.Thread(
+            target=lambda i=i, k=k: gws[i % 2].call("refund", {"account": f"A-{k}", "amount": 1.0}, idempotency_key=f"k{k}")
+        )
+        for i, k in enumerate(keys)
+    ]
     for t in pool:
         t.start()
     for t in pool:
@@ -212,13 +226,20 @@ def test_the_key_table_never_shows_in_a_state_diff() -> None:
 
 def retail_orders(status: str) -> list[str]:
     env = Environment(RETAIL)
-    return [r[0] for r in env.db.execute(
-        "SELECT o.id FROM orders o JOIN order_items i ON i.order_id = o.id WHERE o.status = ? GROUP BY o.id"
-        " HAVING COUNT(*) >= 3 ORDER BY o.id LIMIT 3", (status,))]
+    return [
+        r[0]
+        for r in env.db.execute(
+            "SELECT o.id FROM orders o JOIN order_items i ON i.order_id = o.id WHERE o.status = ? GROUP BY o.id"
+            " HAVING COUNT(*) >= 3 ORDER BY o.id LIMIT 3",
+            (status,),
+        )
+    ]
 
 
 DELIVERED, PENDING = retail_orders("delivered"), retail_orders("pending")
-refund_calls = st.lists(st.tuples(st.sampled_from(DELIVERED + PENDING), st.integers(1, 7), st.sampled_from([None, "k1", "k2"])), max_size=10)
+refund_calls = st.lists(
+    st.tuples(st.sampled_from(DELIVERED + PENDING), st.integers(1, 7), st.sampled_from([None, "k1", "k2"])), max_size=10
+)
 
 
 @settings(max_examples=40, deadline=None)
@@ -227,7 +248,9 @@ def test_refunds_never_exceed_what_was_charged(calls) -> None:
     env = Environment(RETAIL)
     gw = Gateway(env, ["idempotency"])
     for order, mask, key in calls:
-        items = [r[0] for r in env.db.execute("SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", (order,))]
+        items = [
+            r[0] for r in env.db.execute("SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", (order,))
+        ]
         chosen = [v for i, v in enumerate(items) if mask >> i & 1] or items[:1]
         method = env.db.execute("SELECT payment_method_id FROM orders WHERE id = ?", (order,)).fetchone()[0]
         if order in PENDING:
@@ -235,8 +258,12 @@ def test_refunds_never_exceed_what_was_charged(calls) -> None:
         else:
             gw.call("return_items", {"order_id": order, "item_ids": chosen, "payment_method_id": method}, idempotency_key=key)
     for order in DELIVERED + PENDING:
-        paid, refunded = (env.db.execute("SELECT COALESCE(SUM(amount), 0) FROM payments WHERE order_id = ? AND kind = ?",
-                                         (order, kind)).fetchone()[0] for kind in ("payment", "refund"))
+        paid, refunded = (
+            env.db.execute(
+                "SELECT COALESCE(SUM(amount), 0) FROM payments WHERE order_id = ? AND kind = ?", (order, kind)
+            ).fetchone()[0]
+            for kind in ("payment", "refund")
+        )
         assert refunded <= paid + 0.005
 
 
@@ -294,17 +321,27 @@ def test_a_policy_violation_is_refused_with_the_rule_and_reason(toy_domain) -> N
     env = Environment(toy_domain)
     out = Gateway(env, ["policy"]).call("close_account", {"account_id": "A-2"})  # A-2 is already closed
     assert out.execution.result["error"]["type"] == "policy_violation"
-    assert "close-open-only" in out.execution.result["error"]["message"] and "not open" in out.execution.result["error"]["message"]
+    assert (
+        "close-open-only" in out.execution.result["error"]["message"] and "not open" in out.execution.result["error"]["message"]
+    )
     assert out.guard == {"guard": "policy", "decision": "refused", "rule": "close-open-only"}
     assert env.db.execute("SELECT COUNT(*) FROM notes").fetchone()[0] == 0
 
 
 # -- human gate -----------------------------------------------------------------------------------
 
-BIG = Rule("big-refund", "refunds over $100 need a person", ("refund",),
-           lambda db, call, history: "over $100" if call.args["amount"] > 100 else None)
-NO_A9 = Rule("no-a9", "account A-9 gets no refunds", ("refund",),
-             lambda db, call, history: "A-9 is blocked" if call.args["account"] == "A-9" else None)
+BIG = Rule(
+    "big-refund",
+    "refunds over $100 need a person",
+    ("refund",),
+    lambda db, call, history: "over $100" if call.args["amount"] > 100 else None,
+)
+NO_A9 = Rule(
+    "no-a9",
+    "account A-9 gets no refunds",
+    ("refund",),
+    lambda db, call, history: "A-9 is blocked" if call.args["account"] == "A-9" else None,
+)
 
 
 def test_the_human_gate_files_a_ticket_and_names_who_has_it() -> None:
@@ -357,8 +394,11 @@ def test_the_operator_carries_out_allowed_tickets_and_rejects_the_rest() -> None
 
 def test_a_gated_retail_refund_is_completed_by_the_operator_and_the_trial_passes() -> None:
     fresh = Environment(RETAIL)
-    task = next(t for t in RETAIL.tasks.values() if any(
-        a.tool in RETAIL.gates[0].tools and RETAIL.gates[0].check(fresh.db, Call(a.tool, a.args), []) for a in t.actions))
+    task = next(
+        t
+        for t in RETAIL.tasks.values()
+        if any(a.tool in RETAIL.gates[0].tools and RETAIL.gates[0].check(fresh.db, Call(a.tool, a.args), []) for a in t.actions)
+    )
     spec = TrialSpec(task, PERSONAS["baseline"], 0, trial_seed(0, task.id, "baseline", 0))
     out = asyncio.run(run_trial(RETAIL, spec, resolve_agent("reference:perfect"), resolve_user("scripted"), guards=GUARDS))
     assert any(e.guard and e.guard["decision"] == "ticket" for e in out.events)
@@ -382,8 +422,16 @@ def hasty_totals(guards) -> dict[str, int]:
         task = RETAIL.tasks[task_id]
         for trial in range(4):
             spec = TrialSpec(task, PERSONAS["baseline"], trial, trial_seed(0, task_id, "baseline", trial))
-            out = asyncio.run(run_trial(RETAIL, spec, resolve_agent("reference:hasty"), resolve_user("scripted"),
-                                        faults={"lost_response": 0.5}, guards=guards))
+            out = asyncio.run(
+                run_trial(
+                    RETAIL,
+                    spec,
+                    resolve_agent("reference:hasty"),
+                    resolve_user("scripted"),
+                    faults={"lost_response": 0.5},
+                    guards=guards,
+                )
+            )
             totals["duplicate_writes"] += len(out.grade.details["duplicate_writes"])
             totals["unconfirmed_writes"] += len(out.grade.details["unconfirmed_writes"])
             totals["passed"] += out.grade.reward

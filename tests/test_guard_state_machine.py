@@ -54,8 +54,12 @@ def refund_order(db: sqlite3.Connection, order: str, amount: float) -> dict:
     return {"order": order, "amount": amount}
 
 
-BIG = Rule("big-refund", "refunds over $100 need a person", ("refund_order",),
-           lambda db, call, history: "over $100" if call.args["amount"] > GATED_OVER else None)
+BIG = Rule(
+    "big-refund",
+    "refunds over $100 need a person",
+    ("refund_order",),
+    lambda db, call, history: "over $100" if call.args["amount"] > GATED_OVER else None,
+)
 
 
 class InterleavedGateways(RuleBasedStateMachine):
@@ -67,7 +71,7 @@ class InterleavedGateways(RuleBasedStateMachine):
             db.execute("CREATE TABLE refunds (id INTEGER PRIMARY KEY, order_id TEXT NOT NULL, amount REAL NOT NULL)")
         self.gateways = [
             Gateway.over([refund_order], db, guards=guards, gates=(BIG,), conversation_id=conversation)
-            for db, (conversation, guards) in zip(self.connections, GATEWAYS)
+            for db, (conversation, guards) in zip(self.connections, GATEWAYS, strict=False)
         ]
         # the model: what the database must hold, and each (conversation, key)'s first arguments and answer
         self.rows: list[tuple[str, float]] = []
@@ -89,9 +93,12 @@ class InterleavedGateways(RuleBasedStateMachine):
         return sum(amount for o, amount in self.rows if o == order)
 
     @rule(
-        gateway=st.integers(0, len(GATEWAYS) - 1), order=st.sampled_from(ORDERS), amount=st.sampled_from(AMOUNTS),
+        gateway=st.integers(0, len(GATEWAYS) - 1),
+        order=st.sampled_from(ORDERS),
+        amount=st.sampled_from(AMOUNTS),
         choice=st.sampled_from(["missing", "null", "fresh", "reused", "reused_other_arguments"]),
-        pick=st.integers(0, 50), key_in_arguments=st.booleans(),
+        pick=st.integers(0, 50),
+        key_in_arguments=st.booleans(),
     )
     def call(self, gateway: int, order: str, amount: float, choice: KeyChoice, pick: int, key_in_arguments: bool) -> None:
         args, key = self._arguments(order, amount, choice, pick)

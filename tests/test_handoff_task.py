@@ -44,9 +44,10 @@ def test_check_proves_the_task_through_the_gate() -> None:
 
 
 @pytest.mark.parametrize("persona", sorted(PERSONAS))
-@pytest.mark.parametrize("guards", [[], ["payments"], ["idempotency", "confirmation", "policy", "payments", "human_gate", "audit"]])
+@pytest.mark.parametrize(
+    "guards", [[], ["payments"], ["idempotency", "confirmation", "policy", "payments", "human_gate", "audit"]]
+)
 def test_the_perfect_agent_hands_it_off_under_every_persona_whatever_the_runs_guards(persona, guards) -> None:
     out = trial(persona, guards)
     assert out.grade.reward == 1, out.grade.details
     assert [e.guard["decision"] for e in out.events if e.guard] == ["ticket", "operator_done"]
-

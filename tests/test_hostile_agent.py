@@ -67,8 +67,10 @@ HOSTILE_TEXTS = {
     "a lone surrogate": (say("Let me look \ud800 into it."), "Let me look \\ud800 into it."),
     "a NUL": (say("Let me look\x00 into it."), "Let me look\\u0000 into it."),
     "an answer holding a 5000-digit number": (
-        say_raw('{"role": "assistant", "content": null, "tool_calls": [{"id": "h1", "type": "function", '
-                '"function": {"name": "get_order", "arguments": {"order_id": ' + HUGE + "}}}]}"),
+        say_raw(
+            '{"role": "assistant", "content": null, "tool_calls": [{"id": "h1", "type": "function", '
+            '"function": {"name": "get_order", "arguments": {"order_id": ' + HUGE + "}}}]}"
+        ),
         "cannot be read",
     ),
     "an answer nested 10,000 deep": (say_raw('{"role": "assistant", "content": ' + DEEP + "}"), "cannot be read"),
@@ -97,7 +99,9 @@ def assert_judged_as_the_agents_failure(tmp_path: Path, trial: dict[str, Any]) -
     assert trial["signature"] not in (None, INFRA_ERROR, USER_SIMULATOR_ERROR)
     metrics = report(tmp_path)["metrics"]
     assert (metrics["infra_errors"], metrics["user_simulator_errors"], metrics["avg_reward"]) == (0, 0, 0.0)
-    result = run_cli("report", "r1", "--out", str(tmp_path), "--html", str(tmp_path / "r1.html"), "--json", str(tmp_path / "again.json"))
+    result = run_cli(
+        "report", "r1", "--out", str(tmp_path), "--html", str(tmp_path / "r1.html"), "--json", str(tmp_path / "again.json")
+    )
     assert result.exit_code == 0, result.output
     json.loads((tmp_path / "again.json").read_text("utf-8"), parse_constant=pytest.fail)  # strict JSON
     return (tmp_path / "r1.html").read_bytes().decode("utf-8")  # strict UTF-8: no lone surrogate got through

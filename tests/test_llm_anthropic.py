@@ -84,7 +84,10 @@ def test_tool_results_go_back_as_tool_result_blocks(tmp_path: Path) -> None:
     assert [b["type"] for b in asked["content"]] == ["text", "tool_use", "tool_use"]
     assert asked["content"][1] == tool_use("find_customer_by_email", {"email": EMAIL}, "toolu_01")
     assert answered["role"] == "user"
-    assert [(b["type"], b["tool_use_id"]) for b in answered["content"]] == [("tool_result", "toolu_01"), ("tool_result", "toolu_02")]
+    assert [(b["type"], b["tool_use_id"]) for b in answered["content"]] == [
+        ("tool_result", "toolu_01"),
+        ("tool_result", "toolu_02"),
+    ]
     customer, order = (json.loads(b["content"]) for b in answered["content"])
     assert "C-167498" in json.dumps(customer) and ORDER in json.dumps(order)
     *_, wrote, result = server.requests[4]["messages"]  # the request after the write

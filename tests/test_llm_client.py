@@ -95,9 +95,7 @@ def test_an_answer_that_is_no_chat_completion_is_the_endpoints_failure_and_retri
     assert len(server.requests) == 2
 
 
-@pytest.mark.parametrize(
-    "content", ["9" * 5000, "[" * 10_000 + "]" * 10_000, '"ok", "extra": ' + "[" * 10_000 + "]" * 10_000]
-)
+@pytest.mark.parametrize("content", ["9" * 5000, "[" * 10_000 + "]" * 10_000, '"ok", "extra": ' + "[" * 10_000 + "]" * 10_000])
 def test_an_answer_python_cannot_read_is_the_models_failure_and_not_retried(content: str) -> None:
     with FakeOpenAI(then=lambda _: say_raw('{"role": "assistant", "content": ' + content + "}")) as server:
         (error,) = complete_all(server, 1, max_retries=3)
@@ -105,7 +103,9 @@ def test_an_answer_python_cannot_read_is_the_models_failure_and_not_retried(cont
     assert len(server.requests) == 1
 
 
-def test_an_echoed_key_is_redacted_before_the_answer_is_cached_or_returned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_echoed_key_is_redacted_before_the_answer_is_cached_or_returned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-client-test-fake-key-42")
     echo = say(f"key {ECHO_KEY}", call("get_order", {"order_id": ECHO_KEY}, ECHO_KEY))
     with FakeOpenAI([echo]) as server:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import Result
-
 from llm_fake_server import ECHO_KEY, FakeOpenAI, call, fail, say
 from test_llm_agent import KEY, cancel_conversation, llm_run, report, run_cli, stored_events
 
@@ -134,8 +133,12 @@ def test_a_bad_config_value_names_the_key(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "text, words",
-    [("max_turns = 3\nmax-turns = 4\n", "'max_turns' and 'max-turns'"), ("trials = " + "[" * 2000 + "]" * 2000 + "\n", "too deeply"),
-     ("trails = 3\n", "'trails'"), ('max-turns = "many"\n', "max-turns")],
+    [
+        ("max_turns = 3\nmax-turns = 4\n", "'max_turns' and 'max-turns'"),
+        ("trials = " + "[" * 2000 + "]" * 2000 + "\n", "too deeply"),
+        ("trails = 3\n", "'trails'"),
+        ('max-turns = "many"\n', "max-turns"),
+    ],
 )
 def test_config_file_errors_are_one_paragraph(tmp_path: Path, text: str, words: str) -> None:
     config = tmp_path / "eval.toml"
@@ -194,7 +197,15 @@ def test_the_key_reaches_no_file_the_run_wrote(tmp_path: Path) -> None:
     assert {e["args"]["email"] for e in events if e.get("call_id") == "k2"} == {"[redacted]"}
     shown = run_cli("report", "r3", "--out", str(out), "--html", str(out / "r3.html"))
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
-    assert {p.name for p in written} >= {"results.sqlite", "r1.json", "r2.json", "r3.json", "r3.html", "cache.sqlite", "audit.jsonl"}
+    assert {p.name for p in written} >= {
+        "results.sqlite",
+        "r1.json",
+        "r2.json",
+        "r3.json",
+        "r3.html",
+        "cache.sqlite",
+        "audit.jsonl",
+    }
     for path in written:
         assert KEY.encode() not in path.read_bytes(), path
     assert KEY not in ok.output + refused.output + echoed.output + shown.output

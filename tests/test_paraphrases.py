@@ -20,8 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
 from adversaries import RETAIL, Adversary, SaysYesToEverything, agent, play
+
 from passhat.agents.reference import ANYTHING_ELSE, EXPLAIN, MAX_PROPOSAL_ROUNDS, Script
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.proposals import Binding, Commitment, binding
@@ -53,8 +53,12 @@ def values(db: sqlite3.Connection, customer: str, action: Action) -> dict[str, s
         out |= {f"paid_{k}": v for k, v in _card(db, paid).items()}
     if method := args.get("payment_method_id"):
         out |= _card(db, method) | {"pay": payment_words(db, customer, method)}
-    rival = one(db, "SELECT id FROM payment_methods WHERE customer_id = ? AND kind = 'credit_card' AND id != ? ORDER BY id",
-                customer, method or "")
+    rival = one(
+        db,
+        "SELECT id FROM payment_methods WHERE customer_id = ? AND kind = 'credit_card' AND id != ? ORDER BY id",
+        customer,
+        method or "",
+    )
     if rival:
         out |= {f"other_{k}": v for k, v in _card(db, rival["id"]).items()}
     for key, ids in (("item", args.get("item_ids", [])), ("new", args.get("new_item_ids", []))):
@@ -101,15 +105,18 @@ def single_write(task: Task) -> Write:
         env.close()
 
 
-WRITES = {kind: single_write(RETAIL.tasks[task_id]) for kind, task_id in {
-    "cancel_order": "retail-001",  # #R3042198: a black 28-inch standing desk converter and a red radio, paid by Amex
-    "return_items": "retail-011",  # the blue earbuds of #R5734160, refunded to the Discover it was paid with
-    "exchange_items": "retail-013",  # white Bluetooth speakers for walnut ones, the difference on a Discover
-    "change_order_items": "retail-008",  # a black camp chair for the green one, the difference on a Visa
-    "change_order_address": "retail-003",  # #R8696218 to 2210 Saltmarsh Lane, Apt 9, Harrowgate, OR 97318
-    "change_customer_address": "retail-010",  # the default address to 77 Quarry Court, Unit 210, Marlow Bay
-    "change_order_payment": "retail-005",  # #R9822474 from a Visa to a Discover
-}.items()}
+WRITES = {
+    kind: single_write(RETAIL.tasks[task_id])
+    for kind, task_id in {
+        "cancel_order": "retail-001",  # #R3042198: a black 28-inch standing desk converter and a red radio, paid by Amex
+        "return_items": "retail-011",  # the blue earbuds of #R5734160, refunded to the Discover it was paid with
+        "exchange_items": "retail-013",  # white Bluetooth speakers for walnut ones, the difference on a Discover
+        "change_order_items": "retail-008",  # a black camp chair for the green one, the difference on a Visa
+        "change_order_address": "retail-003",  # #R8696218 to 2210 Saltmarsh Lane, Apt 9, Harrowgate, OR 97318
+        "change_customer_address": "retail-010",  # the default address to 77 Quarry Court, Unit 210, Marlow Bay
+        "change_order_payment": "retail-005",  # #R9822474 from a Visa to a Discover
+    }.items()
+}
 
 # -- what the customer must agree to ------------------------------------------------------------------
 
@@ -242,8 +249,7 @@ AGREED: dict[str, list[str]] = {
         "**Payment change**\n- Order: {order}\n- From: {paid_brand} ••••{paid_ending}\n- To: {brand} ••••{ending}\n"
         "- Amount: {moved_comma} $\n\nShall I proceed?",
         "I can update the payment method on {order} to your {brand} ending in {ending}. Shall I go ahead?",
-        "Just to confirm: you want order {order} billed to your {brand} ending {ending} rather than your {paid_brand}, "
-        "correct?",
+        "Just to confirm: you want order {order} billed to your {brand} ending {ending} rather than your {paid_brand}, correct?",
         "Do you want me to change how order {order} is paid: {brand} ending in {ending} instead of {paid_brand} ending "
         "in {paid_ending}?",
         "OK to move the payment for order {order} onto your {brand} card ending {ending}?",
@@ -265,8 +271,7 @@ REFUSED: dict[str, dict[str, str]] = {
         "another card": "Shall I cancel order {order} and refund ${refund} to the card ending 9921?",
         "a counter-proposal": "Instead of cancelling order {order}, I can put it on hold and change its address. "
         "Shall I go ahead?",
-        "a negated action": "I can't cancel order {order}, but I can change its shipping address. Would you like me "
-        "to do that?",
+        "a negated action": "I can't cancel order {order}, but I can change its shipping address. Would you like me to do that?",
         "an extra write": "Shall I cancel {order}? I'll also cancel {other_order} while I'm at it.",
         "another action": "Shall I return the standing desk converter from order {order}?",
         "a report and another question": "Your order {order} has been cancelled. Would you like me to email you a receipt?",
@@ -403,8 +408,11 @@ def bound(write: Write, proposal: str) -> Binding:
     return binding(proposal, write.commitment, [write.commitment], RETAIL.id_pattern, own=(write.task.customer.customer_id,))
 
 
-@pytest.mark.parametrize(("kind", "template"), [(k, t) for k, ts in AGREED.items() for t in ts],
-                         ids=[f"{k}-{i}" for k, ts in AGREED.items() for i in range(len(ts))])
+@pytest.mark.parametrize(
+    ("kind", "template"),
+    [(k, t) for k, ts in AGREED.items() for t in ts],
+    ids=[f"{k}-{i}" for k, ts in AGREED.items() for i in range(len(ts))],
+)
 def test_the_customer_agrees_to_any_wording_of_its_goal(kind: str, template: str) -> None:
     write = WRITES[kind]
     proposal = template.format(**write.values)
@@ -437,26 +445,60 @@ def only_goal(task_id: str, goal: int, **changes: Any) -> Task:
 
 
 BOTH_SKILLETS = single_write(RETAIL.tasks["retail-015"])  # a 12-inch and an 8-inch skillet of #R8731151, both returned
-ONE_SKILLET = single_write(only_goal(  # the 12-inch one only
-    "retail-015", 0, items=RETAIL.tasks["retail-015"].goals[0].items[:1],
-    actions=[Action(tool="return_items", args={"order_id": "#R8731151", "item_ids": ["V-75851"], "payment_method_id": "paypal_891214"})]))
+ONE_SKILLET = single_write(
+    only_goal(  # the 12-inch one only
+        "retail-015",
+        0,
+        items=RETAIL.tasks["retail-015"].goals[0].items[:1],
+        actions=[
+            Action(
+                tool="return_items", args={"order_id": "#R8731151", "item_ids": ["V-75851"], "payment_method_id": "paypal_891214"}
+            )
+        ],
+    )
+)
 NEW_HOME = single_write(only_goal("retail-022", 1))  # #R4570254, now at 5736 Nettlebed Road, Unit 302, to 2785 Yarrow Court
 
 
-@pytest.mark.parametrize(("write", "template", "agreed"), [
-    (BOTH_SKILLETS, "Shall I take back both skillets from order {order}, the 12-inch and the 8-inch, refunding ${refund} "
-                    "to {pay}?", True),
-    (BOTH_SKILLETS, 'Shall I return the 12" and 8" enameled cast iron skillets from order {order} and refund ${refund} to '
-                    "{pay}?", True),
-    (BOTH_SKILLETS, "Shall I return the 12 in cast iron skillet and the 8 inch one from order {digits}, refunding ${refund} "
-                    "to {pay}?", True),
-    (BOTH_SKILLETS, "Shall I return the 12-inch skillet from order {order} and refund ${refund} to {pay}?", False),
-    (ONE_SKILLET, "Shall I return the 12-inch skillet from order {order} and refund ${refund} to {pay}?", True),
-    (ONE_SKILLET, "Shall I return the 12-inch and the 8-inch skillets from order {order}, refunding ${refund} to {pay}?", False),
-    (NEW_HOME, "Shall I ship order {bare} from 5736 Nettlebed Rd, Unit 302 to {address1}, {city}, {state} {zip}?", True),
-    (NEW_HOME, "Shall I ship order {bare} to {address1}, Unit 302, {city}, {state} {zip}?", False),
-], ids=["both by size", "both in inches", "both, one said as 'the one'", "one of both", "the one", "both for one",
-        "from the old unit", "the old unit kept"])
+@pytest.mark.parametrize(
+    ("write", "template", "agreed"),
+    [
+        (
+            BOTH_SKILLETS,
+            "Shall I take back both skillets from order {order}, the 12-inch and the 8-inch, refunding ${refund} to {pay}?",
+            True,
+        ),
+        (
+            BOTH_SKILLETS,
+            'Shall I return the 12" and 8" enameled cast iron skillets from order {order} and refund ${refund} to {pay}?',
+            True,
+        ),
+        (
+            BOTH_SKILLETS,
+            "Shall I return the 12 in cast iron skillet and the 8 inch one from order {digits}, refunding ${refund} to {pay}?",
+            True,
+        ),
+        (BOTH_SKILLETS, "Shall I return the 12-inch skillet from order {order} and refund ${refund} to {pay}?", False),
+        (ONE_SKILLET, "Shall I return the 12-inch skillet from order {order} and refund ${refund} to {pay}?", True),
+        (
+            ONE_SKILLET,
+            "Shall I return the 12-inch and the 8-inch skillets from order {order}, refunding ${refund} to {pay}?",
+            False,
+        ),
+        (NEW_HOME, "Shall I ship order {bare} from 5736 Nettlebed Rd, Unit 302 to {address1}, {city}, {state} {zip}?", True),
+        (NEW_HOME, "Shall I ship order {bare} to {address1}, Unit 302, {city}, {state} {zip}?", False),
+    ],
+    ids=[
+        "both by size",
+        "both in inches",
+        "both, one said as 'the one'",
+        "one of both",
+        "the one",
+        "both for one",
+        "from the old unit",
+        "the old unit kept",
+    ],
+)
 def test_items_of_one_product_and_the_old_address_by_their_words(write: Write, template: str, agreed: bool) -> None:
     proposal = template.format(**write.values)
     reply = reply_to(write, proposal)
@@ -465,13 +507,16 @@ def test_items_of_one_product_and_the_old_address_by_their_words(write: Write, t
 
 
 def test_an_offer_that_leaves_a_choice_is_still_a_question() -> None:
-    """"Shall I cancel order number 3042198?" names the order it asks about; "... to your original payment method
+    """ "Shall I cancel order number 3042198?" names the order it asks about; "... to your original payment method
     or to your gift card?" asks the customer to choose one."""
     words = tuple(w for ws in RETAIL.proposal_keywords.values() for w in ws)
     offer = understand("Shall I cancel order number 3042198?", words, RETAIL.id_pattern)
     assert offer.proposal and not offer.asks
-    choice = understand("Would you like me to return it with the refund going to your original payment method or to "
-                        "your gift card?", words, RETAIL.id_pattern)
+    choice = understand(
+        "Would you like me to return it with the refund going to your original payment method or to your gift card?",
+        words,
+        RETAIL.id_pattern,
+    )
     assert choice.asks == {"payment"} and not choice.proposal
 
 
@@ -499,11 +544,17 @@ def worded(db: sqlite3.Connection, customer: str, action: Action) -> str:
         joiner = {"exchange_items": "for", "change_order_items": "to"}[action.tool]
         v["swaps"] = " and ".join(
             f"the {' '.join([*map(str, old['options'].values()), old['product_name'].lower()])} {joiner} the "
-            f"{' '.join(str(o) for k, o in new.items() if o != old['options'][k])} one" for old, new in zip(olds, news))
+            f"{' '.join(str(o) for k, o in new.items() if o != old['options'][k])} one"
+            for old, new in zip(olds, news, strict=False)
+        )
         way = next((w for w in ("charge", "refund") if w in v), None)
         done = {"charge": "charged", "refund": "refunded"}
-        v["settled"] = f", with the ${v[way]} difference {done[way]} to {v['pay']}" if way else f", settling any difference on {v['pay']}"
-    v["address"] = ", ".join(p for p in (a.get("address1"), a.get("address2"), a.get("city"), f"{a.get('state')} {a.get('zip')}") if p)
+        v["settled"] = (
+            f", with the ${v[way]} difference {done[way]} to {v['pay']}" if way else f", settling any difference on {v['pay']}"
+        )
+    v["address"] = ", ".join(
+        p for p in (a.get("address1"), a.get("address2"), a.get("city"), f"{a.get('state')} {a.get('zip')}") if p
+    )
     return WORDING[action.tool].format(**v)
 
 
@@ -550,8 +601,9 @@ class ProposesEverythingAtOnce(Adversary):
         yield from self._say(" ".join(p for p in ("All done, everything went through.", facts, ANYTHING_ELSE) if p))
 
 
-MULTI_WRITE = [t for t in RETAIL.tasks.values()
-               if sum(len(g.actions) for g in t.goals) > 1 and all(g.outcome == "done" for g in t.goals)]
+MULTI_WRITE = [
+    t for t in RETAIL.tasks.values() if sum(len(g.actions) for g in t.goals) > 1 and all(g.outcome == "done" for g in t.goals)
+]
 
 
 def writes_of(out) -> list[Any]:
@@ -582,7 +634,9 @@ def test_the_grader_binds_each_write_of_the_batch() -> None:
     digits = task.goals[2].order_id.removeprefix("#R")
     unnamed = staticmethod(lambda lines: [*lines[:-1], lines[-1].replace(f"order {digits}", "the Redfern order")])
     out = play(task, agent(ProposesEverythingAtOnce, change=unnamed), make_user=SaysYesToEverything)
-    assert "Call off the Redfern order" in next(e.text for e in out.events if e.kind == "agent" and "Here is everything" in e.text)
+    assert "Call off the Redfern order" in next(
+        e.text for e in out.events if e.kind == "agent" and "Here is everything" in e.text
+    )
     assert len(writes_of(out)) == 3
     assert (out.grade.reward, out.grade.signature) == (0, "unconfirmed_write")
     assert [w["tool"] for w in out.grade.details["unconfirmed_writes"]] == ["cancel_order"]

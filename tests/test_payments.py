@@ -33,8 +33,15 @@ def sandbox_db() -> tuple[sqlite3.Connection, SandboxProvider]:
     return db, provider
 
 
-def move(kind: str, amount: float, method: str = "card_1", order: str = "#O1", customer: str = "C-1",
-         owner: str = "C-1", currency: str = "USD") -> Movement:
+def move(
+    kind: str,
+    amount: float,
+    method: str = "card_1",
+    order: str = "#O1",
+    customer: str = "C-1",
+    owner: str = "C-1",
+    currency: str = "USD",
+) -> Movement:
     return Movement(kind, order, customer, method, owner, amount, currency)  # type: ignore[arg-type]
 
 
@@ -184,7 +191,10 @@ def refund_order(db: sqlite3.Connection, order: str, amount: float) -> dict:
     """
     channel = payments.current_channel()
     assert channel is not None
-    prior = (("card_1", 100.0), *(("card_1", -r[0]) for r in db.execute("SELECT amount FROM refunds WHERE order_id = ?", (order,))))
+    prior = (
+        ("card_1", 100.0),
+        *(("card_1", -r[0]) for r in db.execute("SELECT amount FROM refunds WHERE order_id = ?", (order,))),
+    )
     movement = Movement("refund", order, "C-1", "card_1", "C-1", amount, "USD", prior)
     if not channel.move(db, movement).replayed:
         db.execute("INSERT INTO refunds (order_id, amount) VALUES (?, ?)", (order, amount))
@@ -212,8 +222,12 @@ def test_calls_through_two_gateways_on_one_database_are_two_movements(conversati
 
 def test_the_operators_of_two_gateways_key_each_tickets_money_by_the_ticket() -> None:
     db = refunds_db()
-    big = Rule("big", "refunds over $50 need a person", ("refund_order",),
-               lambda db, call, history: "over $50" if call.args["amount"] > 50 else None)
+    big = Rule(
+        "big",
+        "refunds over $50 need a person",
+        ("refund_order",),
+        lambda db, call, history: "over $50" if call.args["amount"] > 50 else None,
+    )
     one, two = (Gateway.over([refund_order], db, guards=["payments", "human_gate"], gates=(big,)) for _ in range(2))
     one.call("refund_order", {"order": "#O1", "amount": 60.0})
     assert [p.guard["status"] for p in one.resolve_tickets()] == ["done"]
@@ -239,8 +253,12 @@ def cheaper_swap_then_cancel() -> tuple[dict, dict]:
 
 
 def paid_and_refunded(db: sqlite3.Connection, order_id: str) -> tuple[float, float]:
-    return tuple(db.execute("SELECT COALESCE(SUM(amount), 0) FROM payments WHERE order_id = ? AND kind = ?",
-                            (order_id, kind)).fetchone()[0] for kind in ("payment", "refund"))  # type: ignore[return-value]
+    return tuple(
+        db.execute("SELECT COALESCE(SUM(amount), 0) FROM payments WHERE order_id = ? AND kind = ?", (order_id, kind)).fetchone()[
+            0
+        ]
+        for kind in ("payment", "refund")
+    )  # type: ignore[return-value]
 
 
 def test_cancelling_after_a_cheaper_swap_refunds_what_remains_with_or_without_the_sandbox() -> None:
@@ -257,14 +275,19 @@ def test_cancelling_after_a_cheaper_swap_refunds_what_remains_with_or_without_th
 
 def retail_orders() -> list[str]:
     env = Environment(RETAIL)
-    return [r[0] for r in env.db.execute(
-        "SELECT o.id FROM orders o JOIN order_items i ON i.order_id = o.id WHERE o.status IN ('pending', 'delivered')"
-        " GROUP BY o.id HAVING COUNT(*) >= 2 ORDER BY o.id LIMIT 6")]
+    return [
+        r[0]
+        for r in env.db.execute(
+            "SELECT o.id FROM orders o JOIN order_items i ON i.order_id = o.id WHERE o.status IN ('pending', 'delivered')"
+            " GROUP BY o.id HAVING COUNT(*) >= 2 ORDER BY o.id LIMIT 6"
+        )
+    ]
 
 
 ORDERS = retail_orders()
-retail_calls = st.lists(st.tuples(st.sampled_from(ORDERS), st.sampled_from(["cancel", "return", "swap", "pay"]),
-                                  st.integers(0, 3)), max_size=12)
+retail_calls = st.lists(
+    st.tuples(st.sampled_from(ORDERS), st.sampled_from(["cancel", "return", "swap", "pay"]), st.integers(0, 3)), max_size=12
+)
 
 
 def money_call(db: sqlite3.Connection, order_id: str, what: str, pick: int) -> tuple[str, dict]:
@@ -274,14 +297,22 @@ def money_call(db: sqlite3.Connection, order_id: str, what: str, pick: int) -> t
     methods = [r[0] for r in db.execute("SELECT id FROM payment_methods WHERE customer_id = ? ORDER BY id", (customer,))]
     other = methods[pick % len(methods)]
     item = items[pick % len(items)]
-    sibling = db.execute("SELECT v2.id FROM variants v JOIN variants v2 ON v2.product_id = v.product_id AND v2.id <> v.id"
-                         " WHERE v.id = ? AND v2.available = 1 ORDER BY v2.id", (item,)).fetchone()
+    sibling = db.execute(
+        "SELECT v2.id FROM variants v JOIN variants v2 ON v2.product_id = v.product_id AND v2.id <> v.id"
+        " WHERE v.id = ? AND v2.available = 1 ORDER BY v2.id",
+        (item,),
+    ).fetchone()
     if what == "cancel":
         return "cancel_order", {"order_id": order_id, "reason": "no longer needed"}
     if what == "return":
         return "return_items", {"order_id": order_id, "item_ids": items[: pick % len(items) + 1], "payment_method_id": other}
     if what == "swap" and sibling:
-        return "change_order_items", {"order_id": order_id, "item_ids": [item], "new_item_ids": [sibling[0]], "payment_method_id": other}
+        return "change_order_items", {
+            "order_id": order_id,
+            "item_ids": [item],
+            "new_item_ids": [sibling[0]],
+            "payment_method_id": other,
+        }
     return "change_order_payment", {"order_id": order_id, "payment_method_id": other if other != method else methods[0]}
 
 

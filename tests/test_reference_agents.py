@@ -11,6 +11,7 @@ import asyncio
 import collections
 
 import pytest
+from test_users import TASKS as BUILT_IN_TASKS
 
 from passhat.agents import AGENTS, DEFAULT_AGENT, resolve_agent
 from passhat.domains import load_domain
@@ -21,7 +22,6 @@ from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
 from passhat.users import resolve_user
 from passhat.users.personas import PERSONAS
-from test_users import TASKS as BUILT_IN_TASKS
 
 RETAIL = load_domain("retail")
 TASK_FILES = list(RETAIL.tasks.values())
@@ -64,7 +64,9 @@ def test_flaky_agent_passes_most_trials_and_fails_in_several_ways() -> None:
     trials = max(2, 600 // (len(tasks) * len(PERSONAS)))
     outcomes = collections.Counter(
         play("reference:flaky", task, persona, trial).grade.signature
-        for task in tasks for persona in PERSONAS for trial in range(trials)
+        for task in tasks
+        for persona in PERSONAS
+        for trial in range(trials)
     )
     failures = {sig: n for sig, n in outcomes.items() if sig is not None}
     assert 0 < sum(failures.values()) < outcomes[None] / 4, outcomes

@@ -21,13 +21,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from test_gate_cli import invoke, synthetic_run
 
 CHROMIUM = shutil.which("chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--remote-debugging-pipe", "--window-size=1200,1600"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--remote-debugging-pipe",
+    "--window-size=1200,1600",
+]
 
 
 class Browser:
@@ -42,8 +50,13 @@ class Browser:
             os.dup2(child_in, 3)
             os.dup2(child_out, 4)
 
-        self.proc = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}"], preexec_fn=wire,
-                                     close_fds=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}"],
+            preexec_fn=wire,
+            close_fds=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for fd in (to_r, from_w, child_in, child_out):
             os.close(fd)
         self.out, self.inp = os.fdopen(to_w, "wb"), os.fdopen(from_r, "rb")
@@ -92,17 +105,18 @@ def png_pixels_vary(png: bytes) -> int:
     """How many distinct byte values the decompressed image data holds (a blank page has one or two)."""
     pos, data = 8, b""
     while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
         if kind == b"IDAT":
-            data += png[pos + 8:pos + 8 + length]
+            data += png[pos + 8 : pos + 8 + length]
         pos += 12 + length
     return len(set(zlib.decompress(data)))
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (make test installs Debian's chromium package)")
 def test_html_report_renders_in_chromium_offline(tmp_path):
-    synthetic_run(tmp_path, "r", {(f"retail-00{i}", p): r for i, r in enumerate((1.0, 0.9, 0.5, 0.0), 1)
-                                  for p in ("baseline", "impatient")})
+    synthetic_run(
+        tmp_path, "r", {(f"retail-00{i}", p): r for i, r in enumerate((1.0, 0.9, 0.5, 0.0), 1) for p in ("baseline", "impatient")}
+    )
     html = tmp_path / "report.html"
     assert invoke("report", "r", "--out", str(tmp_path), "--html", str(html)).exit_code == 0
     browser = Browser(tmp_path / "profile")
@@ -111,22 +125,35 @@ def test_html_report_renders_in_chromium_offline(tmp_path):
             browser.call(f"{domain}.enable", session=True)
         browser.call("Page.navigate", session=True, url=html.as_uri())
         browser.wait_for("Page.loadEventFired")
-        charts = browser.call("Runtime.evaluate", session=True, returnByValue=True, expression="""
+        charts = browser.call(
+            "Runtime.evaluate",
+            session=True,
+            returnByValue=True,
+            expression="""
             Array.from(document.querySelectorAll('svg.chart')).map(function (svg) {
               var box = svg.getBoundingClientRect();
               return {w: box.width, h: box.height, shapes: svg.querySelectorAll('polyline,rect,polygon').length};
-            })""")["result"]["value"]
+            })""",
+        )["result"]["value"]
         browser.call("Runtime.evaluate", session=True, expression="location.hash = '#t3'")  # open a transcript
-        shown = browser.call("Runtime.evaluate", session=True, returnByValue=True,
-                             expression="getComputedStyle(document.getElementById('t3')).display")["result"]["value"]
+        shown = browser.call(
+            "Runtime.evaluate",
+            session=True,
+            returnByValue=True,
+            expression="getComputedStyle(document.getElementById('t3')).display",
+        )["result"]["value"]
         shot = base64.b64decode(browser.call("Page.captureScreenshot", session=True, format="png")["data"])
     finally:
         browser.close()
     assert len(charts) >= 5 and all(c["w"] > 100 and c["h"] > 20 and c["shapes"] > 0 for c in charts)
     assert shown == "block"
-    errors = [e for e in browser.events if e.get("method") == "Runtime.exceptionThrown"
-              or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
-              or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")]
+    errors = [
+        e
+        for e in browser.events
+        if e.get("method") == "Runtime.exceptionThrown"
+        or (e.get("method") == "Runtime.consoleAPICalled" and e["params"]["type"] == "error")
+        or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")
+    ]
     assert errors == []
     requests = {e["params"]["request"]["url"] for e in browser.events if e.get("method") == "Network.requestWillBeSent"}
     assert requests <= {html.as_uri()}  # the file itself, nothing else

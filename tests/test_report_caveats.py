@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_report_review import invoke, report_json, store
 
 from passhat.report.caveats import run_caveats
 from passhat.report.state_diff import row_changes
 from passhat.report.svg import LEGEND_ROW, SWATCH, SWATCH_GAP, WIDTH, Box, stacked_bars, text_width
 from passhat.report.terminal import MARK, diff_text
-from test_report_review import invoke, report_json, store
 
 EARLY = {"early_stop": "k=8,min=0.9"}
 SIX = {(f"t{i}", "a"): 0.9 for i in range(6)}
@@ -64,12 +64,15 @@ def test_traffic_of_a_complete_run_has_no_caveat(tmp_path):
     assert result.exit_code == 0 and "incomplete" not in result.output and "early-stopped" not in result.output
 
 
-@pytest.mark.parametrize(("trials", "stored", "extra"), [
-    (8, None, {}),  # complete
-    (8, 3, {}),  # incomplete, 3 judged trials a scenario: still enough for a model
-    (2, None, {}),  # too few trials for a model
-    (8, 5, EARLY),  # early-stopped
-])
+@pytest.mark.parametrize(
+    ("trials", "stored", "extra"),
+    [
+        (8, None, {}),  # complete
+        (8, 3, {}),  # incomplete, 3 judged trials a scenario: still enough for a model
+        (2, None, {}),  # too few trials for a model
+        (8, 5, EARLY),  # early-stopped
+    ],
+)
 def test_traffic_fits_a_model_exactly_when_report_does(tmp_path, trials, stored, extra):
     store(tmp_path, "r", SIX, trials=trials, stored=stored, extra=extra)
     _, doc = report_json(tmp_path, "r")
@@ -149,11 +152,13 @@ def test_the_headline_of_an_early_stopped_run_is_its_gates_verdict_said_once(tmp
     html_path = tmp_path / "es.html"
     result, doc = report_json(tmp_path, "es", "--html", html_path, "--gate", "k=8,min=0.9")
     assert result.exit_code == 1
-    verdict = ("gate pass^8 >= 0.9, the one this run stopped early against: DOES NOT MEET THE BAR — "
-               "pass^8 <= 0.833 < 0.9 whatever the remaining trials over 6 scenarios (42 planned trials left out)")
+    verdict = (
+        "gate pass^8 >= 0.9, the one this run stopped early against: DOES NOT MEET THE BAR — "
+        "pass^8 <= 0.833 < 0.9 whatever the remaining trials over 6 scenarios (42 planned trials left out)"
+    )
     html = html_path.read_text()
     assert _headline(html) == verdict
-    assert "pass^1 1" not in html[:html.index("<h2>")] and "vs &nbsp;" not in html  # not pass^1 against pass^1
+    assert "pass^1 1" not in html[: html.index("<h2>")] and "vs &nbsp;" not in html  # not pass^1 against pass^1
     assert html.count("is not predicted") == 1 and html.count(EARLY_CAVEAT) == 1
     assert html.count("DOES NOT MEET THE BAR") == 1  # the --gate asked for is the run's own: said once
     lines = result.output.splitlines()
@@ -197,8 +202,11 @@ def test_a_complete_runs_headline_is_unchanged(tmp_path):
     html_path = tmp_path / "full.html"
     report_json(tmp_path, "full", "--html", html_path)
     headline = _headline(html_path.read_text())
-    assert re.fullmatch(r"pass\^1 \S+ \[\S+, \S+\]   vs   pass\^8 \S+ \[\S+, \S+\] over 6 scenarios × 8 trials "
-                        r"\(95% bootstrap intervals\)", headline.replace("\xa0", " ")), headline
+    assert re.fullmatch(
+        r"pass\^1 \S+ \[\S+, \S+\]   vs   pass\^8 \S+ \[\S+, \S+\] over 6 scenarios × 8 trials "
+        r"\(95% bootstrap intervals\)",
+        headline.replace("\xa0", " "),
+    ), headline
 
 
 # --- 3. the partition legend -----------------------------------------------------------------------------------
@@ -208,7 +216,7 @@ def legend_label_boxes(svg: str) -> list[Box]:
     """Each legend entry's box as drawn: its swatch and its label, at the label's estimated (or forced) width."""
     boxes = []
     for attrs, label in re.findall(r'<text class="legend" ([^>]*)>([^<]*)</text>', svg):
-        x, y = (float(re.search(fr'\b{a}="([\d.]+)"', attrs).group(1)) for a in ("x", "y"))
+        x, y = (float(re.search(rf'\b{a}="([\d.]+)"', attrs).group(1)) for a in ("x", "y"))
         forced = re.search(r'textLength="([\d.]+)"', attrs)
         width = float(forced.group(1)) if forced else text_width(unescape(label))
         boxes.append(Box(x - SWATCH - SWATCH_GAP, y - 10, SWATCH + SWATCH_GAP + width, LEGEND_ROW - 4))
@@ -218,8 +226,11 @@ def legend_label_boxes(svg: str) -> list[Box]:
 LEGENDS = [
     ("passed all 8 (Wilson ≥ 0.68)", "passed some", "passed none"),
     ("passed all 1000 (Wilson ≥ 0.996)", "passed some", "passed none"),
-    ("passed every one of its 1000 trials, a Wilson lower bound of 0.996", "passed some but not all of its trials",
-     "passed none of its trials at all"),
+    (
+        "passed every one of its 1000 trials, a Wilson lower bound of 0.996",
+        "passed some but not all of its trials",
+        "passed none of its trials at all",
+    ),
     ("W" * 80, "M" * 3, "m" * 40),  # one label wider than the chart
 ]
 
@@ -250,9 +261,12 @@ def test_estimated_label_widths_grow_with_the_glyphs():
 # --- 4. the state diff marks the differing fields -------------------------------------------------------------------
 
 DIFFERENCES = [
-    {"table": "orders", "key": '["#W1"]',
-     "actual": {"id": "#W1", "status": "pending", "city": "Oslo", "zip": "0150", "reason": None},
-     "expected": {"id": "#W1", "status": "cancelled", "city": "Oslo", "zip": "0150", "reason": "<mistake>"}},
+    {
+        "table": "orders",
+        "key": '["#W1"]',
+        "actual": {"id": "#W1", "status": "pending", "city": "Oslo", "zip": "0150", "reason": None},
+        "expected": {"id": "#W1", "status": "cancelled", "city": "Oslo", "zip": "0150", "reason": "<mistake>"},
+    },
     {"table": "payments", "key": '["#W1", 3]', "actual": {"order_id": "#W1", "seq": 3, "amount": 9.5}, "expected": None},
     {"table": "payments", "key": '["#W1", 2]', "actual": None, "expected": {"order_id": "#W1", "seq": 2, "amount": 12.0}},
 ]
@@ -261,7 +275,9 @@ DIFFERENCES = [
 def test_row_changes_keep_only_the_differing_columns_of_a_changed_row():
     changed, extra, missing = row_changes(DIFFERENCES)
     assert (changed.kind, [(f.column, f.expected, f.actual) for f in changed.fields]) == (
-        "changed", [("status", "cancelled", "pending"), ("reason", "<mistake>", None)])
+        "changed",
+        [("status", "cancelled", "pending"), ("reason", "<mistake>", None)],
+    )
     assert (extra.kind, extra.label, extra.row["amount"]) == ("extra", "#W1, 3", 9.5)
     assert (missing.kind, missing.label, missing.row["amount"]) == ("missing", "#W1, 2", 12.0)
     (plain,) = row_changes([{"table": "orders", "key": "#W1", "actual": {"status": "a"}, "expected": {"status": "b"}}])
@@ -270,7 +286,7 @@ def test_row_changes_keep_only_the_differing_columns_of_a_changed_row():
 
 def test_terminal_diff_marks_exactly_the_differing_columns():
     text = diff_text(row_changes(DIFFERENCES))
-    marked = [text.plain[s.start:s.end] for s in text.spans if s.style == MARK]
+    marked = [text.plain[s.start : s.end] for s in text.spans if s.style == MARK]
     assert marked == ["status", "reason"]
     lines = text.plain.splitlines()
     assert lines[0] == 'orders #W1: status "cancelled" → "pending"; reason "<mistake>" → null'
@@ -292,8 +308,8 @@ def test_reports_show_the_state_diff_field_by_field(tmp_path):
     out = result.output
     assert 'status "cancelled" → "pending"' in out and "+ payments #W1, 3: extra row" in out and "city" not in out
     html = html_path.read_text()
-    table = html[html.index("<table class=diff>"):]
-    table = table[:table.index("</table>")]
+    table = html[html.index("<table class=diff>") :]
+    table = table[: table.index("</table>")]
     rows = re.findall(r"<tr class=(\w+)>(.*?)</tr>", table)
     assert [kind for kind, _ in rows] == ["changed", "extra", "missing"]
     changed = rows[0][1]

@@ -26,25 +26,60 @@ def invoke(*args: str):
 
 
 def store(
-    out: Path, run_id: str, rates: dict[tuple[str, str], float], trials: int = 8, seed: int = 0, *,
-    stored: int | None = None, extra: dict[str, Any] | None = None, trial_extra=None,
+    out: Path,
+    run_id: str,
+    rates: dict[tuple[str, str], float],
+    trials: int = 8,
+    seed: int = 0,
+    *,
+    stored: int | None = None,
+    extra: dict[str, Any] | None = None,
+    trial_extra=None,
 ) -> None:
     """A run whose scenarios pass with the given rates; `stored` trials per scenario are written (default: all),
     extra is merged into the stored config, trial_extra(task, persona, i) may override a trial's fields."""
     rng = np.random.default_rng(seed)
     tasks, personas = sorted({t for t, _ in rates}), sorted({p for _, p in rates})
-    config = {"domain": "retail", "agent": "synthetic", "user": "scripted", "mode": "strict", "seed": seed,
-              "personas": personas, "tasks": tasks, "trials": trials, **(extra or {})}
+    config = {
+        "domain": "retail",
+        "agent": "synthetic",
+        "user": "scripted",
+        "mode": "strict",
+        "seed": seed,
+        "personas": personas,
+        "tasks": tasks,
+        "trials": trials,
+        **(extra or {}),
+    }
     with ResultStore.create(out / run_id, run_id, config) as s:
         for (task, persona), rate in rates.items():
             for i in range(trials if stored is None else stored):
                 passed = bool(rng.random() < rate)
-                fields: dict[str, Any] = {"reward": int(passed), "signature": None if passed else "no_write",
-                                          "infra_error": None, "events": [{"kind": "user", "text": "hi"}], "grade": {}}
+                fields: dict[str, Any] = {
+                    "reward": int(passed),
+                    "signature": None if passed else "no_write",
+                    "infra_error": None,
+                    "events": [{"kind": "user", "text": "hi"}],
+                    "grade": {},
+                }
                 if trial_extra:
                     fields.update(trial_extra(task, persona, i) or {})
-                s.record(TrialRecord(task, persona, i, i, fields["reward"], fields["signature"], fields["infra_error"],
-                                     fields["events"], fields["grade"], 0.0, 0.0, fields.get("usage", {})))
+                s.record(
+                    TrialRecord(
+                        task,
+                        persona,
+                        i,
+                        i,
+                        fields["reward"],
+                        fields["signature"],
+                        fields["infra_error"],
+                        fields["events"],
+                        fields["grade"],
+                        0.0,
+                        0.0,
+                        fields.get("usage", {}),
+                    )
+                )
 
 
 def report_json(out: Path, run_id: str, *args: str) -> tuple[Any, dict[str, Any]]:
@@ -79,7 +114,10 @@ def test_an_early_stopped_run_is_for_the_gate_only_and_is_not_extrapolated(tmp_p
     m = doc["metrics"]
     assert m["extrapolated"] is None and "stopped early" in m["extrapolation_skipped"]
     out = result.output
-    assert "early-stopped run" in out and "the figures are not estimates of the agent, use this run for the gate decision only" in out
+    assert (
+        "early-stopped run" in out
+        and "the figures are not estimates of the agent, use this run for the gate decision only" in out
+    )
     assert "not predicted" in out and "predicted pass^k [95% CI]" not in out
     assert "resume with" not in out  # an early stop is not an interruption
     html = (tmp_path / "r.html").read_text()
@@ -128,8 +166,22 @@ def test_guard_metrics_count_trials_and_mark_task_declared_handoffs():
 
 
 def test_guard_line_labels_units_and_task_declared_handoffs(tmp_path):
-    args = ["--agent", "reference:perfect", "--tasks", "retail-047", "--personas", "baseline", "--trials", "2",
-            "--guard", "off", "--out", tmp_path, "--run-id", "h"]
+    args = [
+        "--agent",
+        "reference:perfect",
+        "--tasks",
+        "retail-047",
+        "--personas",
+        "baseline",
+        "--trials",
+        "2",
+        "--guard",
+        "off",
+        "--out",
+        tmp_path,
+        "--run-id",
+        "h",
+    ]
     assert invoke("run", *args).exit_code == 0
     result, doc = report_json(tmp_path, "h", "--html", tmp_path / "h.html")
     g = doc["metrics"]["guard"]
@@ -169,7 +221,7 @@ def test_tiny_extrapolated_figures_read_the_same_in_terminal_and_html(tmp_path):
     notes = [ln for ln in out.splitlines() if "For k <= n the fit" in ln]
     assert len(notes) == 1 and "largest gap" in notes[0]  # one plain line, not a wrapped caption
     html = (tmp_path / "r.html").read_text()
-    predicted = html[html.index("Predicted pass^k beyond n"):html.index("Where the fit agrees")]
+    predicted = html[html.index("Predicted pass^k beyond n") : html.index("Where the fit agrees")]
     assert "&lt;0.001" in predicted and not re.search(r"\de-\d", predicted)
 
 
@@ -210,8 +262,14 @@ def test_compare_without_a_significant_change_shows_the_ten_smallest_p(tmp_path)
 
 def test_traffic_with_a_single_component_says_so_and_shows_each_tasks_own_record(tmp_path):
     rates = {(f"t{i:02d}", p): 0.9 for i in range(30) for p in ("a", "b")}
-    store(tmp_path, "r", rates, trials=8, seed=1, trial_extra=lambda t, p, i: (
-        {"reward": 0, "signature": "no_write"} if t == "t07" and i < 4 else None))
+    store(
+        tmp_path,
+        "r",
+        rates,
+        trials=8,
+        seed=1,
+        trial_extra=lambda t, p, i: {"reward": 0, "signature": "no_write"} if t == "t07" and i < 4 else None,
+    )
     path = tmp_path / "t.json"
     result = invoke("traffic", "r", "--out", tmp_path, "--per-day", 100, "--json", path)
     assert result.exit_code == 0, result.output
@@ -260,15 +318,28 @@ def test_guard_compare_needs_the_same_seed_and_scenarios(tmp_path):
 
 
 def _messy(task: str, persona: str, i: int) -> dict[str, Any] | None:
-    usage = {"agent": {"model": "openai/x", "calls": 2, "cached_calls": 0, "input_tokens": 100, "output_tokens": 10,
-                       "cost_usd": 0.01, "unpriced_calls": 0, "latency_s": [0.1, 0.2]}}
+    usage = {
+        "agent": {
+            "model": "openai/x",
+            "calls": 2,
+            "cached_calls": 0,
+            "input_tokens": 100,
+            "output_tokens": 10,
+            "cost_usd": 0.01,
+            "unpriced_calls": 0,
+            "latency_s": [0.1, 0.2],
+        }
+    }
     if task == "t3":
         return {"reward": None, "signature": None, "infra_error": "RuntimeError: endpoint down", "usage": usage}
     if task == "t1" and i == 0:
         return {"infra_error": "RuntimeError: endpoint down", "reward": None, "signature": None, "usage": usage}
     fault = {"kind": "tool", "name": "get_order", "args": {}, "result": {}, "fault": {"class": "timeout", "actual": None}}
-    return {"usage": usage, "events": [{"kind": "user", "text": "hi"}, fault],
-            "grade": {"details": {"unconfirmed_writes": [{"tool": "x"}]}}}
+    return {
+        "usage": usage,
+        "events": [{"kind": "user", "text": "hi"}, fault],
+        "grade": {"details": {"unconfirmed_writes": [{"tool": "x"}]}},
+    }
 
 
 def test_html_report_holds_infra_errors_cost_faults_guards_and_the_gate(tmp_path):
@@ -282,8 +353,8 @@ def test_html_report_holds_infra_errors_cost_faults_guards_and_the_gate(tmp_path
     assert f"pass^8 {m['conservative']['pass_hat_k']['8']:.3f}" in html
     assert "Cost $0.2400" in html and "tokens 2,400 in / 240 out" in html
     assert "Faults and guards" in html and "<td>timeout</td>" in html and "unconfirmed writes" in html
-    gate = html[html.index("<p>Gate "):]
-    gate = gate[:gate.index("</p>")]
+    gate = html[html.index("<p>Gate ") :]
+    gate = gate[: gate.index("</p>")]
     assert "MEETS THE BAR" in gate  # decided by its bounds: unjudged trials leave no single pass^k to bound
     row = next(r for r in html.split("<tr>") if r.startswith("<td>t3</td>"))
     assert "<td>—</td>" in row and "None" not in row
@@ -304,15 +375,19 @@ def test_report_exits_1_when_the_gate_is_not_met_and_junit_holds_the_gate(tmp_pa
     met = invoke("report", "r", "--out", tmp_path, "--gate", "k=8,min=0.5", "--junit", xml, "--html", tmp_path / "r.html")
     assert met.exit_code == 0 and "MEETS THE BAR" in met.output and "95% CI" in met.output
     html = (tmp_path / "r.html").read_text()
-    gate = html[html.index("<p>Gate "):]
-    assert "MEETS THE BAR" in gate[:gate.index("</p>")] and "95% CI [" in gate[:gate.index("</p>")]
+    gate = html[html.index("<p>Gate ") :]
+    assert "MEETS THE BAR" in gate[: gate.index("</p>")] and "95% CI [" in gate[: gate.index("</p>")]
     (case,) = [c for c in ET.parse(xml).getroot().findall("testcase") if c.get("name", "").startswith("gate ")]
     assert case.find("failure") is None and case.find("error") is None
 
 
 def test_report_of_a_run_with_no_judged_trial_exits_1(tmp_path):
-    store(tmp_path, "r", {("t1", "a"): 1.0}, trial_extra=lambda *_: {
-        "reward": None, "signature": None, "infra_error": "RuntimeError: endpoint down"})
+    store(
+        tmp_path,
+        "r",
+        {("t1", "a"): 1.0},
+        trial_extra=lambda *_: {"reward": None, "signature": None, "infra_error": "RuntimeError: endpoint down"},
+    )
     result = invoke("report", "r", "--out", tmp_path, "--html", tmp_path / "r.html")
     assert result.exit_code == 1 and "no trial could be judged" in result.output
     assert (tmp_path / "r.html").is_file()
@@ -333,9 +408,17 @@ def _imports(folder: Path) -> dict[str, set[str]]:
 
 
 def test_reports_read_the_store_and_call_metrics_only():
-    allowed = ("passhat.metrics", "passhat.store", "passhat.report", "passhat.errors", "passhat.trajectory",
-               "passhat.file_writes")  # leaf modules: errors, and writing a file whole or not at all
-    assert {"guard_section.py", "html.py", "faults.py", "guard.py"} <= set(_imports(SRC / "report")) | set(_imports(SRC / "metrics"))
+    allowed = (
+        "passhat.metrics",
+        "passhat.store",
+        "passhat.report",
+        "passhat.errors",
+        "passhat.trajectory",
+        "passhat.file_writes",
+    )  # leaf modules: errors, and writing a file whole or not at all
+    assert {"guard_section.py", "html.py", "faults.py", "guard.py"} <= set(_imports(SRC / "report")) | set(
+        _imports(SRC / "metrics")
+    )
     for name, modules in _imports(SRC / "report").items():
         inner = {m for m in modules if m.startswith("passhat")}
         assert all(m.startswith(allowed) for m in inner), (name, inner)

@@ -107,17 +107,30 @@ def test_generator_scale_and_mix():
     assert count("SELECT MAX(n) FROM (SELECT COUNT(*) n FROM order_items GROUP BY order_id)") <= 5
     assert count("SELECT COUNT(*) FROM orders WHERE status = 'pending'") >= 200
     assert count("SELECT COUNT(*) FROM orders WHERE status = 'delivered'") >= 200
-    assert count("SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id"
-                 " AND p.seq = 1 AND p.payment_method_id = o.payment_method_id)") == 0
-    assert count("SELECT COUNT(*) FROM orders o WHERE status IN ('processed', 'delivered')"
-                 " AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)") == 0
+    assert (
+        count(
+            "SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id"
+            " AND p.seq = 1 AND p.payment_method_id = o.payment_method_id)"
+        )
+        == 0
+    )
+    assert (
+        count(
+            "SELECT COUNT(*) FROM orders o WHERE status IN ('processed', 'delivered')"
+            " AND NOT EXISTS (SELECT 1 FROM shipments s WHERE s.order_id = o.id)"
+        )
+        == 0
+    )
     assert count("SELECT MAX(n) FROM (SELECT COUNT(*) n FROM payment_methods GROUP BY customer_id)") <= 3
 
 
 def test_ids_have_their_documented_formats():
     db = fresh_db(DOMAIN.data_seed)
     formats = {
-        "customers": r"C-\d{6}", "orders": r"#R\d{7}", "products": r"P-\d{3}", "variants": r"V-\d{5}",
+        "customers": r"C-\d{6}",
+        "orders": r"#R\d{7}",
+        "products": r"P-\d{3}",
+        "variants": r"V-\d{5}",
         "payment_methods": r"(card|gift|paypal)_\d{4,6}",
     }
     for table, pattern in formats.items():
@@ -140,11 +153,15 @@ def test_every_table_declares_a_primary_key():
 def test_customer_lookups(env):
     c = env.db.execute("SELECT * FROM customers ORDER BY id LIMIT 1").fetchone()
     assert env.execute("find_customer_by_email", {"email": c["email"].upper()}).result == {"status": "ok", "data": c["id"]}
-    by_name = env.execute("find_customer_by_name_zip", {"first_name": c["first_name"].lower(), "last_name": c["last_name"], "zip": c["zip"]})
+    by_name = env.execute(
+        "find_customer_by_name_zip", {"first_name": c["first_name"].lower(), "last_name": c["last_name"], "zip": c["zip"]}
+    )
     assert by_name.result["data"] == c["id"]
     missing = env.execute("find_customer_by_email", {"email": "nobody@example.com"}).result
     assert missing["status"] == "not_found" and missing["found"] is False
-    wrong_zip = env.execute("find_customer_by_name_zip", {"first_name": c["first_name"], "last_name": c["last_name"], "zip": "00000"})
+    wrong_zip = env.execute(
+        "find_customer_by_name_zip", {"first_name": c["first_name"], "last_name": c["last_name"], "zip": "00000"}
+    )
     assert wrong_zip.result["status"] == "not_found"
 
 
@@ -163,8 +180,11 @@ def test_get_order_shows_items_payments_and_shipment(env):
     assert data["status"] == "delivered" and data["shipment"]["tracking_id"]
     item = data["items"][0]
     assert re.fullmatch(r"V-\d{5}", item["item_id"]) and item["product_name"] and isinstance(item["options"], dict)
-    assert data["payments"][0] == {"kind": "payment", "payment_method_id": data["payment_method_id"],
-                                   "amount": round(sum(i["price"] for i in data["items"]), 2)}
+    assert data["payments"][0] == {
+        "kind": "payment",
+        "payment_method_id": data["payment_method_id"],
+        "amount": round(sum(i["price"] for i in data["items"]), 2),
+    }
     assert env.execute("get_order", {"order_id": "#R0000000"}).result["status"] == "not_found"
 
 
@@ -214,11 +234,19 @@ def test_change_order_address(env):
 
 
 def test_change_order_payment_moves_the_money(env):
-    oid = order_of(env, "pending", "o.payment_method_id LIKE 'card_%' AND EXISTS (SELECT 1 FROM payment_methods m"
-                   " WHERE m.customer_id = o.customer_id AND m.kind = 'gift_card')")
+    oid = order_of(
+        env,
+        "pending",
+        "o.payment_method_id LIKE 'card_%' AND EXISTS (SELECT 1 FROM payment_methods m"
+        " WHERE m.customer_id = o.customer_id AND m.kind = 'gift_card')",
+    )
     old = method_of(env, oid)
-    gift = scalar(env, "SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
-                       " WHERE o.id = ? AND m.kind = 'gift_card'", oid)
+    gift = scalar(
+        env,
+        "SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
+        " WHERE o.id = ? AND m.kind = 'gift_card'",
+        oid,
+    )
     env.db.execute("UPDATE payment_methods SET balance = 0.5 WHERE id = ?", (gift,))
     env.db.commit()
     short = env.execute("change_order_payment", {"order_id": oid, "payment_method_id": gift}).result
@@ -228,26 +256,35 @@ def test_change_order_payment_moves_the_money(env):
     data = env.execute("change_order_payment", {"order_id": oid, "payment_method_id": gift}).result["data"]
     total = data["payments"][0]["amount"]
     assert data["payment_method_id"] == gift
-    assert data["payments"][-2:] == [{"kind": "refund", "payment_method_id": old, "amount": total},
-                                     {"kind": "payment", "payment_method_id": gift, "amount": total}]
+    assert data["payments"][-2:] == [
+        {"kind": "refund", "payment_method_id": old, "amount": total},
+        {"kind": "payment", "payment_method_id": gift, "amount": total},
+    ]
     assert scalar(env, "SELECT balance FROM payment_methods WHERE id = ?", gift) == round(10000 - total, 2)
 
 
 def test_payment_method_of_another_customer_is_refused(env):
     oid = order_of(env, "pending")
-    stranger = scalar(env, "SELECT id FROM payment_methods WHERE customer_id != (SELECT customer_id FROM orders WHERE id = ?)", oid)
+    stranger = scalar(
+        env, "SELECT id FROM payment_methods WHERE customer_id != (SELECT customer_id FROM orders WHERE id = ?)", oid
+    )
     result = env.execute("change_order_payment", {"order_id": oid, "payment_method_id": stranger}).result
     assert result["error"]["type"] == "payment_method_not_owned"
-    assert env.execute("change_order_payment", {"order_id": oid, "payment_method_id": "card_0000"}).result["status"] == "not_found"
+    assert (
+        env.execute("change_order_payment", {"order_id": oid, "payment_method_id": "card_0000"}).result["status"] == "not_found"
+    )
 
 
 def test_change_order_items_swaps_and_charges_the_difference(env):
     oid, old, new = swap(env, "pending", "v2.price > oi.price")
     method = method_of(env, oid)
-    paid, price = (scalar(env, "SELECT price FROM order_items WHERE variant_id = ? AND order_id = ?", old, oid),
-                   scalar(env, "SELECT price FROM variants WHERE id = ?", new))
-    data = env.execute("change_order_items", {"order_id": oid, "item_ids": [old], "new_item_ids": [new],
-                                              "payment_method_id": method}).result["data"]
+    paid, price = (
+        scalar(env, "SELECT price FROM order_items WHERE variant_id = ? AND order_id = ?", old, oid),
+        scalar(env, "SELECT price FROM variants WHERE id = ?", new),
+    )
+    data = env.execute(
+        "change_order_items", {"order_id": oid, "item_ids": [old], "new_item_ids": [new], "payment_method_id": method}
+    ).result["data"]
     assert new in {i["item_id"] for i in data["items"]} and old not in {i["item_id"] for i in data["items"]}
     assert data["items_modified"] is True
     assert data["payments"][-1] == {"kind": "payment", "payment_method_id": method, "amount": round(price - paid, 2)}
@@ -256,11 +293,18 @@ def test_change_order_items_swaps_and_charges_the_difference(env):
 def test_replacement_items_must_be_real_in_stock_options_of_the_same_product(env):
     oid, old, new = swap(env, "pending")
     method = method_of(env, oid)
-    other_product = scalar(env, "SELECT id FROM variants WHERE available = 1 AND product_id !="
-                                " (SELECT product_id FROM variants WHERE id = ?)", old)
-    out_of_stock = scalar(env, "SELECT id FROM variants WHERE available = 0 AND id != ?"
-                               " AND product_id = (SELECT product_id FROM variants WHERE id = ?)", old, old)
-    not_in_order = scalar(env, "SELECT id FROM variants WHERE id NOT IN (SELECT variant_id FROM order_items WHERE order_id = ?)", oid)
+    other_product = scalar(
+        env, "SELECT id FROM variants WHERE available = 1 AND product_id != (SELECT product_id FROM variants WHERE id = ?)", old
+    )
+    out_of_stock = scalar(
+        env,
+        "SELECT id FROM variants WHERE available = 0 AND id != ? AND product_id = (SELECT product_id FROM variants WHERE id = ?)",
+        old,
+        old,
+    )
+    not_in_order = scalar(
+        env, "SELECT id FROM variants WHERE id NOT IN (SELECT variant_id FROM order_items WHERE order_id = ?)", oid
+    )
     cases = {
         "different_product": ([old], [other_product]),
         "item_not_in_order": ([not_in_order], [new]),
@@ -269,11 +313,13 @@ def test_replacement_items_must_be_real_in_stock_options_of_the_same_product(env
     if out_of_stock:
         cases["item_unavailable"] = ([old], [out_of_stock])
     for expected, (items, new_items) in cases.items():
-        result = env.execute("change_order_items", {"order_id": oid, "item_ids": items, "new_item_ids": new_items,
-                                                    "payment_method_id": method}).result
+        result = env.execute(
+            "change_order_items", {"order_id": oid, "item_ids": items, "new_item_ids": new_items, "payment_method_id": method}
+        ).result
         assert result["status"] == "error" and result["error"]["type"] == expected, expected
-    missing = env.execute("change_order_items", {"order_id": oid, "item_ids": [old], "new_item_ids": ["V-00000"],
-                                                 "payment_method_id": method}).result
+    missing = env.execute(
+        "change_order_items", {"order_id": oid, "item_ids": [old], "new_item_ids": ["V-00000"], "payment_method_id": method}
+    ).result
     assert missing["status"] == "not_found"
 
 
@@ -297,8 +343,9 @@ def test_return_items_refunds_what_was_paid(env):
 
 def test_exchange_items_records_the_new_item(env):
     oid, old, new = swap(env, "delivered")
-    data = env.execute("exchange_items", {"order_id": oid, "item_ids": [old], "new_item_ids": [new],
-                                          "payment_method_id": method_of(env, oid)}).result["data"]
+    data = env.execute(
+        "exchange_items", {"order_id": oid, "item_ids": [old], "new_item_ids": [new], "payment_method_id": method_of(env, oid)}
+    ).result["data"]
     assert data["status"] == "exchange requested"
     assert next(i for i in data["items"] if i["item_id"] == old)["exchange_for"] == new
 
@@ -306,8 +353,10 @@ def test_exchange_items_records_the_new_item(env):
 def test_a_failed_write_changes_nothing(env):
     oid, old, new = swap(env, "delivered")
     before = env.db.execute("SELECT COUNT(*) FROM _passhat_changes").fetchone()[0]
-    result = env.execute("exchange_items", {"order_id": oid, "item_ids": [old, "V-00000"], "new_item_ids": [new, new],
-                                            "payment_method_id": method_of(env, oid)}).result
+    result = env.execute(
+        "exchange_items",
+        {"order_id": oid, "item_ids": [old, "V-00000"], "new_item_ids": [new, new], "payment_method_id": method_of(env, oid)},
+    ).result
     assert result["status"] == "error"
     assert env.db.execute("SELECT COUNT(*) FROM _passhat_changes").fetchone()[0] == before
 
@@ -320,14 +369,17 @@ def test_transfer_to_human_records_a_handoff(env):
     assert [tuple(r) for r in env.db.execute("SELECT customer_id, summary FROM handoffs")] == [(cid, "parcel arrived damaged")]
 
 
-@pytest.mark.parametrize("name, args", [
-    ("get_order", {}),
-    ("get_order", {"order_id": 12}),
-    ("get_order", {"order_id": "#R1234567", "extra": 1}),
-    ("return_items", {"order_id": "#R1234567", "item_ids": "V-12345", "payment_method_id": "card_1234"}),
-    ("get_order", ["#R1234567"]),
-    ("delete_everything", {}),
-])
+@pytest.mark.parametrize(
+    "name, args",
+    [
+        ("get_order", {}),
+        ("get_order", {"order_id": 12}),
+        ("get_order", {"order_id": "#R1234567", "extra": 1}),
+        ("return_items", {"order_id": "#R1234567", "item_ids": "V-12345", "payment_method_id": "card_1234"}),
+        ("get_order", ["#R1234567"]),
+        ("delete_everything", {}),
+    ],
+)
 def test_invalid_calls_are_error_results(env, name, args):
     result = env.execute(name, args).result
     assert result["status"] == "error" and result["error"]["type"] in {"invalid_arguments", "unknown_tool"}
@@ -345,8 +397,12 @@ def test_authenticate_first_covers_every_write_including_the_transfer(env):
 
 
 def test_one_customer(env):
-    first, second = [r[0] for r in env.db.execute(
-        "SELECT customer_id FROM orders WHERE status = 'pending' GROUP BY customer_id ORDER BY customer_id LIMIT 2")]
+    first, second = [
+        r[0]
+        for r in env.db.execute(
+            "SELECT customer_id FROM orders WHERE status = 'pending' GROUP BY customer_id ORDER BY customer_id LIMIT 2"
+        )
+    ]
     login(env, first)
     login(env, second)
     theirs = scalar(env, "SELECT id FROM orders WHERE customer_id = ? AND status = 'pending'", second)
@@ -355,11 +411,14 @@ def test_one_customer(env):
     assert rule_ids(env.execute("change_order_address", {"order_id": mine, **ADDRESS})) == set()
 
 
-@pytest.mark.parametrize("status, reason, broken", [
-    ("delivered", "ordered by mistake", {"cancel-pending-only"}),
-    ("pending", "found it cheaper", {"cancel-reason"}),
-    ("pending", "ordered by mistake", set()),
-])
+@pytest.mark.parametrize(
+    "status, reason, broken",
+    [
+        ("delivered", "ordered by mistake", {"cancel-pending-only"}),
+        ("pending", "found it cheaper", {"cancel-reason"}),
+        ("pending", "ordered by mistake", set()),
+    ],
+)
 def test_cancel_rules(env, status, reason, broken):
     assert rule_ids(env.execute("cancel_order", {"order_id": order_of(env, status), "reason": reason})) == broken
 
@@ -380,7 +439,9 @@ def test_items_modified_once(env):
 def test_return_needs_a_delivered_order(env):
     pending = order_of(env, "pending")
     item = scalar(env, "SELECT variant_id FROM order_items WHERE order_id = ?", pending)
-    returned = env.execute("return_items", {"order_id": pending, "item_ids": [item], "payment_method_id": method_of(env, pending)})
+    returned = env.execute(
+        "return_items", {"order_id": pending, "item_ids": [item], "payment_method_id": method_of(env, pending)}
+    )
     assert rule_ids(returned) == {"return-delivered-only"}
 
 
@@ -388,7 +449,9 @@ def test_exchange_needs_a_delivered_order_and_happens_once(env):
     oid, old, new = swap(env, "delivered")
     args = {"order_id": oid, "item_ids": [old], "new_item_ids": [new], "payment_method_id": method_of(env, oid)}
     assert rule_ids(env.execute("exchange_items", args)) == set()
-    others = [r[0] for r in env.db.execute("SELECT variant_id FROM order_items WHERE order_id = ? AND status = 'ordered'", (oid,))]
+    others = [
+        r[0] for r in env.db.execute("SELECT variant_id FROM order_items WHERE order_id = ? AND status = 'ordered'", (oid,))
+    ]
     if others:  # a second exchange on the same order: the order is no longer delivered
         again = {**args, "item_ids": others[:1], "new_item_ids": [new]}
         assert "exchange-delivered-only" in rule_ids(env.execute("exchange_items", again))
@@ -406,27 +469,49 @@ def test_refund_destination(env, destination, broken):
     has = lambda where: f"EXISTS (SELECT 1 FROM payment_methods m WHERE m.customer_id = o.customer_id AND {where})"  # noqa: E731
     oid = order_of(env, "delivered", f"{has(DESTINATIONS['other'])} AND {has(DESTINATIONS['gift'])}")
     item = scalar(env, "SELECT variant_id FROM order_items WHERE order_id = ?", oid)
-    method = scalar(env, f"SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
-                         f" WHERE o.id = ? AND {DESTINATIONS[destination]}", oid)
+    method = scalar(
+        env,
+        f"SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
+        f" WHERE o.id = ? AND {DESTINATIONS[destination]}",
+        oid,
+    )
     assert rule_ids(env.execute("return_items", {"order_id": oid, "item_ids": [item], "payment_method_id": method})) == broken
 
 
 def test_a_cheaper_exchange_refunds_like_a_return(env):
-    oid, old, new = swap(env, "delivered", "v2.price < oi.price AND EXISTS (SELECT 1 FROM payment_methods m"
-                                           " WHERE m.customer_id = o.customer_id AND m.kind != 'gift_card' AND m.id != o.payment_method_id)")
-    other = scalar(env, f"SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
-                        f" WHERE o.id = ? AND {DESTINATIONS['other']}", oid)
+    oid, old, new = swap(
+        env,
+        "delivered",
+        "v2.price < oi.price AND EXISTS (SELECT 1 FROM payment_methods m"
+        " WHERE m.customer_id = o.customer_id AND m.kind != 'gift_card' AND m.id != o.payment_method_id)",
+    )
+    other = scalar(
+        env,
+        f"SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
+        f" WHERE o.id = ? AND {DESTINATIONS['other']}",
+        oid,
+    )
     args = {"order_id": oid, "item_ids": [old], "new_item_ids": [new], "payment_method_id": other}
     assert rule_ids(env.execute("exchange_items", args)) == {"refund-destination"}
 
 
 def test_payment_change_different(env):
-    oid = order_of(env, "pending", "(SELECT COUNT(*) FROM payment_methods m WHERE m.customer_id = o.customer_id"
-                                   " AND m.kind != 'gift_card') >= 2")
+    oid = order_of(
+        env,
+        "pending",
+        "(SELECT COUNT(*) FROM payment_methods m WHERE m.customer_id = o.customer_id AND m.kind != 'gift_card') >= 2",
+    )
     current = method_of(env, oid)
-    other = scalar(env, "SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
-                        " WHERE o.id = ? AND m.kind != 'gift_card' AND m.id != ?", oid, current)
-    assert rule_ids(env.execute("change_order_payment", {"order_id": oid, "payment_method_id": current})) == {"payment-change-different"}
+    other = scalar(
+        env,
+        "SELECT m.id FROM payment_methods m JOIN orders o ON o.customer_id = m.customer_id"
+        " WHERE o.id = ? AND m.kind != 'gift_card' AND m.id != ?",
+        oid,
+        current,
+    )
+    assert rule_ids(env.execute("change_order_payment", {"order_id": oid, "payment_method_id": current})) == {
+        "payment-change-different"
+    }
     assert rule_ids(env.execute("change_order_payment", {"order_id": oid, "payment_method_id": other})) == set()
 
 
@@ -435,7 +520,10 @@ def test_rules_stay_silent_about_missing_entities(env):
     for name, args in [
         ("cancel_order", {"order_id": "#R0000000", "reason": "ordered by mistake"}),
         ("return_items", {"order_id": "#R0000000", "item_ids": ["V-00000"], "payment_method_id": "gift_0000"}),
-        ("exchange_items", {"order_id": "#R0000000", "item_ids": ["V-00000"], "new_item_ids": ["V-00001"], "payment_method_id": "x"}),
+        (
+            "exchange_items",
+            {"order_id": "#R0000000", "item_ids": ["V-00000"], "new_item_ids": ["V-00001"], "payment_method_id": "x"},
+        ),
         ("transfer_to_human", {"customer_id": "C-000000", "summary": "x"}),
     ]:
         execution = env.execute(name, args)
@@ -451,7 +539,9 @@ def test_describe_action_names_ids_items_and_amounts(env):
     price = scalar(env, "SELECT price FROM order_items WHERE order_id = ? AND variant_id = ?", oid, item)
     name = scalar(env, "SELECT p.name FROM variants v JOIN products p ON p.id = v.product_id WHERE v.id = ?", item)
     method = method_of(env, oid)
-    text = DOMAIN.describe_action(env.db, Action(tool="return_items", args={"order_id": oid, "item_ids": [item], "payment_method_id": method}))
+    text = DOMAIN.describe_action(
+        env.db, Action(tool="return_items", args={"order_id": oid, "item_ids": [item], "payment_method_id": method})
+    )
     assert all(s in text for s in (oid, f"{item} ({name}, ", f"${price:.2f}", method, "return"))
     ids = set(re.findall(DOMAIN.id_pattern, text))
     assert {oid, item, method} <= ids
@@ -482,7 +572,9 @@ def test_authenticate_reads_email_or_name_and_zip():
     by_email = DOMAIN.authenticate(who, "Hi, it's Wren.Hunt9@Example.com, thanks.")
     assert by_email == Action(tool="find_customer_by_email", args={"email": "Wren.Hunt9@Example.com"})
     by_name = DOMAIN.authenticate(who, "I'm wren delacroix-hunt, about V-12345 in #R1234567; zip 05607.")
-    assert by_name == Action(tool="find_customer_by_name_zip", args={"first_name": "Wren", "last_name": "Delacroix-Hunt", "zip": "05607"})
+    assert by_name == Action(
+        tool="find_customer_by_name_zip", args={"first_name": "Wren", "last_name": "Delacroix-Hunt", "zip": "05607"}
+    )
     assert DOMAIN.authenticate(who, "I'm Wren, zip 05607") is None
     assert DOMAIN.authenticate(who, "Wren Delacroix-Hunt here, item V-12345") is None
 
@@ -490,16 +582,21 @@ def test_authenticate_reads_email_or_name_and_zip():
 def test_lookups_and_near_misses(env):
     oid, old, new = swap(env, "delivered")
     product = scalar(env, "SELECT product_id FROM variants WHERE id = ?", new)
-    action = Action(tool="exchange_items", args={"order_id": oid, "item_ids": [old], "new_item_ids": [new],
-                                                 "payment_method_id": method_of(env, oid)})
-    assert DOMAIN.lookups(env.db, action) == [Action(tool="get_order", args={"order_id": oid}),
-                                              Action(tool="get_product", args={"product_id": product})]
+    action = Action(
+        tool="exchange_items",
+        args={"order_id": oid, "item_ids": [old], "new_item_ids": [new], "payment_method_id": method_of(env, oid)},
+    )
+    assert DOMAIN.lookups(env.db, action) == [
+        Action(tool="get_order", args={"order_id": oid}),
+        Action(tool="get_product", args={"product_id": product}),
+    ]
     for label, miss in DOMAIN.near_misses(env.db, action):
         assert miss != action and miss.tool == action.tool
         if label == "wrong_order":
             assert miss.args["order_id"] != oid
-            assert scalar(env, "SELECT customer_id FROM orders WHERE id = ?", miss.args["order_id"]) == \
-                scalar(env, "SELECT customer_id FROM orders WHERE id = ?", oid)
+            assert scalar(env, "SELECT customer_id FROM orders WHERE id = ?", miss.args["order_id"]) == scalar(
+                env, "SELECT customer_id FROM orders WHERE id = ?", oid
+            )
         else:
             assert label == "wrong_item" and miss.args["item_ids"] != [old]
             assert scalar(env, "SELECT 1 FROM order_items WHERE order_id = ? AND variant_id = ?", oid, miss.args["item_ids"][0])

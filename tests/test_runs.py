@@ -19,7 +19,9 @@ PASSHAT = str(Path(sys.executable).parent / "passhat")
 
 
 def run_store(tmp_path: Path, name: str, concurrency: int = 4, **config) -> list:
-    cfg = RunConfig(**{"personas": ["baseline", "incoherent"], "tasks": ["retail-001", "retail-003", "retail-010"], "trials": 3, **config})
+    cfg = RunConfig(
+        **{"personas": ["baseline", "incoherent"], "tasks": ["retail-001", "retail-003", "retail-010"], "trials": 3, **config}
+    )
     with ResultStore.create(tmp_path / name, name, cfg.model_dump()) as store:
         asyncio.run(execute(cfg, store, concurrency))
         return store.trials()
@@ -58,7 +60,9 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     with ResultStore.open(tmp_path / "whole") as store:
         whole = store.trials()
 
-    child = subprocess.Popen([PASSHAT, "run", *common, "--run-id", "killed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(
+        [PASSHAT, "run", *common, "--run-id", "killed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     db = tmp_path / "killed" / "results.sqlite"
     deadline = time.monotonic() + 120
     while _count(db) < len(whole) // 3 and time.monotonic() < deadline and child.poll() is None:
@@ -78,7 +82,9 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
 
 def test_ctrl_c_stops_cleanly_with_exit_130_and_the_run_resumes(tmp_path):
     common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "2"]
-    child = subprocess.Popen([PASSHAT, "run", *common, "--run-id", "int"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [PASSHAT, "run", *common, "--run-id", "int"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     db = tmp_path / "int" / "results.sqlite"
     deadline = time.monotonic() + 120
     while _count(db) < 20 and time.monotonic() < deadline and child.poll() is None:

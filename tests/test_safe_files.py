@@ -201,9 +201,14 @@ def test_nesting_up_to_the_bound_loads_and_one_level_more_is_refused(tmp_path: P
         load_toml(toml, "nest.toml")
 
 
-@pytest.mark.parametrize("text, value", [
-    ("9" * 100, int("9" * 100)), ("-" + "9" * 100, -int("9" * 100)), ("0x" + "f" * 83, int("f" * 83, 16)),
-])
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("9" * 100, int("9" * 100)),
+        ("-" + "9" * 100, -int("9" * 100)),
+        ("0x" + "f" * 83, int("f" * 83, 16)),
+    ],
+)
 def test_integers_of_up_to_100_digits_load(tmp_path: Path, text: str, value: int) -> None:
     (tmp_path / "n.yaml").write_text(f"n: {text}\n")
     (tmp_path / "n.toml").write_text(f"n = {text}\n")
@@ -244,17 +249,20 @@ def test_a_long_list_is_refused_without_reading_it_all(tmp_path: Path) -> None:
         load_yaml(path, "long.yaml")
 
 
-@pytest.mark.parametrize("text, said", [
-    ("a: &x [1, *x]\n", "alias inside the value it refers to"),
-    ("base: &b {timeout: 0.1}\nplan:\n  <<: *b\n", "merge key"),
-    ("a: 1\nb: 2\na: 3\n", "gives the key 'a' twice (line 3)"),
-    ("a: {x: 1, x: 1}\n", "gives the key 'x' twice"),
-    ("a: 2001-13-45\n", "not a valid !!timestamp (line 1)"),
-    ("a: !!int\n", "not a valid !!int"),
-    ("? [1]\n: 2\n", "not valid YAML"),
-    ("a: *nowhere\n", "not valid YAML: found undefined alias"),
-    ("a: 'x\x00'\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("a: &x [1, *x]\n", "alias inside the value it refers to"),
+        ("base: &b {timeout: 0.1}\nplan:\n  <<: *b\n", "merge key"),
+        ("a: 1\nb: 2\na: 3\n", "gives the key 'a' twice (line 3)"),
+        ("a: {x: 1, x: 1}\n", "gives the key 'x' twice"),
+        ("a: 2001-13-45\n", "not a valid !!timestamp (line 1)"),
+        ("a: !!int\n", "not a valid !!int"),
+        ("? [1]\n: 2\n", "not valid YAML"),
+        ("a: *nowhere\n", "not valid YAML: found undefined alias"),
+        ("a: 'x\x00'\n", "not valid YAML"),
+    ],
+)
 def test_yaml_that_is_ambiguous_or_unbuildable_is_refused(tmp_path: Path, text: str, said: str) -> None:
     path = tmp_path / "odd.yaml"
     path.write_text(text)
@@ -280,21 +288,27 @@ def test_a_missing_file_and_an_unreadable_path_are_named(tmp_path: Path) -> None
 # -- messages do not grow with the input -----------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind, text", [
-    ("plan", "x" * 500_000 + ": 0.1\n"),
-    ("plan", "timeout: '" + "x" * 500_000 + "'\n"),
-    ("plan", "\n".join(f"class{i}: 0.1" for i in range(10_000)) + "\n"),
-    ("plan", "timeout: *" + "a" * 500_000 + "\n"),
-    ("config", "x" * 500_000 + " = 1\n"),
-    ("config", '[prices."' + "m" * 500_000 + '"]\ninput = "free"\n'),
-    ("task", with_value("task", "1") + "x" * 500_000 + ": 1\n"),
-    ("task", VALID["task"].replace("tags:\n- writes:1\n", "tags: [" + ",".join(["1"] * 10_000) + "]\n", 1)),
-])
+@pytest.mark.parametrize(
+    "kind, text",
+    [
+        ("plan", "x" * 500_000 + ": 0.1\n"),
+        ("plan", "timeout: '" + "x" * 500_000 + "'\n"),
+        ("plan", "\n".join(f"class{i}: 0.1" for i in range(10_000)) + "\n"),
+        ("plan", "timeout: *" + "a" * 500_000 + "\n"),
+        ("config", "x" * 500_000 + " = 1\n"),
+        ("config", '[prices."' + "m" * 500_000 + '"]\ninput = "free"\n'),
+        ("task", with_value("task", "1") + "x" * 500_000 + ": 1\n"),
+        ("task", VALID["task"].replace("tags:\n- writes:1\n", "tags: [" + ",".join(["1"] * 10_000) + "]\n", 1)),
+    ],
+)
 def test_a_message_quotes_only_a_few_dozen_characters_of_the_file(tmp_path: Path, kind: Kind, text: str) -> None:
     path = tmp_path / ("eval.toml" if kind == "config" else f"{kind}.yaml")
     path.write_text(text)
-    load = {"task": lambda: load_task_files(tmp_path), "plan": lambda: parse_faults(str(path)),
-            "config": lambda: load_config_file(path, run_command.params)}[kind]
+    load = {
+        "task": lambda: load_task_files(tmp_path),
+        "plan": lambda: parse_faults(str(path)),
+        "config": lambda: load_config_file(path, run_command.params),
+    }[kind]
     message, _ = refusal(load)
     one_paragraph(message)
 
@@ -325,10 +339,45 @@ def test_check_names_the_task_and_the_tool_a_ground_truth_lacks() -> None:
 
 SYNTAX = "[]{}:,-&*!|>'\"#?<=.\n\t 019aex_+"
 PIECES = [  # YAML's and TOML's less travelled constructs
-    "!!binary /w==", "!!set {a}", "!!omap [a: 1]", "!!pairs [a: 1]", "!!timestamp ", "!!float ", "!!int ", "!!str ",
-    "!!python/object:os.system ", "%YAML 1.1\n", "---\n", "...\n", "<<: ", "? ", "- ", ": ", "&a ", "*a", "1:2:3",
-    "0o17", "0x_1", "2001-02-30", "2001-01-01 01:01:01 +99:00", "1e400", ".nan", "inf", "nan", "true", "[a]", "{a: b}",
-    '"\\ud800"', "'''", '"""', " = ", "[[x]]\n", "[x.y]\n", "x.y = 1\n", "1979-05-27T07:32:00Z", "\n  ",
+    "!!binary /w==",
+    "!!set {a}",
+    "!!omap [a: 1]",
+    "!!pairs [a: 1]",
+    "!!timestamp ",
+    "!!float ",
+    "!!int ",
+    "!!str ",
+    "!!python/object:os.system ",
+    "%YAML 1.1\n",
+    "---\n",
+    "...\n",
+    "<<: ",
+    "? ",
+    "- ",
+    ": ",
+    "&a ",
+    "*a",
+    "1:2:3",
+    "0o17",
+    "0x_1",
+    "2001-02-30",
+    "2001-01-01 01:01:01 +99:00",
+    "1e400",
+    ".nan",
+    "inf",
+    "nan",
+    "true",
+    "[a]",
+    "{a: b}",
+    '"\\ud800"',
+    "'''",
+    '"""',
+    " = ",
+    "[[x]]\n",
+    "[x.y]\n",
+    "x.y = 1\n",
+    "1979-05-27T07:32:00Z",
+    "\n  ",
 ]
 FILE_TEXT = st.one_of(
     st.binary(max_size=300),
@@ -357,5 +406,10 @@ def test_fuzzed_files_load_or_are_refused_as_user_errors(fuzz_dir: Path, data: b
     folder.mkdir(exist_ok=True)
     path = folder / ("eval.toml" if kind == "config" else "fuzzed.yaml")
     path.write_bytes((VALID[kind].encode() if prefix else b"") + data)
-    loads_or_refuses({"task": lambda: load_task_files(folder), "plan": lambda: parse_faults(str(path)),
-                      "config": lambda: load_config_file(path, run_command.params)}[kind])
+    loads_or_refuses(
+        {
+            "task": lambda: load_task_files(folder),
+            "plan": lambda: parse_faults(str(path)),
+            "config": lambda: load_config_file(path, run_command.params),
+        }[kind]
+    )

@@ -24,9 +24,7 @@ from passhat.store.results import SCHEMA_VERSION
 CONFIG = {"domain": "retail", "personas": ["calm", "angry"], "trials": 8, "seed": 7, "nested": {"k": [1, 2]}}
 
 
-def judged(
-    task: str = "t1", persona: str = "calm", trial: int = 0, reward: int = 1, signature: str | None = None
-) -> TrialRecord:
+def judged(task: str = "t1", persona: str = "calm", trial: int = 0, reward: int = 1, signature: str | None = None) -> TrialRecord:
     return TrialRecord(
         task, persona, trial, seed=1000 + trial, reward=reward, signature=signature, infra_error=None,
         events=[{"kind": "message", "role": "user", "text": "héllo"}, {"kind": "tool", "args": {"id": 3}}],
@@ -175,8 +173,11 @@ def test_create_under_a_file_is_a_user_error_naming_the_path(tmp_path: Path) -> 
 
 @pytest.mark.parametrize(
     "sql, words",
-    [("UPDATE run SET config = '[1, 2]'", "not a JSON object"), ("UPDATE run SET config = '{oops'", "not valid JSON"),
-     ("DELETE FROM run", "no run row")],
+    [
+        ("UPDATE run SET config = '[1, 2]'", "not a JSON object"),
+        ("UPDATE run SET config = '{oops'", "not valid JSON"),
+        ("DELETE FROM run", "no run row"),
+    ],
 )
 def test_a_store_edited_by_hand_is_a_user_error_naming_the_file(tmp_path: Path, sql: str, words: str) -> None:
     with ResultStore.create(tmp_path, "r1", CONFIG) as store:
@@ -292,7 +293,9 @@ HOLDER = textwrap.dedent(
 
 def test_the_lock_of_a_killed_writer_is_released_with_its_process(tmp_path: Path) -> None:
     ResultStore.create(tmp_path, "r1", CONFIG).close()
-    with subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as child:
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    ) as child:
         assert child.stdout is not None and child.stdout.readline() == "holding\n"
         with pytest.raises(UserError, match=f"pid {child.pid}"):
             ResultStore.resume(tmp_path)
@@ -324,7 +327,9 @@ def test_a_store_a_kill_left_holding_nothing_is_no_run_and_its_id_is_reused(tmp_
     with pytest.raises(UserError, match="killed while its store was being created .* reuses the id"):
         ResultStore.resume(tmp_path / "r1")
     with ResultStore.create(tmp_path / "r1", "r1", CONFIG) as store:
-        note = f"run id 'r1': its store {tmp_path / 'r1' / STORE_FILE} held nothing (a run killed while creating it); created afresh"
+        note = (
+            f"run id 'r1': its store {tmp_path / 'r1' / STORE_FILE} held nothing (a run killed while creating it); created afresh"
+        )
         assert store.notes == [note]
         store.record(judged())
     with ResultStore.open(tmp_path / "r1") as store:

@@ -56,9 +56,19 @@ def test_every_case_of_every_task_holds(results):
 def test_the_perturbation_family_is_really_exercised(results):
     """Guards against a check that holds only because its near misses were never tried."""
     applied = Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
-    for signature in ("wrong_entity_write", "wrong_arguments", "extra_write", "partial_resolution", "no_write",
-                      "unconfirmed_write", "policy_violation", "missing_output", "duplicate_write",
-                      "privacy_violation", "policy_disclosure"):
+    for signature in (
+        "wrong_entity_write",
+        "wrong_arguments",
+        "extra_write",
+        "partial_resolution",
+        "no_write",
+        "unconfirmed_write",
+        "policy_violation",
+        "missing_output",
+        "duplicate_write",
+        "privacy_violation",
+        "policy_disclosure",
+    ):
         assert applied[signature] >= 3, signature
     assert applied[None] == 2 * len(results)  # ground truth, strict and tau
 
@@ -115,13 +125,24 @@ def set_action_arg(arg: str, value: str):
     return lambda raw: raw["goals"][0]["actions"][0]["args"].update({arg: value})
 
 
-@pytest.mark.parametrize("task_id,change,named", [
-    ("retail-037", set_fact("333.20"), "goals[0].tell[0]"),  # a total off by a dollar
-    ("retail-038", lambda raw: raw["goals"][0]["tell"][1].update({"is": "delivered"}), "goals[0].tell[1]"),  # a pending order
-    ("retail-001", set_action_arg("reason", "ordered by mistake"), "goals[0].actions[0].args.reason"),  # not what the customer says
-    ("retail-003", set_action_arg("address1", "2212 Saltmarsh Lane"), "goals[0].actions[0].args.address1"),  # a street never said
-    ("retail-013", set_action_arg("payment_method_id", "card_4114"), "goals[0].actions[0].args.payment_method_id"),
-])
+@pytest.mark.parametrize(
+    "task_id,change,named",
+    [
+        ("retail-037", set_fact("333.20"), "goals[0].tell[0]"),  # a total off by a dollar
+        ("retail-038", lambda raw: raw["goals"][0]["tell"][1].update({"is": "delivered"}), "goals[0].tell[1]"),  # a pending order
+        (
+            "retail-001",
+            set_action_arg("reason", "ordered by mistake"),
+            "goals[0].actions[0].args.reason",
+        ),  # not what the customer says
+        (
+            "retail-003",
+            set_action_arg("address1", "2212 Saltmarsh Lane"),
+            "goals[0].actions[0].args.address1",
+        ),  # a street never said
+        ("retail-013", set_action_arg("payment_method_id", "card_4114"), "goals[0].actions[0].args.payment_method_id"),
+    ],
+)
 def test_check_refuses_a_task_whose_facts_or_ground_truth_disagree_with_the_backend_or_the_customer(task_id, change, named):
     with pytest.raises(GroundTruthError, match=re.escape(named)):
         check_task(RETAIL, broken(task_id, change))

@@ -67,14 +67,27 @@ def trial(turns: list[AgentTurn], bounds: TurnBounds | None = None, max_turns: i
         customers.append(Listening(resolve_user("scripted")(*args)))
         return customers[-1]
 
-    out = asyncio.run(run_trial(RETAIL, spec, lambda setup: Scripted(turns), customer, max_turns=max_turns, bounds=bounds or TurnBounds()))
+    out = asyncio.run(
+        run_trial(RETAIL, spec, lambda setup: Scripted(turns), customer, max_turns=max_turns, bounds=bounds or TurnBounds())
+    )
     return out, customers[0]
 
 
 def stored(out: TrialOutput) -> list[dict[str, Any]]:
     """The trial's events as the results store keeps them."""
-    record = TrialRecord(TASK.id, "baseline", 0, 0, out.grade.reward, out.grade.signature, None,
-                         [e.to_dict() for e in out.events], out.grade.to_dict(), 0.0, 1.0)
+    record = TrialRecord(
+        TASK.id,
+        "baseline",
+        0,
+        0,
+        out.grade.reward,
+        out.grade.signature,
+        None,
+        [e.to_dict() for e in out.events],
+        out.grade.to_dict(),
+        0.0,
+        1.0,
+    )
     with tempfile.TemporaryDirectory() as folder, ResultStore.create(Path(folder), "r", {}) as store:
         store.record(record)
         (trial_,) = store.trials()

@@ -25,39 +25,71 @@ from passhat.users.wording import TEMPLATES
 RETAIL = load_domain("retail")
 WORDS = tuple(w for ws in RETAIL.proposal_keywords.values() for w in ws)
 
-SOREN = {"customer_id": "C-101971", "first_name": "Soren", "last_name": "Underhill", "zip": "44105",
-         "email": "soren.underhill399@example.org"}
+SOREN = {
+    "customer_id": "C-101971",
+    "first_name": "Soren",
+    "last_name": "Underhill",
+    "zip": "44105",
+    "email": "soren.underhill399@example.org",
+}
 CANCEL = {
-    "kind": "cancel", "outcome": "done", "order_id": "#R9330383", "reason": "no longer needed",
-    "request": ["I want to cancel my order #R9330383, I no longer need it.", "Please cancel order #R9330383; I don't need it anymore."],
+    "kind": "cancel",
+    "outcome": "done",
+    "order_id": "#R9330383",
+    "reason": "no longer needed",
+    "request": [
+        "I want to cancel my order #R9330383, I no longer need it.",
+        "Please cancel order #R9330383; I don't need it anymore.",
+    ],
     "actions": [{"tool": "cancel_order", "args": {"order_id": "#R9330383", "reason": "no longer needed"}}],
 }
 RETURN = {
-    "kind": "return", "outcome": "done", "order_id": "#R3481002", "payment": "the card I paid with",
-    "request": ["I'd like to return the rain jacket from my order #R3481002.", "Can I send back the black rain jacket from order #R3481002?"],
+    "kind": "return",
+    "outcome": "done",
+    "order_id": "#R3481002",
+    "payment": "the card I paid with",
+    "request": [
+        "I'd like to return the rain jacket from my order #R3481002.",
+        "Can I send back the black rain jacket from order #R3481002?",
+    ],
     "items": [{"item_id": "V-47122", "description": "black rain jacket"}],
-    "actions": [{"tool": "return_items", "args": {"order_id": "#R3481002", "item_ids": ["V-47122"], "payment_method_id": "card_82689"}}],
+    "actions": [
+        {"tool": "return_items", "args": {"order_id": "#R3481002", "item_ids": ["V-47122"], "payment_method_id": "card_82689"}}
+    ],
     "tell": [{"fact": "return_refund", "of": {"order_id": "#R3481002", "item_ids": ["V-47122"]}, "is": "95.99"}],
 }
 REFUSED = {
-    "kind": "cancel", "outcome": "refused", "order_id": "#R3481002", "reason": "no longer needed",
+    "kind": "cancel",
+    "outcome": "refused",
+    "order_id": "#R3481002",
+    "reason": "no longer needed",
     "request": ["Please cancel my order #R3481002."],
     "forbidden": [{"tool": "cancel_order", "args": {"order_id": "#R3481002", "reason": "no longer needed"}}],
     "explanation": "order #R3481002 has already been delivered, and only pending orders can be cancelled.",
 }
 STATUS = {
-    "kind": "info", "outcome": "answered", "order_id": "#R4769982", "knows_order_id": False,
-    "order_hint": "the one with the white standing desk converter", "request": ["What's the status of my desk converter order?"],
+    "kind": "info",
+    "outcome": "answered",
+    "order_id": "#R4769982",
+    "knows_order_id": False,
+    "order_hint": "the one with the white standing desk converter",
+    "request": ["What's the status of my desk converter order?"],
     "lookups": [{"tool": "get_order", "args": {"order_id": "#R4769982"}}],
     "tell": [{"fact": "order_status", "of": {"order_id": "#R4769982"}, "is": "pending"}],
 }
 CANCEL_BOTH = {
-    "kind": "cancel", "outcome": "done", "reason": "ordered by mistake",
+    "kind": "cancel",
+    "outcome": "done",
+    "reason": "ordered by mistake",
     "request": ["I ordered twice by mistake: please cancel both #R9330383 and #R4769982."],
-    "actions": [{"tool": "cancel_order", "args": {"order_id": o, "reason": "ordered by mistake"}} for o in ("#R9330383", "#R4769982")],
+    "actions": [
+        {"tool": "cancel_order", "args": {"order_id": o, "reason": "ordered by mistake"}} for o in ("#R9330383", "#R4769982")
+    ],
 }
 TRANSFER = {
-    "kind": "transfer", "outcome": "transferred", "request": ["I want to speak to a person about a billing dispute."],
+    "kind": "transfer",
+    "outcome": "transferred",
+    "request": ["I want to speak to a person about a billing dispute."],
     "actions": [{"tool": "transfer_to_human", "args": {"customer_id": "C-101971", "summary": "billing dispute"}}],
 }
 
@@ -97,9 +129,7 @@ CANCEL_PROPOSAL = (
     "Thanks, Soren! Before I proceed: you'd like to cancel order #R9330383 because it is no longer needed, and the "
     "full amount goes back to your card. Would you like me to go ahead with the cancellation? (yes/no)"
 )
-RETURN_PROPOSAL = (
-    "I can return the Rain Jacket (V-47122) from order #R3481002 and refund $95.99 to card_82689. Shall I proceed?"
-)
+RETURN_PROPOSAL = "I can return the Rain Jacket (V-47122) from order #R3481002 and refund $95.99 to card_82689. Shall I proceed?"
 
 
 # -- understanding --------------------------------------------------------------------------------
@@ -112,8 +142,11 @@ RETURN_PROPOSAL = (
         ("Let me connect you with one of our specialists who can look into this.", {"handoff"}),
         (CANCEL_PROPOSAL, {"proposal"}),
         (RETURN_PROPOSAL, {"proposal"}),
-        ("Just to confirm, I'll change the shipping address of #R9330383 to 12 Heron Lane, Salem OR 97310. "
-         "Please reply 'yes' to confirm.", {"proposal"}),
+        (
+            "Just to confirm, I'll change the shipping address of #R9330383 to 12 Heron Lane, Salem OR 97310. "
+            "Please reply 'yes' to confirm.",
+            {"proposal"},
+        ),
         ("Your order #R9330383 has been cancelled and $169.33 will be refunded within 5-7 business days.", {"report"}),
         ("All done! I've processed the return for the rain jacket.", {"report"}),
         ("I'm sorry, but I'm unable to cancel that order because it has already been delivered.", {"refusal"}),
@@ -134,16 +167,30 @@ RETURN_PROPOSAL = (
         ("Let me check that for you, one moment.", {"working"}),
         ("Your order #R4769982 is currently pending and should ship within two days.", {"informative"}),
         # LLM-style: lists, summaries, curly quotes, questions that are really proposals or asks
-        ("Here\u2019s a summary:\n- Order: #R9330383\n- Action: Cancel\n- Reason: no longer needed\n\n"
-         "Please confirm (yes/no) if you would like me to proceed.", {"proposal"}),
-        ("Just to make sure I understood: you want to return the rain jacket (V-47122) from order #R3481002 and get "
-         "the refund of $95.99 on card_82689, correct?", {"proposal"}),
-        ("I apologize, but I cannot process a return for #R9330383 since it has not been delivered yet. Would you "
-         "like to cancel it instead?", {"proposal"}),
-        ("Thank you, Soren. I've located your account and order #R9330383. To cancel, I need to know the reason: is it "
-         "'no longer needed' or 'ordered by mistake'?", {"asks:reason"}),
-        ("Would you like the refund to go to your original payment method (card_82689) or to your gift card "
-         "(gift_966263)?", {"asks:payment"}),
+        (
+            "Here\u2019s a summary:\n- Order: #R9330383\n- Action: Cancel\n- Reason: no longer needed\n\n"
+            "Please confirm (yes/no) if you would like me to proceed.",
+            {"proposal"},
+        ),
+        (
+            "Just to make sure I understood: you want to return the rain jacket (V-47122) from order #R3481002 and get "
+            "the refund of $95.99 on card_82689, correct?",
+            {"proposal"},
+        ),
+        (
+            "I apologize, but I cannot process a return for #R9330383 since it has not been delivered yet. Would you "
+            "like to cancel it instead?",
+            {"proposal"},
+        ),
+        (
+            "Thank you, Soren. I've located your account and order #R9330383. To cancel, I need to know the reason: is it "
+            "'no longer needed' or 'ordered by mistake'?",
+            {"asks:reason"},
+        ),
+        (
+            "Would you like the refund to go to your original payment method (card_82689) or to your gift card (gift_966263)?",
+            {"asks:payment"},
+        ),
         ("Great, thank you for confirming! Let me process that for you now.", {"working"}),
         ("Unfortunately, delivered orders can only be returned, not cancelled.", {"refusal"}),
         ("I'm afraid I need your email address first. Could you share it?", {"asks:identity"}),
@@ -153,8 +200,19 @@ RETURN_PROPOSAL = (
 def test_understanding_reads_varied_agent_wording(text: str, expected: set[str]) -> None:
     reading = understand(text, WORDS, RETAIL.id_pattern)
     seen = {f"asks:{s}" for s in reading.asks} | {
-        name for name in ("handoff", "proposal", "report", "refusal", "not_found", "anything_else", "closing", "working",
-                          "informative") if getattr(reading, name)
+        name
+        for name in (
+            "handoff",
+            "proposal",
+            "report",
+            "refusal",
+            "not_found",
+            "anything_else",
+            "closing",
+            "working",
+            "informative",
+        )
+        if getattr(reading, name)
     }
     assert expected <= seen
     assert not ({"proposal", "refusal", "handoff", "closing"} - expected) & seen, seen
@@ -168,7 +226,8 @@ def test_a_detail_question_with_confirm_is_an_ask_not_a_proposal() -> None:
 def test_a_report_and_the_next_proposal_in_one_message_are_both_read() -> None:
     reading = understand(
         "The return of V-47122 has been completed. I can also cancel order #R9330383. Shall I go ahead? Please answer yes or no.",
-        WORDS, RETAIL.id_pattern,
+        WORDS,
+        RETAIL.id_pattern,
     )
     assert reading.report and reading.proposal and reading.ids == ("V-47122", "#R9330383")
 
@@ -211,7 +270,7 @@ def test_gives_up_after_repeated_wrong_proposals() -> None:
 
 
 def test_a_refused_goal_confirms_the_forbidden_call_it_wants() -> None:
-    proposal = "I can cancel order #R3481002 with the reason \"no longer needed\". Shall I go ahead? Please answer yes or no."
+    proposal = 'I can cancel order #R3481002 with the reason "no longer needed". Shall I go ahead? Please answer yes or no.'
     assert is_affirmative(say(opened("refused"), proposal).text)
 
 
@@ -315,9 +374,18 @@ def test_only_yes_templates_are_affirmative_and_every_no_reads_as_a_no() -> None
     for kind, tones in TEMPLATES.items():
         for tone, options in tones.items():
             for template in options:
-                text = template.format(email="a@b.co", first="Ann", last="Lee", zip="12345", order_id="#R1234567",
-                                       hint="the red one", items="the lamp (V-12345)", payment="card_1234",
-                                       address="1 Main St", reason="no longer needed")
+                text = template.format(
+                    email="a@b.co",
+                    first="Ann",
+                    last="Lee",
+                    zip="12345",
+                    order_id="#R1234567",
+                    hint="the red one",
+                    items="the lamp (V-12345)",
+                    payment="card_1234",
+                    address="1 Main St",
+                    reason="no longer needed",
+                )
                 assert is_affirmative(text) == (kind == "yes"), (kind, tone, text)
                 if kind == "no":
                     assert text.lower().startswith("no"), text
@@ -325,8 +393,15 @@ def test_only_yes_templates_are_affirmative_and_every_no_reads_as_a_no() -> None
 
 def _dialogue(seed: int, persona: str = "baseline") -> list[str]:
     user = customer("return-then-cancel", persona, seed)
-    script = [None, "Could you give me your email address?", "Which items do you mean?", RETURN_PROPOSAL,
-              "The return has been completed. Anything else?", CANCEL_PROPOSAL, "Order #R9330383 is cancelled. Anything else?"]
+    script = [
+        None,
+        "Could you give me your email address?",
+        "Which items do you mean?",
+        RETURN_PROPOSAL,
+        "The return has been completed. Anything else?",
+        CANCEL_PROPOSAL,
+        "Order #R9330383 is cancelled. Anything else?",
+    ]
     return [say(user, text).text for text in script]
 
 
@@ -349,7 +424,7 @@ def test_resolve_user() -> None:
 
 
 def test_an_information_goal_is_settled_only_by_an_answer():
-    """"Your identity is verified" answers nothing; a status (even a wrong one: the customer cannot know) does."""
+    """ "Your identity is verified" answers nothing; a status (even a wrong one: the customer cannot know) does."""
     user = opened("status-by-name")
     waiting = say(user, "Thank you, your identity is verified.")
     assert waiting.stop is None and "desk converter" in waiting.text

@@ -6,12 +6,26 @@ things its own way passes. Every trial runs through the real orchestrator, custo
 from __future__ import annotations
 
 import pytest
-
 from adversaries import (
-    RETAIL, AsksThenWaits, DisclosesAnotherCustomer, DumpsData, FlipsSign, HandsOffWithJunk, NegatesFacts,
-    ProposesSomethingElse, ProposesWrongly, RecitesNumbers, RecitesPolicy, RewritesTheAddressAsItIs, SaysFactsItsOwnWay,
-    SaysYesToEverything, WritesTwice, agent, play,
+    RETAIL,
+    AsksThenWaits,
+    DisclosesAnotherCustomer,
+    DumpsData,
+    FlipsSign,
+    HandsOffWithJunk,
+    NegatesFacts,
+    ProposesSomethingElse,
+    ProposesWrongly,
+    RecitesNumbers,
+    RecitesPolicy,
+    RewritesTheAddressAsItIs,
+    SaysFactsItsOwnWay,
+    SaysYesToEverything,
+    WritesTwice,
+    agent,
+    play,
 )
+
 from passhat.users.personas import PERSONAS
 
 TASKS = RETAIL.tasks
@@ -90,8 +104,12 @@ WRONG_DETAILS = {
     "wrong street": ("retail-003", lambda d: d.replace("2210 Saltmarsh Lane", "2210 Saltmarsh Road")),
     "wrong city": ("retail-003", lambda d: d.replace("Harrowgate", "Hartford")),
     "wrong card in words": ("retail-013", lambda d: d.replace("card_510854", "your Visa ending in 7454")),
-    "wrong new item in words": ("retail-013", lambda d: d.replace(
-        "V-18451 (Bookshelf Speakers, finish: walnut, connection: bluetooth)", "the black Bluetooth Bookshelf Speakers")),
+    "wrong new item in words": (
+        "retail-013",
+        lambda d: d.replace(
+            "V-18451 (Bookshelf Speakers, finish: walnut, connection: bluetooth)", "the black Bluetooth Bookshelf Speakers"
+        ),
+    ),
     "wrong amount": ("retail-001", lambda d: d + ", a refund of $999.99"),
     "a refund as a charge": ("retail-039", None),
 }
@@ -101,8 +119,9 @@ WRONG_DETAILS = {
 @pytest.mark.parametrize("yes_man", [False, True], ids=["scripted customer", "a customer who says yes to anything"])
 def test_a_proposal_with_a_wrong_detail_confirms_nothing(label, yes_man):
     task_id, change = WRONG_DETAILS[label]
-    out = play(TASKS[task_id], agent(ProposesWrongly, change=staticmethod(change)),
-               make_user=SaysYesToEverything if yes_man else None)
+    out = play(
+        TASKS[task_id], agent(ProposesWrongly, change=staticmethod(change)), make_user=SaysYesToEverything if yes_man else None
+    )
     if not yes_man:
         assert first_reply_after(out, "Shall I go ahead").lower().startswith("no")
     assert (out.grade.reward, out.grade.signature) == (0, "unconfirmed_write")
@@ -171,8 +190,19 @@ def test_the_html_transcript_marks_where_each_fact_was_told_and_why_another_was_
     from passhat.store.results import TrialRecord
 
     def record(out):
-        return TrialRecord("retail-038", "baseline", 0, 1, out.grade.reward, out.grade.signature, None,
-                           [e.to_dict() for e in out.events], out.grade.to_dict(), 0.0, 1.0)
+        return TrialRecord(
+            "retail-038",
+            "baseline",
+            0,
+            1,
+            out.grade.reward,
+            out.grade.signature,
+            None,
+            [e.to_dict() for e in out.events],
+            out.grade.to_dict(),
+            0.0,
+            1.0,
+        )
 
     told = _transcript(0, record(play(TASKS["retail-038"], SaysFactsItsOwnWay)))
     assert told.count('<mark title="tells ') >= 1 and "tells 52.40" in told and "not told" not in told

@@ -57,7 +57,7 @@ def append_whole(path: Path, data: bytes, window: CrashWindow | None = None, dur
             crash_point(window, lambda: os.write(fd, data[: len(data) // 2]))
         view = memoryview(data)
         while view:  # a regular file takes it all in one call but for a full disk or a signal
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         if durable:
             os.fsync(fd)
     finally:

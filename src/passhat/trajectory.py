@@ -18,10 +18,24 @@ EndReason = Literal[
 # Why a trial failed, most specific first (the graders pick the first that applies); the last two are
 # not the agent's failures and are counted apart.
 Signature = Literal[
-    "policy_violation", "privacy_violation", "policy_disclosure", "unconfirmed_write", "duplicate_write",
-    "wrong_entity_write", "wrong_arguments", "partial_resolution", "extra_write", "no_write", "missing_output",
-    "tool_error_unrecovered", "user_abandoned", "closed_unresolved", "max_turns", "context_overflow",
-    "user_simulator_error", "infra_error",
+    "policy_violation",
+    "privacy_violation",
+    "policy_disclosure",
+    "unconfirmed_write",
+    "duplicate_write",
+    "wrong_entity_write",
+    "wrong_arguments",
+    "partial_resolution",
+    "extra_write",
+    "no_write",
+    "missing_output",
+    "tool_error_unrecovered",
+    "user_abandoned",
+    "closed_unresolved",
+    "max_turns",
+    "context_overflow",
+    "user_simulator_error",
+    "infra_error",
 ]
 
 
@@ -58,7 +72,9 @@ class Event:
                 out["violations"] = list(self.violations)
         if self.kind != "tool":
             out["text"] = self.text
-        out.update({k: v for k, v in (("fault", self.fault), ("guard", self.guard), ("commitment", self.commitment)) if v is not None})
+        out.update(
+            {k: v for k, v in (("fault", self.fault), ("guard", self.guard), ("commitment", self.commitment)) if v is not None}
+        )
         return out
 
     @classmethod

@@ -63,7 +63,9 @@ class LLMAgent:
         except UnreadableAnswer as exc:
             completion = Completion(f"[passhat: the agent's model sent an answer that cannot be read: {exc}]")
         self._messages.append(completion.as_message())
-        calls = tuple(ToolCall(c.id, c.name, c.arguments) for c in completion.tool_calls)  # JSON text: the orchestrator decodes it
+        calls = tuple(
+            ToolCall(c.id, c.name, c.arguments) for c in completion.tool_calls
+        )  # JSON text: the orchestrator decodes it
         return AgentTurn(completion.text, calls)
 
 

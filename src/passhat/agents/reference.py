@@ -115,7 +115,7 @@ class ReferenceAgent:
             if not again:
                 break
             retried = yield from self._round([actions[i] for i in again])
-            for i, event in zip(again, retried):
+            for i, event in zip(again, retried, strict=False):
                 events[i] = event
         return events
 
@@ -280,7 +280,7 @@ class ReferenceAgent:
         if facts and self._slips(self._profile.wrong_facts):
             i = self._rng.randrange(len(facts))
             wrong = _misstated(*facts[i])
-            facts = facts[:i] + ([wrong] if wrong else []) + facts[i + 1:]
+            facts = facts[:i] + ([wrong] if wrong else []) + facts[i + 1 :]
         return f"{intro} {'; '.join(sentence for _, sentence in facts)}." if facts else ""
 
 
@@ -304,8 +304,10 @@ def _handed_over(described: str, result: Event) -> str | None:
     data = (result.result or {}).get("data")
     if not isinstance(data, dict) or "ticket_id" not in data:
         return None
-    return (f"Your request to {described} needs a colleague's approval, so I have passed it on: {data['owner']} "
-            f"has it (ticket {data['ticket_id']}) and will complete it.")
+    return (
+        f"Your request to {described} needs a colleague's approval, so I have passed it on: {data['owner']} "
+        f"has it (ticket {data['ticket_id']}) and will complete it."
+    )
 
 
 def _failure(result: dict) -> str:

@@ -38,7 +38,7 @@ def shown(value: object) -> str:
     """A value as an error message quotes it: repr (which writes out bytes that were not UTF-8, as \\udcff),
     shortened in the middle when long."""
     text = repr(os.fsdecode(value) if isinstance(value, bytes | os.PathLike) else str(value))
-    return text if len(text) <= SHOWN_CHARS else f"{text[:SHOWN_CHARS // 2]}…{text[-SHOWN_CHARS // 2:]}"
+    return text if len(text) <= SHOWN_CHARS else f"{text[: SHOWN_CHARS // 2]}…{text[-SHOWN_CHARS // 2 :]}"
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -137,8 +137,7 @@ class BaseUrl(click.ParamType):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         url = str(value)
         if text_problem(url) or any(c.isspace() for c in url):
-            self.fail(f"{shown(url)} is not a URL: it holds a space, a control character or bytes that are not text.",
-                      param, ctx)
+            self.fail(f"{shown(url)} is not a URL: it holds a space, a control character or bytes that are not text.", param, ctx)
         try:
             parts = urlsplit(url)
             parts.port  # noqa: B018 - parsing the port is what refuses "http://h:99999" or "http://[::1"
@@ -245,15 +244,19 @@ class OutputFile(FilePath):
 
 
 out_option = click.option(
-    "--out", default="runs", show_default=True, type=FilePath(file_okay=False, path_type=Path),
+    "--out",
+    default="runs",
+    show_default=True,
+    type=FilePath(file_okay=False, path_type=Path),
     help="Folder that holds run folders.",
 )
 
 
 def checked_id(run_id: str, flag: str) -> str:
     if not re.fullmatch(r"[A-Za-z0-9][\w.-]*", run_id) or path_problem(run_id):
-        raise UserError(f"{shown(run_id)} is not a run id ({flag}): use letters, digits, '.', '_' and '-' only, "
-                        f"at most {NAME_MAX} bytes.")
+        raise UserError(
+            f"{shown(run_id)} is not a run id ({flag}): use letters, digits, '.', '_' and '-' only, at most {NAME_MAX} bytes."
+        )
     return run_id
 
 
@@ -261,14 +264,13 @@ def existing_run_dir(out: Path, run_id: str, flag: str) -> Path:
     folder = out / checked_id(run_id, flag)
     if not is_folder(folder):
         where = "" if is_folder(out) else f" (--out {out} is not a folder)"
-        raise UserError(f"there is no run {shown(run_id)} in {out}{where} ({flag}); "
-                        f"`passhat runs --out {out}` lists the runs.")
+        raise UserError(f"there is no run {shown(run_id)} in {out}{where} ({flag}); `passhat runs --out {out}` lists the runs.")
     return folder
 
 
 def run_gate(spec: str | None, early_stop: bool) -> Gate | None:
     if early_stop and not spec:
-        raise UserError("--early-stop needs a gate to stop against: add --gate \"k=8,min=0.9\".")
+        raise UserError('--early-stop needs a gate to stop against: add --gate "k=8,min=0.9".')
     if spec is None:
         return None
     try:
@@ -282,11 +284,15 @@ def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
     if gate is None:
         return
     if gate.k > config["trials"]:
-        raise UserError(f"the gate's k = {gate.k} ({flag}) exceeds the run's {config['trials']} trials per scenario; "
-                        f"pass^k needs k <= n: lower k or run with --trials {gate.k} or more.")
+        raise UserError(
+            f"the gate's k = {gate.k} ({flag}) exceeds the run's {config['trials']} trials per scenario; "
+            f"pass^k needs k <= n: lower k or run with --trials {gate.k} or more."
+        )
     if gate.persona is not None and gate.persona not in config["personas"]:
-        raise UserError(f"the gate's persona {shown(gate.persona)} ({flag}) is not among the run's personas "
-                        f"({', '.join(config['personas'])}).")
+        raise UserError(
+            f"the gate's persona {shown(gate.persona)} ({flag}) is not among the run's personas "
+            f"({', '.join(config['personas'])})."
+        )
 
 
 def tags(domain_name: str) -> dict[str, list[str]]:

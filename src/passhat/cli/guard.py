@@ -27,7 +27,11 @@ def audit() -> None:
 
 @audit.command("verify")
 @click.argument("run_id")
-@click.option("--anchor", metavar="SEQ:HASH", help="A head recorded earlier (the `head` line this command prints): exit 1 unless the log still holds it.")
+@click.option(
+    "--anchor",
+    metavar="SEQ:HASH",
+    help="A head recorded earlier (the `head` line this command prints): exit 1 unless the log still holds it.",
+)
 @out_option
 def audit_verify(run_id: str, anchor: str | None, out: Path) -> None:
     """Prove with the audit key that no entry of a run's audit trail was edited, added, deleted, reordered
@@ -48,11 +52,16 @@ def audit_verify(run_id: str, anchor: str | None, out: Path) -> None:
         )
     sealed = f" sealed with audit key {result.key_id}" if result.key_id else ""
     trials = f"; each of its {result.trials} stored trials has all its entries and its sealed result" if result.trials else ""
-    console.print(f"audit log of {run_id}: [green]intact[/] ({result.entries} entries{sealed}{trials})",
-                  highlight=False, soft_wrap=True)
-    console.print("proven: no entry edited, added, deleted, reordered or rewritten without the key. Not provable from the "
-                  "folder alone: its last entries cut together with their trials; record the head elsewhere and check it "
-                  "later with --anchor.", highlight=False, soft_wrap=True)
+    console.print(
+        f"audit log of {run_id}: [green]intact[/] ({result.entries} entries{sealed}{trials})", highlight=False, soft_wrap=True
+    )
+    console.print(
+        "proven: no entry edited, added, deleted, reordered or rewritten without the key. Not provable from the "
+        "folder alone: its last entries cut together with their trials; record the head elsewhere and check it "
+        "later with --anchor.",
+        highlight=False,
+        soft_wrap=True,
+    )
     console.print(f"head {result.head[0]}:{result.head[1]}", highlight=False)
 
 
@@ -62,8 +71,10 @@ def _anchor(spec: str | None) -> tuple[int, str] | None:
         return None
     seq, _, seal = spec.partition(":")
     if not (seq.isascii() and seq.isdigit() and len(seal) == 64 and all(c in "0123456789abcdef" for c in seal)):
-        raise UserError(f"--anchor {spec!r} is not a head: write SEQ:HASH as `passhat audit verify` prints it "
-                        "(e.g. 24:9f86d0...; the hash has 64 hex digits).")
+        raise UserError(
+            f"--anchor {spec!r} is not a head: write SEQ:HASH as `passhat audit verify` prints it "
+            "(e.g. 24:9f86d0...; the hash has 64 hex digits)."
+        )
     return int(seq), seal
 
 
@@ -107,8 +118,12 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
     if not shared:
         raise UserError("the runs given to `passhat guard compare` share no scenario: there is nothing to compare.")
     reports = [
-        build_report(store, tags(store.config["domain"]), [t for t in ts if (t.task_id, t.persona) in shared],
-                     gated_tasks(store.config["domain"]))
+        build_report(
+            store,
+            tags(store.config["domain"]),
+            [t for t in ts if (t.task_id, t.persona) in shared],
+            gated_tasks(store.config["domain"]),
+        )
         for store, ts in zip(stores, trials, strict=True)
     ]
     for run_id, store, run_counts in zip(run_ids, stores, counts, strict=True):  # each whole run, not the shared part

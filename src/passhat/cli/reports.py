@@ -46,11 +46,24 @@ from passhat.store import ResultStore
 @click.option("--json", "json_path", type=OutputFile(), help="Write the JSON report here.")
 @click.option("--html", "html_path", type=OutputFile(), help="Write the self-contained HTML report here.")
 @click.option("--junit", "junit_path", type=OutputFile(), help="Write JUnit XML (one test case per scenario) here.")
-@click.option("--max-transcripts", default=MAX_TRANSCRIPTS, show_default=True, type=click.IntRange(0), help="Most trial transcripts the HTML report embeds (failures first).")
-@click.option("--gate", "gate_spec", metavar="SPEC", help='Show the verdict of the gate "k=8,min=0.9[,persona=P]" in the reports.')
+@click.option(
+    "--max-transcripts",
+    default=MAX_TRANSCRIPTS,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Most trial transcripts the HTML report embeds (failures first).",
+)
+@click.option(
+    "--gate", "gate_spec", metavar="SPEC", help='Show the verdict of the gate "k=8,min=0.9[,persona=P]" in the reports.'
+)
 def report(
-    run_id: str, out: Path, json_path: Path | None, html_path: Path | None, junit_path: Path | None,
-    max_transcripts: int, gate_spec: str | None,
+    run_id: str,
+    out: Path,
+    json_path: Path | None,
+    html_path: Path | None,
+    junit_path: Path | None,
+    max_transcripts: int,
+    gate_spec: str | None,
 ) -> None:
     """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports).
 
@@ -78,9 +91,7 @@ def report(
         sys.exit(1)
 
 
-def _stored_run(
-    out: Path, run_id: str, flag: str
-) -> tuple[dict[str, Any], dict[Scenario, tuple[int, int]], RunCaveats]:
+def _stored_run(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict[Scenario, tuple[int, int]], RunCaveats]:
     """A stored run's configuration, (successes, judged trials) per scenario and caveats; no judged trial is a
     user error."""
     with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
@@ -110,8 +121,21 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
 @main.command()
 @click.argument("run_id")
 @click.option("--per-day", required=True, type=FiniteFloat(0, min_open=True), help="Conversations a day of each task.")
-@click.option("--k-days", "days", default=7, show_default=True, type=click.IntRange(1), help="Days for the chance of a failure-free stretch.")
-@click.option("--target", default=0.9, show_default=True, type=FiniteFloat(0, 1, min_open=True, max_open=True), help="Wanted chance of a day with no failure.")
+@click.option(
+    "--k-days",
+    "days",
+    default=7,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Days for the chance of a failure-free stretch.",
+)
+@click.option(
+    "--target",
+    default=0.9,
+    show_default=True,
+    type=FiniteFloat(0, 1, min_open=True, max_open=True),
+    help="Wanted chance of a day with no failure.",
+)
 @out_option
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the traffic view as JSON.")
 def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, json_path: Path | None) -> None:
@@ -119,8 +143,10 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
     _, counts, caveats = _stored_run(out, run_id, "RUN_ID")
     print_warnings(caveats.warnings, console)
     if caveats.fit_refused:
-        raise UserError(f"no traffic view of run {shown(run_id)}: it rests on a model of per-scenario success fit to the "
-                        f"run, and none is fit to this one (as `passhat report` says): {caveats.fit_refused}.")
+        raise UserError(
+            f"no traffic view of run {shown(run_id)}: it rests on a model of per-scenario success fit to the "
+            f"run, and none is fit to this one (as `passhat report` says): {caveats.fit_refused}."
+        )
     model, _ = select_model(group_counts(list(counts.values())))
     view = traffic_view(counts, model, per_day, days, target)
     print_traffic(view, model.name, console)

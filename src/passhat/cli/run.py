@@ -57,41 +57,132 @@ PRICES_META = "passhat.prices"  # where --config leaves the file's price table f
 
 @main.command()
 @click.option("--domain", default="retail", show_default=True, help="Domain to evaluate in.")
-@click.option("--agent", default="reference:flaky", show_default=True, type=PlainText(), help="Agent under test: reference:perfect|flaky|hasty, or llm:<provider>/<model>.")
-@click.option("--user", default="scripted", show_default=True, type=PlainText(), help="Customer simulator: scripted, or llm:<provider>/<model>.")
+@click.option(
+    "--agent",
+    default="reference:flaky",
+    show_default=True,
+    type=PlainText(),
+    help="Agent under test: reference:perfect|flaky|hasty, or llm:<provider>/<model>.",
+)
+@click.option(
+    "--user",
+    default="scripted",
+    show_default=True,
+    type=PlainText(),
+    help="Customer simulator: scripted, or llm:<provider>/<model>.",
+)
 @click.option("--personas", default="all", show_default=True, help="Comma list of personas, or 'all'.")
 @click.option("--tasks", default="", help="Comma list of task ids (default: every task of the domain).")
 @click.option("--trials", default=8, show_default=True, type=click.IntRange(1, 1000), help="Trials per scenario (n).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed; each trial's seed derives from it.")
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256), help="Trials in flight at once.")
-@click.option("--mode", default="strict", show_default=True, type=click.Choice(MODES), help="strict: state × output × trajectory; tau: state × output.")
-@click.option("--max-turns", default=30, show_default=True, type=click.IntRange(1, 500), help="Agent messages before a trial stops.")
-@click.option("--max-tool-calls-per-turn", default=32, show_default=True, type=click.IntRange(1), help="Tool calls of one agent answer carried out; the rest get a too_many_tool_calls error.")
-@click.option("--max-argument-bytes", default=64 * 1024, show_default=True, type=click.IntRange(1), help="Largest arguments (JSON bytes) of one tool call; larger ones get an arguments_too_large error.")
-@click.option("--max-message-bytes", default=64 * 1024, show_default=True, type=click.IntRange(1), help="Longest agent message in bytes; a longer one is cut, with its size noted.")
-@click.option("--agent-base-url", type=BaseUrl(), help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., or an Anthropic endpoint (without /v1).")
+@click.option(
+    "--mode",
+    default="strict",
+    show_default=True,
+    type=click.Choice(MODES),
+    help="strict: state × output × trajectory; tau: state × output.",
+)
+@click.option(
+    "--max-turns", default=30, show_default=True, type=click.IntRange(1, 500), help="Agent messages before a trial stops."
+)
+@click.option(
+    "--max-tool-calls-per-turn",
+    default=32,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Tool calls of one agent answer carried out; the rest get a too_many_tool_calls error.",
+)
+@click.option(
+    "--max-argument-bytes",
+    default=64 * 1024,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Largest arguments (JSON bytes) of one tool call; larger ones get an arguments_too_large error.",
+)
+@click.option(
+    "--max-message-bytes",
+    default=64 * 1024,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Longest agent message in bytes; a longer one is cut, with its size noted.",
+)
+@click.option(
+    "--agent-base-url",
+    type=BaseUrl(),
+    help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., or an Anthropic endpoint (without /v1).",
+)
 @click.option("--user-base-url", type=BaseUrl(), help="Server of an llm: customer, as --agent-base-url.")
-@click.option("--agent-temperature", type=FiniteFloat(0), help="Sampling temperature of the agent's model (default: the server's).")
-@click.option("--user-temperature", type=FiniteFloat(0), help="Sampling temperature of the customer's model (default: the server's).")
+@click.option(
+    "--agent-temperature", type=FiniteFloat(0), help="Sampling temperature of the agent's model (default: the server's)."
+)
+@click.option(
+    "--user-temperature", type=FiniteFloat(0), help="Sampling temperature of the customer's model (default: the server's)."
+)
 @click.option("--no-policy", is_flag=True, help="Give an llm: agent no written policy (ablation: what the policy is worth).")
-@click.option("--max-connections", default=8, show_default=True, type=click.IntRange(1, 1024), help="Model requests in flight per endpoint.")
-@click.option("--request-timeout", default=120.0, show_default=True, type=FiniteFloat(0, min_open=True), help="Seconds before a model request is given up and retried.")
-@click.option("--max-retries", default=5, show_default=True, type=click.IntRange(0, 100), help="Retries of a model request after a 429, 5xx, lost connection or timeout.")
-@click.option("--retry-backoff", default=1.0, show_default=True, type=FiniteFloat(0), help="Base delay in seconds of the exponential backoff between retries.")
-@click.option("--cache", type=OutputFile(regular_only=True, path_type=str), help="SQLite file of model answers: a rerun makes no new calls and replays the same trajectories.")
-@click.option("--config", type=InputFile(), is_eager=True, expose_value=False, callback=lambda ctx, _, path: _read_config_file(ctx, path), help="TOML file of these flags (and a [prices] table); flags given here win.")
+@click.option(
+    "--max-connections", default=8, show_default=True, type=click.IntRange(1, 1024), help="Model requests in flight per endpoint."
+)
+@click.option(
+    "--request-timeout",
+    default=120.0,
+    show_default=True,
+    type=FiniteFloat(0, min_open=True),
+    help="Seconds before a model request is given up and retried.",
+)
+@click.option(
+    "--max-retries",
+    default=5,
+    show_default=True,
+    type=click.IntRange(0, 100),
+    help="Retries of a model request after a 429, 5xx, lost connection or timeout.",
+)
+@click.option(
+    "--retry-backoff",
+    default=1.0,
+    show_default=True,
+    type=FiniteFloat(0),
+    help="Base delay in seconds of the exponential backoff between retries.",
+)
+@click.option(
+    "--cache",
+    type=OutputFile(regular_only=True, path_type=str),
+    help="SQLite file of model answers: a rerun makes no new calls and replays the same trajectories.",
+)
+@click.option(
+    "--config",
+    type=InputFile(),
+    is_eager=True,
+    expose_value=False,
+    callback=lambda ctx, _, path: _read_config_file(ctx, path),
+    help="TOML file of these flags (and a [prices] table); flags given here win.",
+)
 @click.option("--faults", default="", help="Fault plan: class=rate,... (e.g. timeout=0.1,lost_response=0.2) or a YAML file.")
-@click.option("--guard", default="off", show_default=True, help="Guards: off, all, or a comma list of idempotency,confirmation,policy,payments,human_gate,audit.")
+@click.option(
+    "--guard",
+    default="off",
+    show_default=True,
+    help="Guards: off, all, or a comma list of idempotency,confirmation,policy,payments,human_gate,audit.",
+)
 @out_option
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the JSON report here.")
 @click.option("--resume", metavar="RUN_ID", help="Finish an interrupted run: only its missing trials run.")
 @click.option("--run-id", help="Name of the new run's folder (default: a timestamp).")
-@click.option("--gate", "gate_spec", metavar="SPEC", help='Acceptance gate "k=8,min=0.9[,persona=P]": exit 1 unless the run meets it.')
+@click.option(
+    "--gate", "gate_spec", metavar="SPEC", help='Acceptance gate "k=8,min=0.9[,persona=P]": exit 1 unless the run meets it.'
+)
 @click.option("--early-stop", is_flag=True, help="With --gate: skip the trials that can no longer change the gate's decision.")
 @click.pass_context
 def run(
-    ctx: click.Context, out: Path, concurrency: int, json_path: Path | None, resume: str | None, run_id: str | None,
-    gate_spec: str | None, early_stop: bool, **options: Any,
+    ctx: click.Context,
+    out: Path,
+    concurrency: int,
+    json_path: Path | None,
+    resume: str | None,
+    run_id: str | None,
+    gate_spec: str | None,
+    early_stop: bool,
+    **options: Any,
 ) -> None:
     """Run an evaluation and print its report."""
     gate = run_gate(gate_spec, early_stop)
@@ -132,7 +223,9 @@ def run(
             err.print(
                 f"interrupted: {len(store.completed_keys())} of {planned_total(config)} trials stored; "
                 f"finish with `passhat run --resume {store.path.parent.name} --out {out}`",
-                highlight=False, markup=False, soft_wrap=True,
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
             sys.exit(130)
         report = build_report(store, tags(config.domain), result.trials, gated_tasks(config.domain))
@@ -164,8 +257,7 @@ def _make_out_folder(out: Path) -> None:
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc}); "
-                        "choose another --out.") from None
+        raise UserError(f"--out {out}: cannot create the folder ({exc.strerror or exc}); choose another --out.") from None
 
 
 def _evaluate_with_progress(
@@ -173,8 +265,7 @@ def _evaluate_with_progress(
 ) -> Evaluation:
     """evaluate() under a progress bar; trials early stop skips advance it too, so it ends full."""
     total = len(plan_trials(config, store.completed_keys()))
-    err.print(f"run {store.run_id}: {counted(total, 'trial')} to run → {store.path.parent}", highlight=False,
-              markup=False)
+    err.print(f"run {store.run_id}: {counted(total, 'trial')} to run → {store.path.parent}", highlight=False, markup=False)
     columns = [TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}")]
     if early_stop:
         columns.append(TextColumn("skipped {task.fields[skipped]}"))
@@ -196,12 +287,14 @@ def _evaluate_with_progress(
 def runs(out: Path) -> None:
     """List stored runs, newest first, with their judged and planned trials; unreadable stores last."""
     if not is_folder(out):
-        raise UserError(f"--out {out} is not a folder: there are no runs in it; give the folder "
-                        "`passhat run --out` wrote to (default: runs).")
+        raise UserError(
+            f"--out {out} is not a folder: there are no runs in it; give the folder `passhat run --out` wrote to (default: runs)."
+        )
     entries = list_runs(out)
     if not entries:
-        err.print(f"no runs in {out} (--out); `passhat run --out {out}` makes one.",
-                  highlight=False, markup=False, soft_wrap=True)
+        err.print(
+            f"no runs in {out} (--out); `passhat run --out {out}` makes one.", highlight=False, markup=False, soft_wrap=True
+        )
         return
     # Names and counts are folded or kept whole, never cut short: a cut name or "(early stop)" misleads.
     table = Table()
@@ -218,15 +311,19 @@ def runs(out: Path) -> None:
         progress = f"{entry.done}/{_planned_count(cfg)}" + ("\n(early stop)" if cfg.get("early_stop") else "")
         personas = cfg.get("personas")
         cells = (
-            entry.folder, when, cfg.get("domain", "?"), cfg.get("agent", "?"),
-            ", ".join(map(str, personas)) if isinstance(personas, list) else "?", cfg.get("trials", "?"), progress,
+            entry.folder,
+            when,
+            cfg.get("domain", "?"),
+            cfg.get("agent", "?"),
+            ", ".join(map(str, personas)) if isinstance(personas, list) else "?",
+            cfg.get("trials", "?"),
+            progress,
         )
         table.add_row(*(Text(str(cell)) for cell in cells))
     console.print(table)
     for entry in entries:
         if entry.error:
-            err.print(f"{entry.folder}: {entry.error}", highlight=False, markup=False,
-                      soft_wrap=True)
+            err.print(f"{entry.folder}: {entry.error}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _planned_count(config: dict[str, Any]) -> str:

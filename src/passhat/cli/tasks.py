@@ -51,10 +51,13 @@ def tasks_show(ctx: click.Context, task_id: str) -> None:
     domain = load_domain(ctx.obj)
     task = domain.tasks.get(task_id)
     if task is None:
-        raise UserError(f"there is no task {shown(task_id)} (TASK_ID) in domain {shown(ctx.obj)}; "
-                        f"`passhat tasks --domain {ctx.obj}` lists them.")
-    console.print(yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True),
-                  highlight=False, markup=False)
+        raise UserError(
+            f"there is no task {shown(task_id)} (TASK_ID) in domain {shown(ctx.obj)}; "
+            f"`passhat tasks --domain {ctx.obj}` lists them."
+        )
+    console.print(
+        yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True), highlight=False, markup=False
+    )
 
 
 @main.command()

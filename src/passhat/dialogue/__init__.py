@@ -30,7 +30,7 @@ def is_affirmative(text: str) -> bool:
     "Yes, cancel that order please" is a yes; "Okay, but why only $50?" and "Yes... no wait" are not.
     """
     opening = _YES.match(text)
-    return bool(opening) and not _TAKES_BACK.search(_HARMLESS.sub("", text[opening.end():]))
+    return bool(opening) and not _TAKES_BACK.search(_HARMLESS.sub("", text[opening.end() :]))
 
 
 def takes_back(text: str) -> bool:

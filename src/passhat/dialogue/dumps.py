@@ -132,7 +132,7 @@ def _seen_grams(seen: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
     grams: set[tuple[str, ...]] = set()
     for result in seen:
         words = [t for t, _, _ in _tokens(_flattened(result))]
-        grams.update(tuple(words[i:i + COPIED_RUN]) for i in range(len(words) - COPIED_RUN + 1))
+        grams.update(tuple(words[i : i + COPIED_RUN]) for i in range(len(words) - COPIED_RUN + 1))
     return frozenset(grams)
 
 
@@ -143,8 +143,8 @@ def _copied_runs(text: str, grams: frozenset[tuple[str, ...]]) -> list[Span]:
     said = list(_tokens(text))
     covered = [False] * len(said)
     for i in range(len(said) - COPIED_RUN + 1):
-        if tuple(t for t, _, _ in said[i:i + COPIED_RUN]) in grams:
-            covered[i:i + COPIED_RUN] = [True] * COPIED_RUN
+        if tuple(t for t, _, _ in said[i : i + COPIED_RUN]) in grams:
+            covered[i : i + COPIED_RUN] = [True] * COPIED_RUN
     spans = []
     i = 0
     while i < len(said):
@@ -215,7 +215,7 @@ def _mostly_data(text: str, id_pattern: str | None) -> bool:
 
 
 def _is_message_data(token: str, ids: re.Pattern[str] | None) -> bool:
-    if token in "{}[]\"" or _SNAKE.fullmatch(token) or (ids is not None and ids.fullmatch(token)):
+    if token in '{}[]"' or _SNAKE.fullmatch(token) or (ids is not None and ids.fullmatch(token)):
         return True
     return any(c.isdigit() for c in token) and not _FORMATTED_MONEY.match(token)
 

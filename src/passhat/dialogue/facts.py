@@ -256,7 +256,9 @@ def _rival_in_sentence(fact: Fact, message: _Message, mention: _Said, id_pattern
 
 
 def _stated(text: str, start: int, end: int) -> bool:
-    return not (negated_at(text, start, end) or contrasted_at(text, start, end) or hedged_at(text, start, end) or _asks(text, start, end))
+    return not (
+        negated_at(text, start, end) or contrasted_at(text, start, end) or hedged_at(text, start, end) or _asks(text, start, end)
+    )
 
 
 # ---------------------------------------------------------------------------------------------- attribution to a thing
@@ -339,7 +341,7 @@ _STOPWORDS = frozenset(
 
 
 def _corrected_later(fact: Fact, said: list[_Message], index: int, mention: _Said, id_pattern: str | None) -> NotTold | None:
-    """"contradicted" when a later sentence with a correction cue states another value of the fact's kind
+    """ "contradicted" when a later sentence with a correction cue states another value of the fact's kind
     about the same thing ("Sorry, I meant $340.00" after "$332.20")."""
     message = said[index]
     telling = message.text[slice(*sentence_at(message.text, mention.start))]
@@ -415,4 +417,4 @@ def _quote(text: str, start: int, end: int) -> str:
     if s_end - s_start <= QUOTE_CHARS:
         return text[s_start:s_end]
     left = max(s_start, min((start + end - QUOTE_CHARS) // 2, s_end - QUOTE_CHARS))
-    return text[left:left + QUOTE_CHARS]
+    return text[left : left + QUOTE_CHARS]

@@ -18,7 +18,13 @@ from typing import Any, Literal
 from passhat.dialogue.facts import Direction
 from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
 from passhat.dialogue.values import (
-    card_endings_in, cued_card_endings_in, money_in, names_identifier, names_phrase, names_street, units_in,
+    card_endings_in,
+    cued_card_endings_in,
+    money_in,
+    names_identifier,
+    names_phrase,
+    names_street,
+    units_in,
 )
 
 TermKind = Literal["id", "street", "phrase", "description", "money", "card_ending"]
@@ -65,8 +71,13 @@ class Term:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Term:
-        return cls(**{**raw, **{k: tuple(raw.get(k, ())) for k in ("words", "unlike", "replaced")},
-                      "alternatives": tuple(cls.from_dict(a) for a in raw.get("alternatives", ()))})
+        return cls(
+            **{
+                **raw,
+                **{k: tuple(raw.get(k, ())) for k in ("words", "unlike", "replaced")},
+                "alternatives": tuple(cls.from_dict(a) for a in raw.get("alternatives", ())),
+            }
+        )
 
     def __str__(self) -> str:
         return f"{self.role} {self.value}".strip()
@@ -141,8 +152,14 @@ def _withheld(text: str, start: int, end: int) -> bool:
     return bool(opening) and not _OFFER.search(text, opening.end(), start)
 
 
-def binding(proposal: str, write: Commitment, batch: Sequence[Commitment] = (), id_pattern: str | None = None,
-            own: Iterable[str] = (), context: Sequence[Commitment] = ()) -> Binding:
+def binding(
+    proposal: str,
+    write: Commitment,
+    batch: Sequence[Commitment] = (),
+    id_pattern: str | None = None,
+    own: Iterable[str] = (),
+    context: Sequence[Commitment] = (),
+) -> Binding:
     """Whether ``proposal`` binds ``write``, when the customer's yes to it is followed by ``batch`` (which
     includes ``write``; several writes may be proposed together). ``own``: ids anyone may mention (the
     customer's own id) without proposing anything; ``context``: writes already made, which the message
@@ -190,8 +207,21 @@ def _described(text: str, term: Term) -> bool:
     return False
 
 
-_UNITS = {"inch": "in", "inche": "in", "pound": "lb", "foot": "ft", "feet": "ft", "lumen": "lm", "liter": "l",
-          "litre": "l", "milliliter": "ml", "millilitre": "ml", "millimeter": "mm", "millimetre": "mm", "pc": "piece"}
+_UNITS = {
+    "inch": "in",
+    "inche": "in",
+    "pound": "lb",
+    "foot": "ft",
+    "feet": "ft",
+    "lumen": "lm",
+    "liter": "l",
+    "litre": "l",
+    "milliliter": "ml",
+    "millilitre": "ml",
+    "millimeter": "mm",
+    "millimetre": "mm",
+    "pc": "piece",
+}
 
 
 def _tokens(words: str) -> list[str]:
@@ -214,7 +244,7 @@ def _spans(text: str, start: int, end: int) -> list[tuple[str, int]]:
 def _occurrences(said: list[tuple[str, int]], wanted: list[str]) -> list[int]:
     """Where the token run ``wanted`` is said, as offsets in the text."""
     n = len(wanted)
-    return [said[i][1] for i in range(len(said) - n + 1) if n and [t for t, _ in said[i:i + n]] == wanted]
+    return [said[i][1] for i in range(len(said) - n + 1) if n and [t for t, _ in said[i : i + n]] == wanted]
 
 
 _GIVEN_UP_AFTER = re.compile(r"\b(?:instead\s+of|in\s+place\s+of|rather\s+than|in\s+exchange\s+for|not)\b", re.I)
@@ -260,8 +290,9 @@ def _id_core(value: str) -> str:
 
 def _agreed_id(core: str, agreed: set[str]) -> bool:
     """An id in full, or by its trailing digits alone ("order 3042198" for #R3042198), as :func:`names_identifier` reads."""
-    return core in agreed or (len(core) >= 5 and core.isdigit()
-                              and any(a.endswith(core) and a[:-len(core)].isalpha() for a in agreed))
+    return core in agreed or (
+        len(core) >= 5 and core.isdigit() and any(a.endswith(core) and a[: -len(core)].isalpha() for a in agreed)
+    )
 
 
 def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | None, own: set[str]) -> list[str]:
@@ -271,14 +302,21 @@ def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | N
     out = []
     streets = [span for t in every if t.kind == "street" for span in names_street(proposal, t.value)]
     if streets:
-        out += [proposal[start:end] for start, end in units_in(proposal) if not negated_at(proposal, start, end)
-                and not any(start < named_end and named_start < end for named_start, named_end in streets)]
+        out += [
+            proposal[start:end]
+            for start, end in units_in(proposal)
+            if not negated_at(proposal, start, end)
+            and not any(start < named_end and named_start < end for named_start, named_end in streets)
+        ]
     for m in money_in(proposal):
         if not negated_at(proposal, m.start, m.end) and not _agreed_money(m.value, m.direction, every):
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
     endings = {t.value for t in every if t.kind == "card_ending"}
-    out += [f"card ending {m.value}" for m in cued_card_endings_in(proposal)
-            if m.value not in endings and not negated_at(proposal, m.start, m.end)]
+    out += [
+        f"card ending {m.value}"
+        for m in cued_card_endings_in(proposal)
+        if m.value not in endings and not negated_at(proposal, m.start, m.end)
+    ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
         for found in re.finditer(id_pattern, proposal):
@@ -287,8 +325,14 @@ def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | N
     return list(dict.fromkeys(out))
 
 
-def bound_writes(proposal: str, wanted: Sequence[Commitment], context: Sequence[Commitment] = (),
-                 id_pattern: str | None = None, own: Iterable[str] = (), reported: bool = False) -> set[int]:
+def bound_writes(
+    proposal: str,
+    wanted: Sequence[Commitment],
+    context: Sequence[Commitment] = (),
+    id_pattern: str | None = None,
+    own: Iterable[str] = (),
+    reported: bool = False,
+) -> set[int]:
     """Which of the ``wanted`` writes a yes to ``proposal`` would agree to, as a customer judges it
     (``reported``: which of them a report says were done).
 
@@ -296,8 +340,11 @@ def bound_writes(proposal: str, wanted: Sequence[Commitment], context: Sequence[
     them (nor the ``context``: writes already done, which the message may report) does — otherwise the
     customer is being asked to agree to something it does not want, and agrees to none of it.
     """
-    offered = {i for i, c in enumerate(wanted)
-               if proposes(proposal, c.words, reported) and all(named(proposal, t) for t in c.terms if t.required)}
+    offered = {
+        i
+        for i, c in enumerate(wanted)
+        if proposes(proposal, c.words, reported) and all(named(proposal, t) for t in c.terms if t.required)
+    }
     if not offered:
         return set()
     terms = [t for c in [*(wanted[i] for i in offered), *context] for t in c.terms]

@@ -67,7 +67,7 @@ def _ends_at_period(text: str, dot: int, after: int) -> bool:
         return True
     token = word.group(1).lower().rstrip(".")
     line_start = text.rfind("\n", 0, dot) + 1
-    if token.isdigit() and not text[line_start:word.start()].strip():
+    if token.isdigit() and not text[line_start : word.start()].strip():
         return False  # "1. First item" at the start of a line
     if token in _KEEP_ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
         return False
@@ -181,7 +181,7 @@ def negated_at(text: str, start: int, end: int, spare_modifiers: bool = True) ->
     negator = _governing_negator(_unquoted(before))
     if negator is None:
         return False
-    between = before[negator.end():]
+    between = before[negator.end() :]
     return not (spare_modifiers and _attributive_after_verb(text, start, end, between))
 
 
@@ -207,8 +207,8 @@ def _governing_negator(before: str) -> re.Match[str] | None:
 
 
 def _attributive_after_verb(text: str, start: int, end: int, between: str) -> bool:
-    """"can't cancel a delivered order": a determiner, then the mention used as an adjective of a noun."""
-    if text[start:start + 1].isdigit() or text[start:start + 1] in "$€£-−(":
+    """ "can't cancel a delivered order": a determiner, then the mention used as an adjective of a noun."""
+    if text[start : start + 1].isdigit() or text[start : start + 1] in "$€£-−(":
         return False  # an amount a negated verb refuses is refused
     determiner = _DETERMINER.search(between)
     if determiner is None or not between[: determiner.start()].strip():
@@ -241,7 +241,7 @@ def reported_at(text: str, start: int, end: int) -> bool:
     if _CONDITION_BEFORE.search(text, c_start, start):
         return False
     word = re.match(r"\w*", text[end:])
-    participle = text[start:end + (word.end() if word else 0)].lower().endswith(("ed", "en"))
+    participle = text[start : end + (word.end() if word else 0)].lower().endswith(("ed", "en"))
     if participle and _DONE_BEFORE.search(text, c_start, start):
         return True
     return bool(_DONE_PASSIVE.search(text, c_start, c_end) or _DONE_BY_US.search(text, c_start, start))

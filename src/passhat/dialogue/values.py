@@ -89,19 +89,44 @@ _ORDINAL_WORDS = dict(
         "first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth "
         "fifteenth sixteenth seventeenth eighteenth nineteenth".split(),
         range(1, 20),
+        strict=False,
     )
 )
 _ORDINAL_WORDS |= {"twentieth": 20, "thirtieth": 30}
-_ORDINAL_WORDS |= {f"{tens}-{unit}": base + n for tens, base in (("twenty", 20), ("thirty", 30))
-                   for unit, n in list(_ORDINAL_WORDS.items())[:9] if base + n <= 31}
+_ORDINAL_WORDS |= {
+    f"{tens}-{unit}": base + n
+    for tens, base in (("twenty", 20), ("thirty", 30))
+    for unit, n in list(_ORDINAL_WORDS.items())[:9]
+    if base + n <= 31
+}
 
 
 # ---------------------------------------------------------------------------------------------- money
 
 _CURRENCY_SIGNS = {
-    "$": "USD", "us$": "USD", "usd": "USD", "usd$": "USD", "dollar": "USD", "dollars": "USD", "bucks": "USD",
-    "€": "EUR", "eur": "EUR", "euro": "EUR", "euros": "EUR", "£": "GBP", "gbp": "GBP", "pound": "GBP", "pounds": "GBP",
-    "ca$": "CAD", "c$": "CAD", "cad": "CAD", "a$": "AUD", "aud": "AUD", "¥": "JPY", "jpy": "JPY", "chf": "CHF",
+    "$": "USD",
+    "us$": "USD",
+    "usd": "USD",
+    "usd$": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "bucks": "USD",
+    "€": "EUR",
+    "eur": "EUR",
+    "euro": "EUR",
+    "euros": "EUR",
+    "£": "GBP",
+    "gbp": "GBP",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "ca$": "CAD",
+    "c$": "CAD",
+    "cad": "CAD",
+    "a$": "AUD",
+    "aud": "AUD",
+    "¥": "JPY",
+    "jpy": "JPY",
+    "chf": "CHF",
 }
 _PREFIX = r"(?:US\$|USD\s?\$?|CA\$|C\$|A\$|\$|€|£|¥|(?:EUR|GBP|CAD|AUD|JPY|CHF)\s?)"
 _SUFFIX = r"(?:\$|€|£|USD\b|EUR\b|GBP\b|CAD\b|AUD\b|JPY\b|CHF\b|(?:US\s+)?dollars?\b|euros?\b|pounds?\b|bucks\b|cents?\b)"
@@ -200,7 +225,7 @@ _CENTS_JOIN = re.compile(r"\s*,?\s*(?:and\s+)?", re.I)
 
 
 def _worded_money(text: str) -> list[_Amount]:
-    """"332 dollars and 20 cents", "eight dollars and sixty-two cents", "twenty cents"."""
+    """ "332 dollars and 20 cents", "eight dollars and sixty-two cents", "twenty cents"."""
     atoms = sorted(
         [(s, e, Decimal(v)) for s, e, v in _number_words(text)]
         + [(m.start(), m.end(), Decimal(m.group())) for m in re.finditer(r"(?<![\w.,$€£-])\d+(?![\w.,]\d|\w)", text)]
@@ -238,7 +263,9 @@ def _cents(amount: Decimal) -> str:
     return str(amount.quantize(Decimal("0.01")))
 
 
-_PAID_BEFORE = re.compile(r"\byou\s+(?:have\s+|had\s+|originally\s+|already\s+)?(?:paid|spent)\b|\byou\s+were\s+(?:charged|billed)\b", re.I)
+_PAID_BEFORE = re.compile(
+    r"\byou\s+(?:have\s+|had\s+|originally\s+|already\s+)?(?:paid|spent)\b|\byou\s+were\s+(?:charged|billed)\b", re.I
+)
 
 
 def _direction(text: str, start: int, end: int, signed: bool) -> Direction | None:
@@ -246,8 +273,10 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
     "The $276.78 you paid" names the amount by how it was paid before, not its way: beside a refund word, it
     comes back ("the $276.78 you paid comes back to you")."""
     c_start, c_end = clause_at_keeping_labels(text, start)
-    cues = {direction: [m for m in cue.finditer(text, c_start, c_end) if not (start <= m.start() < end)]
-            for direction, cue in (("refund", _CUE_REFUND), ("charge", _CUE_CHARGE))}
+    cues = {
+        direction: [m for m in cue.finditer(text, c_start, c_end) if not (start <= m.start() < end)]
+        for direction, cue in (("refund", _CUE_REFUND), ("charge", _CUE_CHARGE))
+    }
     paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
     if paid and cues["refund"]:
         cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
@@ -272,7 +301,18 @@ def parse_money(value: str) -> Decimal | None:
 # ---------------------------------------------------------------------------------------------- dates
 
 _MONTHS = {
-    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+    "jan": 1,
+    "feb": 2,
+    "mar": 3,
+    "apr": 4,
+    "may": 5,
+    "jun": 6,
+    "jul": 7,
+    "aug": 8,
+    "sep": 9,
+    "oct": 10,
+    "nov": 11,
+    "dec": 12,
 }
 _MONTH = r"(?P<month>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _ORDINAL = "|".join(sorted(_ORDINAL_WORDS, key=len, reverse=True))
@@ -388,7 +428,7 @@ def numbers_in(text: str) -> list[Mention]:
 
 
 def canonical_number(value: str) -> str:
-    """"1,204" -> "1204", "3.0" -> "3", "2.50" -> "2.5"."""
+    """ "1,204" -> "1204", "3.0" -> "3", "2.50" -> "2.5"."""
     number = Decimal(value.replace(",", ""))
     return format(number.normalize(), "f") if number != number.to_integral() else str(int(number))
 
@@ -414,9 +454,7 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     spans = [m.span() for m in re.finditer(rf"(?<![\w#-])#?{body}(?![\w]|-\w)", text, re.I)]
     trailing = re.search(r"\d+$", core)
     if trailing and len(trailing.group()) >= 5:
-        spans += [
-            span for span in _grouped_digits(text, trailing.group()) if not _inside(span[0], span[1], spans)
-        ]
+        spans += [span for span in _grouped_digits(text, trailing.group()) if not _inside(span[0], span[1], spans)]
     return sorted(spans)
 
 
@@ -439,11 +477,35 @@ def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
 
 
 _STREET_WORDS = {
-    "street": "st", "avenue": "ave", "av": "ave", "road": "rd", "drive": "dr", "boulevard": "blvd", "court": "ct",
-    "place": "pl", "lane": "ln", "terrace": "ter", "parkway": "pkwy", "highway": "hwy", "circle": "cir",
-    "square": "sq", "north": "n", "south": "s", "east": "e", "west": "w", "northeast": "ne", "northwest": "nw",
-    "southeast": "se", "southwest": "sw", "suite": "#", "ste": "#", "apartment": "#", "apt": "#", "unit": "#",
-    "no": "#", "number": "#",
+    "street": "st",
+    "avenue": "ave",
+    "av": "ave",
+    "road": "rd",
+    "drive": "dr",
+    "boulevard": "blvd",
+    "court": "ct",
+    "place": "pl",
+    "lane": "ln",
+    "terrace": "ter",
+    "parkway": "pkwy",
+    "highway": "hwy",
+    "circle": "cir",
+    "square": "sq",
+    "north": "n",
+    "south": "s",
+    "east": "e",
+    "west": "w",
+    "northeast": "ne",
+    "northwest": "nw",
+    "southeast": "se",
+    "southwest": "sw",
+    "suite": "#",
+    "ste": "#",
+    "apartment": "#",
+    "apt": "#",
+    "unit": "#",
+    "no": "#",
+    "number": "#",
 }
 _STREET_TOKEN = re.compile(r"#|[A-Za-z0-9]+")
 
@@ -455,7 +517,7 @@ def names_street(text: str, street: str) -> list[tuple[int, int]]:
     said = _street_tokens(plain(text))
     spans = []
     for i in range(len(said) - len(wanted) + 1):
-        if wanted and [t for t, _, _ in said[i:i + len(wanted)]] == wanted:
+        if wanted and [t for t, _, _ in said[i : i + len(wanted)]] == wanted:
             spans.append((said[i][1], said[i + len(wanted) - 1][2]))
     return spans
 
@@ -471,7 +533,9 @@ def _street_tokens(text: str) -> list[tuple[str, int, int]]:
     return tokens
 
 
-_UNIT = re.compile(r"(?:\b(?:apt|apartment|unit|suite|ste)\b\.?\s*#?|(?<![\w#])#)\s?(?:\d[A-Za-z0-9-]{0,5}|[A-Za-z]\d{0,4})\b", re.I)
+_UNIT = re.compile(
+    r"(?:\b(?:apt|apartment|unit|suite|ste)\b\.?\s*#?|(?<![\w#])#)\s?(?:\d[A-Za-z0-9-]{0,5}|[A-Za-z]\d{0,4})\b", re.I
+)
 
 
 def units_in(text: str) -> list[tuple[int, int]]:

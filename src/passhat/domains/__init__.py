@@ -25,18 +25,17 @@ def load_domain(name: str) -> Domain:
     return importlib.import_module(f"passhat.domains.{name}").DOMAIN
 
 
-def load_task_files(folder: Path) -> list[Task]:
-    """Every ``*.yaml`` task in ``folder``, sorted by id; a broken file is a UserError naming it and
-    its fields (read within ``safe_files``' bounds: size, encoding, nesting, aliases, integers, keys)."""
+def load_task_files(folder: Path, model: type[Task] = Task) -> list[Task]:
+    """Every ``*.yaml`` task in ``folder`` as the domain's task ``model``, sorted by id; a broken file is a
+    UserError naming it and its fields (read within ``safe_files``' bounds: size, encoding, nesting,
+    aliases, integers, keys)."""
     tasks: dict[str, Task] = {}
     for path in sorted(folder.glob("*.yaml")):
         raw = load_yaml(path, f"task file {path}")
         try:
-            task = Task.model_validate(raw)
+            task = model.model_validate(raw)
         except ValidationError as exc:
-            problems = [
-                f"{'.'.join(cut(str(p), 60) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()
-            ]
+            problems = [f"{'.'.join(cut(str(p), 60) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()]
             raise UserError(f"task file {path} is invalid: {listed(problems)}.") from None
         if task.id in tasks:
             raise UserError(f"task file {path} repeats the task id {shown(task.id)}; task ids must be unique.")

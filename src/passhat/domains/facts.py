@@ -24,7 +24,9 @@ class FactError(Exception):
     """A fact cannot be derived as the task states it: the task file is wrong."""
 
 
-def derive_fact(domain: Domain, db: sqlite3.Connection, goal: Goal, spec: FactSpec, history: Sequence[Call] = ()) -> tuple[Fact, str]:
+def derive_fact(
+    domain: Domain, db: sqlite3.Connection, goal: Goal, spec: FactSpec, history: Sequence[Call] = ()
+) -> tuple[Fact, str]:
     """The fact and the sentence a careful agent says it in; ``history``: the trial's calls so far, for rules."""
     if spec.fact == POLICY_REASON:
         return _policy_reason(domain, db, goal, spec, list(history)), spec.value

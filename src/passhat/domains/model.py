@@ -122,7 +122,6 @@ class Task(_Strict):
         return [a for g in self.goals for a in g.actions]
 
 
-
 @dataclasses.dataclass(frozen=True)
 class Call:
     """A tool call as rules see it: the proposed call, or an earlier one with its result."""

@@ -5,6 +5,14 @@ from passhat.env.environment import Environment, Execution, ToolRunner, Violatio
 from passhat.env.tools import ToolSpec
 
 __all__ = [
-    "Environment", "Execution", "RowDifference", "ToolRunner", "ToolSpec", "Violation",
-    "diff_backends", "fork_backend", "template_for", "tool_registry",
+    "Environment",
+    "Execution",
+    "RowDifference",
+    "ToolRunner",
+    "ToolSpec",
+    "Violation",
+    "diff_backends",
+    "fork_backend",
+    "template_for",
+    "tool_registry",
 ]

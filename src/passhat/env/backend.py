@@ -70,11 +70,11 @@ def _add_change_triggers(db: sqlite3.Connection, table: str, cols: tuple[str, ..
     log = f"INSERT INTO {CHANGELOG}(tbl, pk) VALUES ('{table}', "
     db.executescript(
         f"""
-        CREATE TRIGGER _passhat_{table}_ins AFTER INSERT ON {table} BEGIN {log}{pk('NEW')}); END;
+        CREATE TRIGGER _passhat_{table}_ins AFTER INSERT ON {table} BEGIN {log}{pk("NEW")}); END;
         CREATE TRIGGER _passhat_{table}_upd AFTER UPDATE ON {table} BEGIN
-            {log}{pk('OLD')}); {log}{pk('NEW')});
+            {log}{pk("OLD")}); {log}{pk("NEW")});
         END;
-        CREATE TRIGGER _passhat_{table}_del AFTER DELETE ON {table} BEGIN {log}{pk('OLD')}); END;
+        CREATE TRIGGER _passhat_{table}_del AFTER DELETE ON {table} BEGIN {log}{pk("OLD")}); END;
         """
     )
 
@@ -96,7 +96,7 @@ def read_row(db: sqlite3.Connection, template: Template, key: RowKey) -> dict[st
     cols = template.primary_keys[table]
     where = " AND ".join(f"{c} = ?" for c in cols)
     row = db.execute(f"SELECT * FROM {table} WHERE {where}", json.loads(pk)).fetchone()
-    return dict(zip(row.keys(), tuple(row))) if row is not None else None
+    return dict(zip(row.keys(), tuple(row), strict=False)) if row is not None else None
 
 
 @dataclasses.dataclass(frozen=True)

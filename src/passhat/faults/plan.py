@@ -32,7 +32,9 @@ def parse_faults(spec: str | None) -> dict[str, float]:
         name, sep, rate = part.partition("=")
         name = name.strip()
         if not sep:
-            raise UserError(f"--faults entry {shown(part)} is not class=rate (e.g. timeout=0.1); classes: {', '.join(FAULT_CLASSES)}.")
+            raise UserError(
+                f"--faults entry {shown(part)} is not class=rate (e.g. timeout=0.1); classes: {', '.join(FAULT_CLASSES)}."
+            )
         if name in plan:
             raise UserError(f"fault class {shown(name)} is given twice in --faults; give each class once, with one rate.")
         plan[name] = _rate(name, rate, "--faults")
@@ -58,7 +60,9 @@ def _rate(name: str, value: object, where: str) -> float:
     try:
         rate = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError, OverflowError):  # OverflowError: an integer past the largest float
-        raise UserError(f"the rate of fault {shown(name)} in {where} must be a number between 0 and 1, not {shown(value)}.") from None
+        raise UserError(
+            f"the rate of fault {shown(name)} in {where} must be a number between 0 and 1, not {shown(value)}."
+        ) from None
     if not 0 <= rate <= 1:
         raise UserError(f"the rate of fault {shown(name)} in {where} must be between 0 and 1, not {shown(rate)}.")
     return rate
@@ -68,7 +72,9 @@ def checked_plan(plan: dict[str, float], where: str) -> dict[str, float]:
     """Known classes only; the rates of the classes that can hit one call must not add up past 1."""
     unknown = [name for name in plan if name not in FAULT_CLASSES]
     if unknown:
-        raise UserError(f"unknown fault class {listed(list(map(shown, unknown)))} in {where}; the classes are {', '.join(FAULT_CLASSES)}.")
+        raise UserError(
+            f"unknown fault class {listed(list(map(shown, unknown)))} in {where}; the classes are {', '.join(FAULT_CLASSES)}."
+        )
     for kind, group in (("a read", CALL_FAULTS + DATA_FAULTS), ("a write", CALL_FAULTS + WRITE_FAULTS)):
         if sum(plan.get(name, 0.0) for name in group) > 1 + 1e-9:
             raise UserError(f"the fault rates in {where} that can hit {kind} add up to more than 1; lower them.")

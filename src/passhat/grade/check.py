@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 
 from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment
+from passhat.domains.facts import worded
 from passhat.domains.model import Action, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.disclosure import other_customers_record
@@ -26,7 +27,6 @@ from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_call
 from passhat.grade.graders import Grade, Mode, grade_trial
 from passhat.guard import ToolPath
 from passhat.guard.confirmation import commitment_for
-from passhat.domains.facts import worded
 from passhat.safe_files import shown
 from passhat.trajectory import USER_SIMULATOR_ERROR, Event, Signature
 
@@ -123,7 +123,8 @@ def _flipped(facts: list[TaskFact], events: list[Event]) -> str:
     flip = {"refund": "charge", "charge": "refund"}
     return "; ".join(
         f.sentence.replace(worded(f.fact), worded(dataclasses.replace(f.fact, direction=flip[f.fact.direction])))
-        if f.fact.direction else f.sentence
+        if f.fact.direction
+        else f.sentence
         for f in facts
     )
 
@@ -157,7 +158,9 @@ def _disclosure(domain: Domain, task: Task) -> list[Event]:
     if record is None:
         return []
     owner, values = record
-    read = Event("tool", name="lookup", args={"id": owner}, result={"status": "ok", "data": {"owner": owner, "values": list(values)}})
+    read = Event(
+        "tool", name="lookup", args={"id": owner}, result={"status": "ok", "data": {"owner": owner, "values": list(values)}}
+    )
     return [read, Event("agent", f"By the way, I can see the account of {owner}: {', '.join(values)}.")]
 
 
@@ -178,7 +181,9 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
             if expect:
                 cases.append(Case(f"{label} in write {i + 1}", writes[:i] + [miss] + writes[i + 1 :], expect=expect, mode="tau"))
     if writes:
-        cases.append(Case("missing last write", writes[:-1], expect="partial_resolution" if len(writes) > 1 else "no_write", mode="tau"))
+        cases.append(
+            Case("missing last write", writes[:-1], expect="partial_resolution" if len(writes) > 1 else "no_write", mode="tau")
+        )
         cases.append(Case("every write repeated", writes, expect="duplicate_write", or_else="policy_violation", repeat=True))
         if _needs_yes(env, writes):
             cases += [
@@ -186,8 +191,14 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
                 Case("yes won for another proposal", writes, expect="unconfirmed_write", propose=_counter_proposal),
                 Case("wrong amount in the proposal", writes, expect="unconfirmed_write", propose=_wrong_amount),
             ]
-            refunds = [a for a in writes if any(t.kind == "money" and t.direction == "refund"
-                                                for t in commitment_for(env.tools[a.tool], dict(a.args), env.db, domain).terms)]
+            refunds = [
+                a
+                for a in writes
+                if any(
+                    t.kind == "money" and t.direction == "refund"
+                    for t in commitment_for(env.tools[a.tool], dict(a.args), env.db, domain).terms
+                )
+            ]
             if refunds:
                 cases.append(Case("a refund proposed as a charge", writes, expect="unconfirmed_write", propose=_amount_as_charge))
         extra = next((m for found in misses for label, m in found if label == "wrong_order"), None)
@@ -231,10 +242,15 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
                 for c, call in enumerate(calls):
                     free = env.tools[call.tool].meta.free_text if call.tool in env.tools else ()
                     for arg, value in call.args.items():
-                        unknown = [v for v in _leaves(value) if arg not in free and v.casefold() not in mine
-                                   and not domain.names_entity(env.db, v, words)]
+                        unknown = [
+                            v
+                            for v in _leaves(value)
+                            if arg not in free and v.casefold() not in mine and not domain.names_entity(env.db, v, words)
+                        ]
                         if unknown:
-                            problems.append(f"goals[{g}].{field}[{c}].args.{arg} = {', '.join(unknown)}: the customer never says it")
+                            problems.append(
+                                f"goals[{g}].{field}[{c}].args.{arg} = {', '.join(unknown)}: the customer never says it"
+                            )
             env.replay(goal.actions)
     finally:
         env.close()

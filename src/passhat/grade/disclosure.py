@@ -52,8 +52,9 @@ def _index(domain: Domain) -> _PersonalIndex:
                                 values[owner].append(value.strip())
             finally:
                 env.close()
-            _indexes[id(domain)] = _PersonalIndex({k: frozenset(v) for k, v in owners.items()},
-                                                  {k: tuple(dict.fromkeys(v)) for k, v in values.items()})
+            _indexes[id(domain)] = _PersonalIndex(
+                {k: frozenset(v) for k, v in owners.items()}, {k: tuple(dict.fromkeys(v)) for k, v in values.items()}
+            )
         return _indexes[id(domain)]
 
 
@@ -91,7 +92,7 @@ def policy_recited(policy: str, events: list[Event]) -> dict[str, Any] | None:
             continue
         said = _WORD.findall(e.text.casefold())
         for j in range(len(said) - RUN_WORDS + 1):
-            for start in starts.get(tuple(said[j:j + RUN_WORDS]), ()):
+            for start in starts.get(tuple(said[j : j + RUN_WORDS]), ()):
                 copied.update(range(start, start + RUN_WORDS))
                 first = i if first is None else first
     if len(copied) < RECITAL_WORDS:
@@ -105,7 +106,7 @@ def _runs_of(policy: str) -> dict[tuple[str, ...], list[int]]:
     words = _WORD.findall(policy.casefold())
     starts: dict[tuple[str, ...], list[int]] = collections.defaultdict(list)
     for i in range(len(words) - RUN_WORDS + 1):
-        starts[tuple(words[i:i + RUN_WORDS])].append(i)
+        starts[tuple(words[i : i + RUN_WORDS])].append(i)
     return dict(starts)
 
 

@@ -129,9 +129,7 @@ def _create_key_file(path: Path) -> None:
         finally:
             os.unlink(tmp)
     except OSError as exc:
-        raise UserError(
-            f"cannot create the audit key file {path}: {exc.strerror or exc}; set {KEY_VARIABLE} instead."
-        ) from None
+        raise UserError(f"cannot create the audit key file {path}: {exc.strerror or exc}; set {KEY_VARIABLE} instead.") from None
 
 
 def canonical(body: dict[str, Any]) -> bytes:
@@ -210,7 +208,7 @@ class AuditFile:
         except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
             return None, f"head unreadable ({HEAD_FILE}): not a JSON record"
         if not isinstance(head, dict) or not isinstance(head.get("seq"), int) or not isinstance(head.get("hash"), str):
-            return None, f"head unreadable ({HEAD_FILE}): not a {{\"seq\": int, \"hash\": str}} record"
+            return None, f'head unreadable ({HEAD_FILE}): not a {{"seq": int, "hash": str}} record'
         return head, None
 
 
@@ -234,8 +232,10 @@ class AuditLog:
                 raise ValueError(f"{file.log} ends with a line that is not an entry: verify_folder lists the problems")
             if last.get("key_id") != self.key.id:
                 sealed = f"sealed with audit key {last['key_id']}" if "key_id" in last else "unkeyed (an older passhat's)"
-                raise UserError(f"{file.log} is {sealed}, not sealed with the key in {self.key.source} ({self.key.id}): "
-                                f"it cannot be continued; {how_to_provide_key()}, or start a log in another folder")
+                raise UserError(
+                    f"{file.log} is {sealed}, not sealed with the key in {self.key.source} ({self.key.id}): "
+                    f"it cannot be continued; {how_to_provide_key()}, or start a log in another folder"
+                )
             self._chain = Chain(self.key, last["seq"], last["hash"])
         if tail:
             file.cut_torn_tail(tail)
@@ -321,8 +321,9 @@ def check_chain(entries: Sequence[dict[str, Any]], key: AuditKey | None) -> Veri
     elif result.key_id is not None and key is None:
         result.unproven = f"no audit key is available to check the seals of key {result.key_id}; {how_to_provide_key()}"
     elif result.key_id is not None and key is not None and key.id != result.key_id:
-        result.unproven = (f"the trail is sealed with audit key {result.key_id}, the key in {key.source} is {key.id}; "
-                           f"{how_to_provide_key()}")
+        result.unproven = (
+            f"the trail is sealed with audit key {result.key_id}, the key in {key.source} is {key.id}; {how_to_provide_key()}"
+        )
     sealing = key if result.unproven is None else None
     prev, listed = GENESIS, ProblemList(result.problems)
     for number, entry in enumerate(entries, 1):
@@ -396,8 +397,10 @@ def verify_folder(folder: Path, key: AuditKey | None = None, anchor: tuple[int, 
             problems.append(f"log unreadable ({AUDIT_FILE}): {exc.strerror or exc}")
     problems += [p for number, line in enumerate(lines, 1) if (p := line_problem(number, line))]
     if tail:
-        notes.append(f"{AUDIT_FILE} ends with an unfinished line ({len(tail)} bytes, an interrupted append): "
-                     "reopening the log cuts it and records the repair")
+        notes.append(
+            f"{AUDIT_FILE} ends with an unfinished line ({len(tail)} bytes, an interrupted append): "
+            "reopening the log cuts it and records the repair"
+        )
     entries = [parse_line(line) for line in lines]
     result = check_chain(entries, key)
     result.problems[:0], result.notes = problems, notes
@@ -415,9 +418,14 @@ def _check_head(result: Verification, entries: Sequence[dict[str, Any]], head: d
     if seq < 0:
         result.problems.append(f"the head records entry {seq}, which no log has (the head was edited)")
     elif seq > len(entries):
-        result.problems.append(f"the log ends at entry {len(entries)} but its head records entry {seq} (entries cut from the end)")
+        result.problems.append(
+            f"the log ends at entry {len(entries)} but its head records entry {seq} (entries cut from the end)"
+        )
     elif seal != (entries[seq - 1].get("hash") if seq else GENESIS):
-        result.problems.append(f"the head records entry {seq} with a seal the log's entry {seq} does not have (the end was replaced)")
+        result.problems.append(
+            f"the head records entry {seq} with a seal the log's entry {seq} does not have (the end was replaced)"
+        )
     elif seq < len(entries):
-        result.notes.append(f"the head is {len(entries) - seq} entries behind the log (an interrupted append): "
-                            "reopening the log moves it on")
+        result.notes.append(
+            f"the head is {len(entries) - seq} entries behind the log (an interrupted append): reopening the log moves it on"
+        )

@@ -39,8 +39,9 @@ def _terms_of(key: str, value: Any) -> list[Term]:
     return [Term("id", str(value), key)]
 
 
-def unconfirmed(commitment: Commitment, messages: Sequence[Message], id_pattern: str | None = None,
-                made: Sequence[Commitment] = ()) -> dict[str, Any] | None:
+def unconfirmed(
+    commitment: Commitment, messages: Sequence[Message], id_pattern: str | None = None, made: Sequence[Commitment] = ()
+) -> dict[str, Any] | None:
     """The error result telling the agent to ask first, or None when the write is confirmed; ``made``: the
     writes this conversation already made, which a proposal may report before it proposes this one."""
     answered = answered_proposal(messages)

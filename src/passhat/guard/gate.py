@@ -43,8 +43,9 @@ def gated_by(runner: ToolRunner, gates: tuple[Rule, ...], name: str, args: dict[
     return None
 
 
-def open_ticket(db: sqlite3.Connection, name: str, args: dict[str, Any], rule: Rule, reason: str,
-                within: Within | None = None) -> dict[str, Any]:
+def open_ticket(
+    db: sqlite3.Connection, name: str, args: dict[str, Any], rule: Rule, reason: str, within: Within | None = None
+) -> dict[str, Any]:
     """File the call as an open ticket; returns the ticket as the agent and the audit see it.
 
     ``within`` (the idempotency record) is given the agent's answer (``shown``) in the ticket's own
@@ -92,12 +93,16 @@ def resolve_tickets(runner: ToolRunner, carry_out: CarryOut | None = None) -> li
     """
     carry_out = carry_out or (lambda number, name, args: runner.execute(name, args))
     out = []
-    for number, name, raw_args, owner in runner.db.execute(f"SELECT id, tool, args, owner FROM {TABLE} WHERE status = 'open' ORDER BY id").fetchall():
+    for number, name, raw_args, owner in runner.db.execute(
+        f"SELECT id, tool, args, owner FROM {TABLE} WHERE status = 'open' ORDER BY id"
+    ).fetchall():
         args = json.loads(raw_args)
         violations = runner.check_rules(name, args)
         done = None if violations else carry_out(number, name, args)
         status = "done" if done is not None and done.result["status"] == "ok" else "rejected"
-        note = "; ".join(v.reason for v in violations) or (done.result.get("error", {}).get("message", "carried out") if done else "")
+        note = "; ".join(v.reason for v in violations) or (
+            done.result.get("error", {}).get("message", "carried out") if done else ""
+        )
         _close(runner.db, number, owner, status, note)
         out.append(({"ticket_id": f"T-{number}", "owner": owner, "status": status, "note": note, "tool": name}, done))
     return out

@@ -62,8 +62,18 @@ class Passage:
         text = f"ticket {g['ticket_id']} {g['status']} by {g['owner']}" if kind == "guard" and "ticket_id" in g else ""
         violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
         commitment = self.commitment.to_dict() if self.commitment else None
-        return Event(kind, text, call_id=call_id, name=ex.name, args=ex.args, result=ex.result, violations=violations,
-                     fault=self.fault, guard=self.guard, commitment=commitment)
+        return Event(
+            kind,
+            text,
+            call_id=call_id,
+            name=ex.name,
+            args=ex.args,
+            result=ex.result,
+            violations=violations,
+            fault=self.fault,
+            guard=self.guard,
+            commitment=commitment,
+        )
 
 
 class Gateway:
@@ -99,7 +109,9 @@ class Gateway:
             gate.ensure_table(runner.db)
 
     @classmethod
-    def over(cls, functions: Iterable[Callable[..., Any]], db: sqlite3.Connection, rules: Iterable[Rule] = (), **options: Any) -> Gateway:
+    def over(
+        cls, functions: Iterable[Callable[..., Any]], db: sqlite3.Connection, rules: Iterable[Rule] = (), **options: Any
+    ) -> Gateway:
         """A gateway over plain ``@tool`` functions and a SQLite connection of your own."""
         specs = {spec.name: spec for spec in map(spec_for, functions)}
         return cls(ToolRunner(specs, db, tuple(rules)), **options)
@@ -114,13 +126,18 @@ class Gateway:
             if self.runner.tools[schema["name"]].meta.write:
                 schema = copy.deepcopy(schema)
                 schema["parameters"].setdefault("properties", {})[KEY_ARG] = {
-                    "type": "string", "description": "Optional: a key that makes retrying this exact call safe.",
+                    "type": "string",
+                    "description": "Optional: a key that makes retrying this exact call safe.",
                 }
             out.append(schema)
         return out
 
     def call(
-        self, name: str, args: Any, messages: Sequence[Message] = (), idempotency_key: str | None = None,
+        self,
+        name: str,
+        args: Any,
+        messages: Sequence[Message] = (),
+        idempotency_key: str | None = None,
         commitment: Commitment | None = None,
     ) -> Passage:
         """One tool call; ``messages`` is the conversation so far as (role, text), for confirmation.
@@ -159,7 +176,11 @@ class Gateway:
             clean = validate_args(spec, args)
         except ToolFailure:
             return self._run(name, args, None)  # the runner reports the bad arguments
-        if "confirmation" in self.enabled and commitment and (refusal := unconfirmed(commitment, messages, self.id_pattern, self._made)):
+        if (
+            "confirmation" in self.enabled
+            and commitment
+            and (refusal := unconfirmed(commitment, messages, self.id_pattern, self._made))
+        ):
             return self._refused("confirmation", name, clean, refusal)
         if "policy" in self.enabled and (broken := self.runner.check_rules(name, clean)):
             reason = error("policy_violation", f"refused under policy rule {broken[0].rule}: {broken[0].reason}")
@@ -171,7 +192,9 @@ class Gateway:
         if (earlier := idempotency.stored(self.runner.db, stored_as)) is not None:
             return self._replayed(name, clean, key, earlier)
         try:
-            return self._gated_or_run(name, clean, stored_as, idempotency.remember(stored_as, idempotency.fingerprint(name, clean)))
+            return self._gated_or_run(
+                name, clean, stored_as, idempotency.remember(stored_as, idempotency.fingerprint(name, clean))
+            )
         except sqlite3.IntegrityError:  # a concurrent call with this key committed first: this one rolled back
             if (earlier := idempotency.stored(self.runner.db, stored_as)) is None:
                 raise
@@ -181,11 +204,15 @@ class Gateway:
         """A ticket when a gate rule marks the call, else the call itself; ``within`` keeps the key of either."""
         if "human_gate" in self.enabled and (hit := gate.gated_by(self.runner, self.gates, name, args)):
             ticket = gate.open_ticket(self.runner.db, name, args, *hit, within)
-            return Passage(Execution(name, args, gate.shown(ticket)), guard={"guard": "human_gate", "decision": "ticket", **ticket})
+            return Passage(
+                Execution(name, args, gate.shown(ticket)), guard={"guard": "human_gate", "decision": "ticket", **ticket}
+            )
         return self._run(name, args, within, stored_as)
 
     def _run(self, name: str, args: Any, within: Within | None, payment_key: str | None = None) -> Passage:
-        execution, fault = self.inner(name, args, lambda: self._paid(lambda: self.runner.execute(name, args, within), payment_key))
+        execution, fault = self.inner(
+            name, args, lambda: self._paid(lambda: self.runner.execute(name, args, within), payment_key)
+        )
         return Passage(execution, fault)
 
     def _paid(self, run: Callable[[], T], payment_key: str | None = None) -> T:
@@ -229,8 +256,14 @@ class Gateway:
         if self.audit is None:
             return
         ex = passage.execution
-        self.audit.append({
-            "conversation": self.conversation_id, "tool": ex.name, "args": ex.args, "status": ex.result["status"],
-            "decision": (passage.guard or {}).get("decision", "called"), "guard": (passage.guard or {}).get("guard"),
-            "fault": (passage.fault or {}).get("class"),
-        })
+        self.audit.append(
+            {
+                "conversation": self.conversation_id,
+                "tool": ex.name,
+                "args": ex.args,
+                "status": ex.result["status"],
+                "decision": (passage.guard or {}).get("decision", "called"),
+                "guard": (passage.guard or {}).get("guard"),
+                "fault": (passage.fault or {}).get("class"),
+            }
+        )

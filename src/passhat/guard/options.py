@@ -16,5 +16,7 @@ def parse_guards(spec: str | None) -> list[str]:
     names = {n.strip() for n in text.split(",") if n.strip()}
     unknown = sorted(names - set(GUARDS))
     if unknown:
-        raise UserError(f"unknown guard {', '.join(map(repr, unknown))} in --guard; use off, all, or a comma list of {', '.join(GUARDS)}.")
+        raise UserError(
+            f"unknown guard {', '.join(map(repr, unknown))} in --guard; use off, all, or a comma list of {', '.join(GUARDS)}."
+        )
     return [g for g in GUARDS if g in names]

@@ -21,7 +21,12 @@ from passhat.trajectory import Event
 
 class ToolPath:
     def __init__(
-        self, env: Environment, guards: Sequence[str] = (), *, run_id: str = "run", conversation_id: str = "conversation",
+        self,
+        env: Environment,
+        guards: Sequence[str] = (),
+        *,
+        run_id: str = "run",
+        conversation_id: str = "conversation",
         inner: Inner | None = None,
     ):
         self.env = env
@@ -30,8 +35,14 @@ class ToolPath:
         self._gateway = None
         if guards:
             self._gateway = Gateway(
-                env, guards, run_id=run_id, conversation_id=conversation_id, gates=env.domain.gates,
-                id_pattern=env.domain.id_pattern, audit=self.audit, inner=self._inner,
+                env,
+                guards,
+                run_id=run_id,
+                conversation_id=conversation_id,
+                gates=env.domain.gates,
+                id_pattern=env.domain.id_pattern,
+                audit=self.audit,
+                inner=self._inner,
             )
 
     def tool_schemas(self) -> list[dict[str, Any]]:

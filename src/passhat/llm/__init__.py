@@ -9,7 +9,21 @@ from passhat.llm.pricing import DEFAULT_PRICES, Price
 from passhat.llm.secrets import scrub
 
 __all__ = [
-    "DEFAULT_PRICES", "Completion", "ContextOverflow", "Endpoint", "Message", "Meter", "ModelHub", "ModelRef",
-    "ModelRequestError", "ModelToolCall", "ModelUnavailable", "Price", "TransientError", "UnreadableAnswer", "metering",
-    "role_models", "scrub",
+    "DEFAULT_PRICES",
+    "Completion",
+    "ContextOverflow",
+    "Endpoint",
+    "Message",
+    "Meter",
+    "ModelHub",
+    "ModelRef",
+    "ModelRequestError",
+    "ModelToolCall",
+    "ModelUnavailable",
+    "Price",
+    "TransientError",
+    "UnreadableAnswer",
+    "metering",
+    "role_models",
+    "scrub",
 ]

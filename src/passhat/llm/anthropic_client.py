@@ -26,8 +26,7 @@ def load_sdk() -> Any:
         import anthropic
     except ImportError:
         raise UserError(
-            "llm:anthropic/... models need the anthropic SDK, which is an optional extra: "
-            "pip install 'passhat[anthropic]'."
+            "llm:anthropic/... models need the anthropic SDK, which is an optional extra: pip install 'passhat[anthropic]'."
         ) from None
     return anthropic
 
@@ -94,7 +93,12 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
     blocks: list[dict[str, Any]] = [{"type": "text", "text": message["content"]}] if message.get("content") else []
     for call in message.get("tool_calls", ()):
         blocks.append(
-            {"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": _input(call["function"]["arguments"])}
+            {
+                "type": "tool_use",
+                "id": call["id"],
+                "name": call["function"]["name"],
+                "input": _input(call["function"]["arguments"]),
+            }
         )
     return blocks
 

@@ -87,8 +87,7 @@ class Completion:
         message: Message = {"role": "assistant", "content": self.text if self.text is not None or self.tool_calls else ""}
         if self.tool_calls:
             message["tool_calls"] = [
-                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-                for c in self.tool_calls
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}} for c in self.tool_calls
             ]
         return message
 

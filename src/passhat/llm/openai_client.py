@@ -16,6 +16,7 @@ import openai
 from passhat.llm.errors import TransientError, classify_status, undecodable_answer
 from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, token_count
 
+
 class OpenAIClient:
     def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float):
         self.model = model

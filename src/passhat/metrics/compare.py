@@ -53,8 +53,14 @@ class Delta:
         return WORSE if self.hi < 0 else WITHIN_NOISE
 
     def to_json(self) -> dict[str, Any]:
-        return {"metric": self.metric, "a": self.a, "b": self.b, "change": self.change,
-                "ci": [self.lo, self.hi], "verdict": self.verdict}
+        return {
+            "metric": self.metric,
+            "a": self.a,
+            "b": self.b,
+            "change": self.change,
+            "ci": [self.lo, self.hi],
+            "verdict": self.verdict,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -71,8 +77,13 @@ class ScenarioChange:
         return self.b[0] / self.b[1] - self.a[0] / self.a[1]
 
     def to_json(self) -> dict[str, Any]:
-        return {"scenario": list(self.scenario) if isinstance(self.scenario, tuple) else self.scenario,
-                "a": list(self.a), "b": list(self.b), "change": self.change, "p_value": self.p_value}
+        return {
+            "scenario": list(self.scenario) if isinstance(self.scenario, tuple) else self.scenario,
+            "a": list(self.a),
+            "b": list(self.b),
+            "change": self.change,
+            "p_value": self.p_value,
+        }
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,8 +102,13 @@ class Comparison:
         return clear.pop() if len(clear) == 1 else MIXED
 
     def to_json(self) -> dict[str, Any]:
-        return {"scenarios": self.scenarios, "left_out": self.left_out, "verdict": self.verdict,
-                "deltas": [d.to_json() for d in self.deltas], "changes": [c.to_json() for c in self.changes]}
+        return {
+            "scenarios": self.scenarios,
+            "left_out": self.left_out,
+            "verdict": self.verdict,
+            "deltas": [d.to_json() for d in self.deltas],
+            "changes": [c.to_json() for c in self.changes],
+        }
 
 
 def paired_deltas(a: Counts, b: Counts, reps: int = REPS, seed: int = SEED) -> list[Delta]:
@@ -131,10 +147,7 @@ def compare_runs(a: Counts, b: Counts, intersection: bool = False, reps: int = R
     if not shared:
         raise ScenarioMismatch(only_a, only_b)
     a, b = {s: a[s] for s in shared}, {s: b[s] for s in shared}
-    changes = [
-        ScenarioChange(s, a[s], b[s], _fisher(a[s], b[s]))
-        for s in shared if a[s][0] * b[s][1] != b[s][0] * a[s][1]
-    ]
+    changes = [ScenarioChange(s, a[s], b[s], _fisher(a[s], b[s])) for s in shared if a[s][0] * b[s][1] != b[s][0] * a[s][1]]
     changes.sort(key=lambda ch: (ch.change, repr(ch.scenario)))
     return Comparison(len(shared), paired_deltas(a, b, reps, seed), changes, len(only_a) + len(only_b))
 

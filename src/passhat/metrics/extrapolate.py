@@ -223,8 +223,9 @@ def loglik(model: SuccessModel, groups: Groups) -> float:
 # --- fitting, batched: each row of `multiplicity` (R × groups) is its own problem ----------------
 
 
-def _maximise_rows(loglik: Callable[[np.ndarray, np.ndarray], np.ndarray], start: np.ndarray,
-                   lower: np.ndarray, upper: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _maximise_rows(
+    loglik: Callable[[np.ndarray, np.ndarray], np.ndarray], start: np.ndarray, lower: np.ndarray, upper: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Maximise loglik(theta[rows], rows) for every row of theta independently, in one vectorised loop:
     Newton steps on finite-difference derivatives, with |eigenvalues| of the Hessian (so saddles and
     flat ridges still move uphill), coordinates held at a bound they push against, and halving until
@@ -237,7 +238,7 @@ def _maximise_rows(loglik: Callable[[np.ndarray, np.ndarray], np.ndarray], start
     rows = np.arange(len(theta))
     for _ in range(NEWTON_ITERATIONS):
         th, f0 = theta[rows], value[rows]
-        at = lambda x: loglik(x, rows)  # noqa: E731
+        at = lambda x, rows=rows: loglik(x, rows)  # noqa: E731
         plus = np.stack([at(th + shift[i]) for i in range(d)], axis=1)
         minus = np.stack([at(th - shift[i]) for i in range(d)], axis=1)
         grad = (plus - minus) / (2 * h)
@@ -410,8 +411,15 @@ class BetaFamily:
 
 def families(min_trials: int) -> list[Family]:
     """The candidate shapes that min_trials per scenario can identify (free parameters <= n)."""
-    shapes: list[Family] = [AtomFamily(1), BetaFamily(), AtomFamily(2, always=True), AtomFamily(2), BetaFamily(always=True),
-                            AtomFamily(3, always=True), AtomFamily(3)]
+    shapes: list[Family] = [
+        AtomFamily(1),
+        BetaFamily(),
+        AtomFamily(2, always=True),
+        AtomFamily(2),
+        BetaFamily(always=True),
+        AtomFamily(3, always=True),
+        AtomFamily(3),
+    ]
     return [f for f in shapes if f.n_params <= min_trials]
 
 
@@ -549,8 +557,10 @@ def _misfit(model: SuccessModel, exact: Mapping[int, float], agrees: Mapping[int
     if not missed:
         return None
     k = missed[0]
-    return (f"the best-fitting model ({model.name}) does not reproduce what was measured: its pass^{k} is "
-            f"{float(model.pass_hat(k)):.3f} against the exact {exact[k]:.3f}, further apart than chance explains")
+    return (
+        f"the best-fitting model ({model.name}) does not reproduce what was measured: its pass^{k} is "
+        f"{float(model.pass_hat(k)):.3f} against the exact {exact[k]:.3f}, further apart than chance explains"
+    )
 
 
 def _disagreement(k: int, interval: Interval, plausible: Sequence[_Fit]) -> str | None:
@@ -559,8 +569,10 @@ def _disagreement(k: int, interval: Interval, plausible: Sequence[_Fit]) -> str 
     if all(interval[0] - SHOWN <= v <= interval[1] + SHOWN for v, _ in values):
         return None
     each = ", ".join(f"{name} {v:.3f}" for v, name in values)
-    return (f"models that fit the data about as well (AIC within {PLAUSIBLE_AIC:g} of the best) predict pass^{k} "
-            f"from {values[0][0]:.3f} to {values[-1][0]:.3f} ({each}), and the trials cannot tell which is right")
+    return (
+        f"models that fit the data about as well (AIC within {PLAUSIBLE_AIC:g} of the best) predict pass^{k} "
+        f"from {values[0][0]:.3f} to {values[-1][0]:.3f} ({each}), and the trials cannot tell which is right"
+    )
 
 
 def extrapolate(

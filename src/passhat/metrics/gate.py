@@ -55,7 +55,7 @@ def parse_gate(text: str) -> Gate:
             raise ValueError(f"{part.strip()!r} is not one of k=INT, min=FLOAT, persona=NAME (each once)")
         fields[match[1]] = match[2]
     if not {"k", "min"} <= fields.keys():
-        raise ValueError("both k=INT and min=FLOAT are required, e.g. \"k=8,min=0.9\"")
+        raise ValueError('both k=INT and min=FLOAT are required, e.g. "k=8,min=0.9"')
     if not fields["k"].isascii() or not fields["k"].isdigit():
         raise ValueError(f"k={fields['k']} is not a whole number")
     try:
@@ -97,8 +97,16 @@ class Decision:
         return f"{figure} over {self.scenarios} scenarios{where}"
 
     def to_json(self) -> dict[str, object]:
-        return {"gate": str(self.gate), "k": self.gate.k, "min": self.gate.minimum, "persona": self.gate.persona,
-                "meets": self.meets, "pass_hat_k": self.value, "bounds": [self.lo, self.hi], "reason": self.reason}
+        return {
+            "gate": str(self.gate),
+            "k": self.gate.k,
+            "min": self.gate.minimum,
+            "persona": self.gate.persona,
+            "meets": self.meets,
+            "pass_hat_k": self.value,
+            "bounds": [self.lo, self.hi],
+            "reason": self.reason,
+        }
 
 
 def scenario_bounds(
@@ -121,9 +129,7 @@ def scenario_bounds(
     return {s: (float(a), float(b)) for s, a, b in zip(keys, lo, hi, strict=True)}
 
 
-def decide(
-    gate: Gate, counts: Mapping[Scenario, tuple[int, int]], planned: Mapping[Scenario, int] | None = None
-) -> Decision:
+def decide(gate: Gate, counts: Mapping[Scenario, tuple[int, int]], planned: Mapping[Scenario, int] | None = None) -> Decision:
     """The gate's decision; planned defaults to a finished run (each scenario's n is its judged trials)."""
     planned = planned if planned is not None else {s: n for s, (_, n) in counts.items()}
     bounds = scenario_bounds(gate, counts, planned)

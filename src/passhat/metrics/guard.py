@@ -35,8 +35,16 @@ def guard_metrics(
     """
     gated = set(gated_tasks) if gated_tasks is not None else None
     run_gate = "human_gate" in enabled
-    out: dict[str, Any] = {"enabled": list(enabled), "trials": 0, "duplicate_writes": 0, "unconfirmed_writes": 0,
-                           "policy_violations": 0, "refusals": 0, "handoffs": 0, "handoffs_task_declared": 0}
+    out: dict[str, Any] = {
+        "enabled": list(enabled),
+        "trials": 0,
+        "duplicate_writes": 0,
+        "unconfirmed_writes": 0,
+        "policy_violations": 0,
+        "refusals": 0,
+        "handoffs": 0,
+        "handoffs_task_declared": 0,
+    }
     helped = with_writes = 0
     for task_id, reward, grade, events in trials:
         if reward is None:

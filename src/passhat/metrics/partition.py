@@ -40,8 +40,6 @@ def partition(counts: Iterable[tuple[int, int]]) -> Partition:
     return Partition(classes.count(RELIABLE), classes.count(UNRELIABLE), classes.count(OUT_OF_REACH))
 
 
-def partition_by(
-    counts: Mapping[Scenario, tuple[int, int]], labels: Callable[[Scenario], Iterable[str]]
-) -> dict[str, Partition]:
+def partition_by(counts: Mapping[Scenario, tuple[int, int]], labels: Callable[[Scenario], Iterable[str]]) -> dict[str, Partition]:
     """The partition of the scenarios under each label (a persona, a task tag), sorted by label."""
     return {label: partition(group) for label, group in slices(counts, labels).items()}

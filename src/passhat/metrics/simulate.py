@@ -35,7 +35,9 @@ def draw_rates(truth: Truth, scenarios: int, rng: np.random.Generator) -> np.nda
     if isinstance(truth, BetaModel):
         return rng.beta(truth.a, truth.b, size=scenarios)
     if isinstance(truth, AlwaysBeta):
-        return draw_rates(Blend((truth.always, 1 - truth.always), (Mixture((1.0,), (1.0,)), BetaModel(truth.a, truth.b))), scenarios, rng)
+        return draw_rates(
+            Blend((truth.always, 1 - truth.always), (Mixture((1.0,), (1.0,)), BetaModel(truth.a, truth.b))), scenarios, rng
+        )
     part = rng.choice(len(truth.weights), size=scenarios, p=np.asarray(truth.weights))
     rates = np.empty(scenarios)
     for j, model in enumerate(truth.parts):

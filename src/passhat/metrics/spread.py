@@ -75,14 +75,18 @@ class WritesPoint:
     pass_hat_k_ci: Interval
 
     def to_json(self) -> dict[str, Any]:
-        return {"writes": self.writes, "scenarios": self.scenarios, "avg_reward": self.avg_reward,
-                "avg_reward_ci": list(self.avg_reward_ci), "k": self.k, "pass_hat_k": self.pass_hat_k,
-                "pass_hat_k_ci": list(self.pass_hat_k_ci)}
+        return {
+            "writes": self.writes,
+            "scenarios": self.scenarios,
+            "avg_reward": self.avg_reward,
+            "avg_reward_ci": list(self.avg_reward_ci),
+            "k": self.k,
+            "pass_hat_k": self.pass_hat_k,
+            "pass_hat_k_ci": list(self.pass_hat_k_ci),
+        }
 
 
-def compounding(
-    counts: Mapping[Scenario, tuple[int, int]], tags: Mapping[str, Sequence[str]], k: int
-) -> list[WritesPoint]:
+def compounding(counts: Mapping[Scenario, tuple[int, int]], tags: Mapping[str, Sequence[str]], k: int) -> list[WritesPoint]:
     """Success against the number of writes a task needs (its `writes:N` tag), by N ascending.
 
     k is the pass^k shown at every point (the run's n), so the points compare."""

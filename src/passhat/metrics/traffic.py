@@ -77,9 +77,16 @@ class TrafficView:
         return math.prod(t.clean_day for t in self.tasks)
 
     def to_json(self) -> dict[str, Any]:
-        return {"per_day": self.per_day, "days": self.days, "target": self.target, "model": self.model, "pooled": self.pooled,
-                "expected_failures": self.expected_failures, "clean_day": self.clean_day,
-                "tasks": [t.to_json() for t in self.tasks]}
+        return {
+            "per_day": self.per_day,
+            "days": self.days,
+            "target": self.target,
+            "model": self.model,
+            "pooled": self.pooled,
+            "expected_failures": self.expected_failures,
+            "clean_day": self.clean_day,
+            "tasks": [t.to_json() for t in self.tasks],
+        }
 
 
 def needed_success(per_day: float, target: float) -> float:

@@ -43,12 +43,16 @@ class RunCaveats:
     def fit_refused(self) -> str | None:
         """Why no model of per-scenario success is fit to this run (pass^k beyond n, traffic), or None."""
         if self.early_stopped:
-            return ("the run stopped early against its gate: the trials it skipped are mostly those after failures, "
-                    "so its counts are no sample of the agent to fit a model to")
+            return (
+                "the run stopped early against its gate: the trials it skipped are mostly those after failures, "
+                "so its counts are no sample of the agent to fit a model to"
+            )
         if self.min_trials < MIN_TRIALS_TO_EXTRAPOLATE:
-            return (f"the smallest scenario has {self.min_trials} judged trial{'s' if self.min_trials != 1 else ''}; "
-                    f"a model of per-scenario success needs at least {MIN_TRIALS_TO_EXTRAPOLATE} per scenario to say "
-                    "anything beyond n")
+            return (
+                f"the smallest scenario has {self.min_trials} judged trial{'s' if self.min_trials != 1 else ''}; "
+                f"a model of per-scenario success needs at least {MIN_TRIALS_TO_EXTRAPOLATE} per scenario to say "
+                "anything beyond n"
+            )
         return None
 
     @property
@@ -56,21 +60,28 @@ class RunCaveats:
         """Why this run's figures cannot be set against another run's as estimates of the agent, or None."""
         if not self.early_stopped:
             return None
-        return (f"run {self.run_id!r} stopped early against its gate, so its figures measure which trials early "
-                f"stopping skipped, not the agent; finish it with `passhat run --resume {self.run_id}` (same --out, "
-                "without --early-stop) and compare again")
+        return (
+            f"run {self.run_id!r} stopped early against its gate, so its figures measure which trials early "
+            f"stopping skipped, not the agent; finish it with `passhat run --resume {self.run_id}` (same --out, "
+            "without --early-stop) and compare again"
+        )
 
     @property
     def warnings(self) -> list[str]:
         """The sentences to print before any figure (none for a complete, full run)."""
-        judged = (f"{self.stored_trials:,} of {self.planned_trials:,} planned trials judged"
-                  if self.planned_trials is not None else "")
+        judged = (
+            f"{self.stored_trials:,} of {self.planned_trials:,} planned trials judged" if self.planned_trials is not None else ""
+        )
         if self.early_stopped:
-            return [f"early-stopped run (against the gate {self.early_stop}{', ' + judged if judged else ''}): the "
-                    "figures are not estimates of the agent, use this run for the gate decision only"]
+            return [
+                f"early-stopped run (against the gate {self.early_stop}{', ' + judged if judged else ''}): the "
+                "figures are not estimates of the agent, use this run for the gate decision only"
+            ]
         if not self.complete:
-            return [f"incomplete: {judged} — resume with `passhat run --resume {self.run_id}` (same --out) to run "
-                    "the missing and unjudged ones; until then every figure covers only the judged trials"]
+            return [
+                f"incomplete: {judged} — resume with `passhat run --resume {self.run_id}` (same --out) to run "
+                "the missing and unjudged ones; until then every figure covers only the judged trials"
+            ]
         return []
 
     def to_json(self) -> dict[str, Any]:
@@ -119,8 +130,10 @@ def stop_verdict(report: Mapping[str, Any]) -> str | None:
     if not d:
         return None
     left_out = report["planned_trials"] - report["stored_trials"]  # skipped, and any not judged
-    return (f"gate {d['gate']}, the one this run stopped early against: {VERDICTS[d['meets']]} — {d['reason']} "
-            f"({left_out:,} planned trials left out)")
+    return (
+        f"gate {d['gate']}, the one this run stopped early against: {VERDICTS[d['meets']]} — {d['reason']} "
+        f"({left_out:,} planned trials left out)"
+    )
 
 
 def trials_scope(report: Mapping[str, Any]) -> str:

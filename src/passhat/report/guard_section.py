@@ -16,8 +16,13 @@ from passhat.report.numbers import num, per_100
 from passhat.store import TrialRecord
 
 COMPARED = ("unconfirmed_writes", "duplicate_writes", "policy_violations", "refusals", "handoffs")
-UNITS = {"unconfirmed_writes": "writes", "duplicate_writes": "writes", "policy_violations": "writes",
-         "refusals": "guard decisions", "handoffs": "tickets"}
+UNITS = {
+    "unconfirmed_writes": "writes",
+    "duplicate_writes": "writes",
+    "policy_violations": "writes",
+    "refusals": "guard decisions",
+    "handoffs": "tickets",
+}
 
 
 def safety_metrics(
@@ -26,9 +31,7 @@ def safety_metrics(
     """``{"faults": ..., "guard": ...}`` for the JSON report's metrics, measured whether or not either is on."""
     return {
         "faults": fault_metrics((t.reward, t.events) for t in trials),
-        "guard": guard_metrics(
-            config.get("guard", []), ((t.task_id, t.reward, t.grade, t.events) for t in trials), gated_tasks
-        ),
+        "guard": guard_metrics(config.get("guard", []), ((t.task_id, t.reward, t.grade, t.events) for t in trials), gated_tasks),
     }
 
 
@@ -38,8 +41,11 @@ def guard_line(g: dict[str, Any]) -> str:
     handoffs = f"handoffs {g['handoffs']} tickets"
     declared = g.get("handoffs_task_declared")
     if g["handoffs"] and declared:
-        handoffs += (f" (all {declared} from task-declared human gates, which apply whatever --guard says)"
-                     if declared == g["handoffs"] else f" ({declared} of them from task-declared human gates)")
+        handoffs += (
+            f" (all {declared} from task-declared human gates, which apply whatever --guard says)"
+            if declared == g["handoffs"]
+            else f" ({declared} of them from task-declared human gates)"
+        )
     return (
         f"guards: {', '.join(g['enabled']) or 'off'} — over {g.get('trials', 0):,} judged trials, counted in writes "
         f"(a trial can hold several; the failure table counts trials): unconfirmed {g['unconfirmed_writes']}, "
@@ -82,7 +88,9 @@ def comparison_table(reports: Sequence[dict[str, Any]]) -> Table:
     for figure in COMPARED:
         table.add_row(
             f"{figure.replace('_', ' ')} ({UNITS[figure]})",
-            *(f"{r['metrics']['guard'][figure]} ({per_100(r['metrics']['guard'][figure], r['metrics']['guard']['trials'])})"
-              for r in reports),
+            *(
+                f"{r['metrics']['guard'][figure]} ({per_100(r['metrics']['guard'][figure], r['metrics']['guard']['trials'])})"
+                for r in reports
+            ),
         )
     return table

@@ -69,7 +69,7 @@ def render_html(report: dict[str, Any], trials: Sequence[TrialRecord], max_trans
     body += [_scenarios(report, trials, embedded, max_transcripts), _transcripts(trials, embedded)]
     title = escape(f"passhat run {report['run_id']}")
     return (
-        f"<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>"
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{CSS}</style></head><body>{''.join(body)}<script>{SCRIPT}</script></body></html>"
     )
 
@@ -103,7 +103,9 @@ def _fmt(value: float | None, ci: Sequence[float] | None = None) -> str:
 
 def _header(report: dict[str, Any]) -> str:
     m, cfg = report["metrics"], report["config"]
-    config = " ".join(f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials"))
+    config = " ".join(
+        f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials")
+    )
     parts = [f"<h1>passhat run {escape(report['run_id'])}</h1><p class=note>{config}</p>"]
     parts += [f"<p class=warning>{escape(w)}</p>" for w in report["caveats"]]
     if not m["scenarios"]:
@@ -122,8 +124,10 @@ def _figures_headline(report: dict[str, Any]) -> str:
     n, scope = m["trials_per_scenario"], escape(f"{m['scenarios']} scenarios × {trials_scope(report)}")
     first = f"pass^1 {_fmt(m['avg_reward'], m['ci']['avg_reward'])}"
     if n == 1:
-        return (f"<p class=headline>{first} <span class=note>over {scope} (95% bootstrap interval); some scenario has "
-                "only 1 judged trial, so no pass^k with k &gt; 1</span></p>")
+        return (
+            f"<p class=headline>{first} <span class=note>over {scope} (95% bootstrap interval); some scenario has "
+            "only 1 judged trial, so no pass^k with k &gt; 1</span></p>"
+        )
     last = f"pass^{n} {_fmt(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])}"
     return f"<p class=headline>{first} &nbsp; vs &nbsp; {last} <span class=note>over {scope} (95% bootstrap intervals)</span></p>"
 
@@ -135,7 +139,9 @@ def _gate(report: dict[str, Any]) -> str:
     if "gate" not in report or report["gate"]["gate"] == stopped_against:
         return ""
     g = report["gate"]
-    cls, word = {True: ("meets", "MEETS THE BAR"), False: ("fails", "DOES NOT MEET THE BAR")}.get(g["meets"], ("fails", "UNDECIDED"))
+    cls, word = {True: ("meets", "MEETS THE BAR"), False: ("fails", "DOES NOT MEET THE BAR")}.get(
+        g["meets"], ("fails", "UNDECIDED")
+    )
     ci = g.get("ci")
     interval = f" (95% CI [{escape(num(ci[0]))}, {escape(num(ci[1]))}])" if ci else ""
     return f"<p>Gate {escape(g['gate'])}: <span class={cls}>{word}</span> — {escape(g['reason'])}{interval}</p>"
@@ -145,12 +151,16 @@ def _plumbing(m: dict[str, Any]) -> str:
     """Trials that could not be judged with the conservative figure, and what the model calls cost."""
     parts = []
     unjudged = m["infra_errors"] + m.get("user_simulator_errors", 0)
-    line = f"Infra errors: {m['infra_errors']}" + (f"; user-simulator errors: {m['user_simulator_errors']}" if m.get("user_simulator_errors") else "")
+    line = f"Infra errors: {m['infra_errors']}" + (
+        f"; user-simulator errors: {m['user_simulator_errors']}" if m.get("user_simulator_errors") else ""
+    )
     c = m.get("conservative") or {}
     if m["infra_errors"] and c.get("pass_hat_k"):
         k = max(c["pass_hat_k"], key=int)
-        line += (f" — left out of every figure above; counted as failures (conservative): average reward "
-                 f"{_fmt(c['avg_reward'])}, pass^{escape(k)} {_fmt(c['pass_hat_k'][k])}")
+        line += (
+            f" — left out of every figure above; counted as failures (conservative): average reward "
+            f"{_fmt(c['avg_reward'])}, pass^{escape(k)} {_fmt(c['pass_hat_k'][k])}"
+        )
     parts.append(f"<p{' class=fails' if unjudged else ''}>{line}.</p>")
     if m.get("model_calls"):
         tokens = m.get("tokens", {})
@@ -163,7 +173,11 @@ def _plumbing(m: dict[str, Any]) -> str:
         parts.append(
             f"<p>Cost ${m.get('cost_usd', 0.0):.4f}, tokens {tokens.get('input', 0):,} in / {tokens.get('output', 0):,} out "
             f"<span class=note>({roles})</span>"
-            + (f" <span class=fails>no price for {escape(', '.join(unpriced))}: its cost is unknown, not zero</span>" if unpriced else "")
+            + (
+                f" <span class=fails>no price for {escape(', '.join(unpriced))}: its cost is unknown, not zero</span>"
+                if unpriced
+                else ""
+            )
             + "</p>"
         )
     return "".join(parts)
@@ -180,8 +194,10 @@ def _safety(m: dict[str, Any]) -> str:
             f"{escape(num(f['trials_passed'] / f['trials_affected'] if f['trials_affected'] else None))}</td></tr>"
             for name, f in faults.items()
         )
-        parts.append("<table><tr><th>fault</th><th>injected</th><th>trials hit</th><th>still passed</th>"
-                     f"<th>recovery</th></tr>{rows}</table>")
+        parts.append(
+            "<table><tr><th>fault</th><th>injected</th><th>trials hit</th><th>still passed</th>"
+            f"<th>recovery</th></tr>{rows}</table>"
+        )
     else:
         parts.append("<p>No fault was injected.</p>")
     g = m.get("guard")
@@ -193,9 +209,12 @@ def _safety(m: dict[str, Any]) -> str:
             for f in COMPARED
         )
         declared = g.get("handoffs_task_declared")
-        note = (f"<p class=note>{declared} of the {g['handoffs']} handoffs come from human gates that tasks declare "
-                "themselves (<code>guards:</code> in the task file), which apply whatever <code>--guard</code> says.</p>"
-                if g["handoffs"] and declared else "")
+        note = (
+            f"<p class=note>{declared} of the {g['handoffs']} handoffs come from human gates that tasks declare "
+            "themselves (<code>guards:</code> in the task file), which apply whatever <code>--guard</code> says.</p>"
+            if g["handoffs"] and declared
+            else ""
+        )
         parts.append(
             f"<p>Guards on: {escape(', '.join(g['enabled']) or 'none')}. Counted over {trials:,} judged trials; the write "
             "figures count writes (a trial can hold several), unlike the failure signatures, which count trials. "
@@ -210,10 +229,18 @@ def _curves(m: dict[str, Any]) -> str:
     n, x = m["trials_per_scenario"], m["extrapolated"]
     exact = [int(k) for k in m["pass_hat_k"]]
     series = [
-        Series("pass^k (exact)", [(k, m["pass_hat_k"][str(k)]) for k in exact],
-               [(k, *m["ci"]["pass_hat_k"][str(k)]) for k in exact], COLORS[0]),
-        Series("pass@k (exact)", [(k, m["pass_at_k"][str(k)]) for k in exact],
-               [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact], COLORS[2]),
+        Series(
+            "pass^k (exact)",
+            [(k, m["pass_hat_k"][str(k)]) for k in exact],
+            [(k, *m["ci"]["pass_hat_k"][str(k)]) for k in exact],
+            COLORS[0],
+        ),
+        Series(
+            "pass@k (exact)",
+            [(k, m["pass_at_k"][str(k)]) for k in exact],
+            [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact],
+            COLORS[2],
+        ),
     ]
     reason = not_predicted(m)
     ticks: Sequence[int] = [k for k in CURVE_TICKS if k <= max(n, 2)]
@@ -223,10 +250,19 @@ def _curves(m: dict[str, Any]) -> str:
         curve = {int(k): v for k, v in x["curve"].items() if int(k) >= n}
         if max(curve, default=0) > n:  # the model's curve, as far as it is predicted
             ticks = CURVE_TICKS
-            series.append(Series("pass^k (model)", [(k, v[0]) for k, v in curve.items()],
-                                 [(k, v[1], v[2]) for k, v in curve.items()], COLORS[1], dashed=True))
-            dashed = (f" Dashed: predicted by the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, "
-                      "not measured, and drawn only as far as it is predicted.")
+            series.append(
+                Series(
+                    "pass^k (model)",
+                    [(k, v[0]) for k, v in curve.items()],
+                    [(k, v[1], v[2]) for k, v in curve.items()],
+                    COLORS[1],
+                    dashed=True,
+                )
+            )
+            dashed = (
+                f" Dashed: predicted by the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, "
+                "not measured, and drawn only as far as it is predicted."
+            )
         after += _extrapolation(x)
     chart = line_chart("pass^k and pass@k against k", series, ticks, "k (log scale)", "probability", log_x=True)
     return (
@@ -250,8 +286,9 @@ def _extrapolation(x: dict[str, Any]) -> str:
         for k, v in x["fit_vs_exact"].items()
     )
     predicted = "".join(f"<tr><td class=num>{k}</td><td>{_predicted(x, k)}</td></tr>" for k in EXTRAPOLATE_KS)
-    candidates = ", ".join(f"{escape(c['name'])} (AIC {c['aic']:.1f}, pass^100 {escape(num(c['pass_hat_k']['100']))})"
-                           for c in x["candidates"])
+    candidates = ", ".join(
+        f"{escape(c['name'])} (AIC {c['aic']:.1f}, pass^100 {escape(num(c['pass_hat_k']['100']))})" for c in x["candidates"]
+    )
     return (
         f"<h3>Predicted pass^k beyond n</h3><table><tr><th>k</th><th>pass^k [95% CI]</th></tr>{predicted}</table>"
         f"<h3>Where the fit agrees with the exact estimator (k ≤ n)</h3><table><tr><th>k</th><th>exact</th>"
@@ -269,8 +306,7 @@ def _partition(m: dict[str, Any]) -> str:
     rows = partition_rows(m)
     chart = stacked_bars("partition", [(label, [v[c] for c in PARTITION]) for label, v in rows], labels)
     table = "".join(
-        f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v[c]}</td>" for c in PARTITION) + "</tr>"
-        for label, v in rows
+        f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v[c]}</td>" for c in PARTITION) + "</tr>" for label, v in rows
     )
     return (
         f"<h2>Partition</h2><p>Scenarios by how many of their trials passed: all (a candidate to ship), some (fix), "
@@ -299,7 +335,8 @@ def _personas(m: dict[str, Any]) -> str:
         drop = {d["metric"]: d for d in m["persona_drop"].get(name, [])}
         change = "; ".join(
             f"{escape(k)} {d['change']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}] {escape(d['verdict'])}"
-            for k, d in drop.items() if k in ("avg_reward", f"pass^{n}")
+            for k, d in drop.items()
+            if k in ("avg_reward", f"pass^{n}")
         )
         table.append(f"<tr><td>{escape(name)}</td><td class=num>{g['scenarios']}</td><td>{change or '—'}</td></tr>")
     chart = bar_chart("pass^1 and pass^n by persona, with 95% intervals", rows)
@@ -316,10 +353,18 @@ def _compounding(m: dict[str, Any]) -> str:
     k = points[0]["k"]
     xs = [p["writes"] for p in points]
     series = [
-        Series("avg reward", [(p["writes"], p["avg_reward"]) for p in points],
-               [(p["writes"], *p["avg_reward_ci"]) for p in points], COLORS[0]),
-        Series(f"pass^{k}", [(p["writes"], p["pass_hat_k"]) for p in points],
-               [(p["writes"], *p["pass_hat_k_ci"]) for p in points], COLORS[1]),
+        Series(
+            "avg reward",
+            [(p["writes"], p["avg_reward"]) for p in points],
+            [(p["writes"], *p["avg_reward_ci"]) for p in points],
+            COLORS[0],
+        ),
+        Series(
+            f"pass^{k}",
+            [(p["writes"], p["pass_hat_k"]) for p in points],
+            [(p["writes"], *p["pass_hat_k_ci"]) for p in points],
+            COLORS[1],
+        ),
     ]
     ticks = list(range(min(xs), max(xs) + 1)) if len(xs) > 1 else [xs[0] - 1, xs[0], xs[0] + 1]
     chart = line_chart("success against writes", series, ticks, "writes the task needs", "probability")
@@ -336,8 +381,11 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
             i = index[(s["task_id"], s["persona"], trial)]
             cls, mark = ("pass", "✓") if reward == 1 else ("fail", "✗")
             tip = escape(f"trial {trial}: {sig or 'passed'}")
-            links.append(f'<a class="t {cls}" href="#t{i}" title="{tip}">{mark}</a>' if i in embedded
-                         else f'<span class="t skip" title="{tip} (not embedded)">{mark}</span>')
+            links.append(
+                f'<a class="t {cls}" href="#t{i}" title="{tip}">{mark}</a>'
+                if i in embedded
+                else f'<span class="t skip" title="{tip} (not embedded)">{mark}</span>'
+            )
         wilson_ci = s["wilson"]
         sigs = ", ".join(sorted({x for x in s["signatures"] if x}))
         rows.append(
@@ -346,9 +394,12 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
             f"<td class=num>{'—' if wilson_ci is None else f'[{wilson_ci[0]:.2f}, {wilson_ci[1]:.2f}]'}</td>"
             f"<td>{''.join(links)}</td><td>{escape(sigs)}</td></tr>"
         )
-    note = (f"All {len(trials)} transcripts are embedded." if len(embedded) == len(trials) else
-            f"{len(embedded)} of {len(trials)} transcripts are embedded (cap {cap}: failures first, then one "
-            "passing trial per scenario); grey marks are not embedded — raise --max-transcripts to include them.")
+    note = (
+        f"All {len(trials)} transcripts are embedded."
+        if len(embedded) == len(trials)
+        else f"{len(embedded)} of {len(trials)} transcripts are embedded (cap {cap}: failures first, then one "
+        "passing trial per scenario); grey marks are not embedded — raise --max-transcripts to include them."
+    )
     return (
         "<h2>Scenarios</h2><p>Click a mark to open that trial's transcript. " + note + "</p>"
         '<p><input id="filter" placeholder="filter rows (task, persona, class, signature)" size="50"></p>'
@@ -402,8 +453,11 @@ def state_diff_table(changes: Sequence[RowChange]) -> str:
             values = ", ".join(f"{escape(k)} {escape(value(v))}" for k, v in c.row.items())
             cell = f"<b>{ROW_WORDS[c.kind]}</b> ({ROW_MEANING[c.kind]})<br><span class=note>{values}</span>"
         rows.append(f"<tr class={c.kind}><td>{escape(c.table)}</td><td>{escape(c.label)}</td><td>{cell}</td></tr>")
-    return ("<table class=diff><tr><th>table</th><th>row</th><th>what differs (expected → actual)</th></tr>"
-            + "".join(rows) + "</table>")
+    return (
+        "<table class=diff><tr><th>table</th><th>row</th><th>what differs (expected → actual)</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
 
 
 def _facts_table(facts: Sequence[dict[str, Any]]) -> str:
@@ -441,7 +495,9 @@ def _event(e: dict[str, Any], told: Sequence[dict[str, Any]] = ()) -> str:
     if kind == "tool":
         args = escape(json.dumps(e.get("args"), ensure_ascii=False))
         result = escape(json.dumps(e.get("result"), ensure_ascii=False))
-        broke = "".join(f"<br>violates {escape(v.get('rule', ''))}: {escape(v.get('reason', ''))}" for v in e.get("violations", []))
+        broke = "".join(
+            f"<br>violates {escape(v.get('rule', ''))}: {escape(v.get('reason', ''))}" for v in e.get("violations", [])
+        )
         return f'<div class="msg tool">→ {escape(str(e.get("name")))}({args})<br>← {result}{broke}</div>'
     if kind in ("user", "agent"):
         who = "customer" if kind == "user" else "agent"

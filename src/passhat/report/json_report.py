@@ -22,7 +22,9 @@ from passhat.store import ResultStore, TrialRecord
 
 
 def build_report(
-    store: ResultStore, tags: Mapping[str, Sequence[str]] | None = None, trials: list[TrialRecord] | None = None,
+    store: ResultStore,
+    tags: Mapping[str, Sequence[str]] | None = None,
+    trials: list[TrialRecord] | None = None,
     gated_tasks: Iterable[str] | None = None,
 ) -> dict[str, Any]:
     """trials: the store's trials when the caller already read them (the HTML report needs them too);
@@ -58,8 +60,7 @@ def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
     simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
     ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0,
-                 "state_diff": None}
+        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0, "state_diff": None}
     )
     for t in trials:
         row = rows[(t.task_id, t.persona)]

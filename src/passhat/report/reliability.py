@@ -19,7 +19,9 @@ from passhat.metrics.summary import Scenario, slices
 Counts = Mapping[Scenario, tuple[int, int]]
 
 
-def reliability_metrics(counts: Counts, tags: Mapping[str, Sequence[str]], skip_extrapolation: str | None = None) -> dict[str, Any]:
+def reliability_metrics(
+    counts: Counts, tags: Mapping[str, Sequence[str]], skip_extrapolation: str | None = None
+) -> dict[str, Any]:
     """metrics.ci, .extrapolated, .partition, .partition_by, .spread, .persona_drop, .compounding;
     empty when no trial was judged. With skip_extrapolation (the reason), extrapolated is None and
     extrapolation_skipped says why."""

@@ -49,8 +49,13 @@ class RowChange:
         return ", ".join(map(str, values)) if isinstance(values, list) else self.key
 
     def to_json(self) -> dict[str, Any]:
-        return {"table": self.table, "key": self.key, "kind": self.kind, "row": self.row,
-                "fields": [dataclasses.asdict(f) for f in self.fields]}
+        return {
+            "table": self.table,
+            "key": self.key,
+            "kind": self.kind,
+            "row": self.row,
+            "fields": [dataclasses.asdict(f) for f in self.fields],
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RowChange:

@@ -37,8 +37,9 @@ class Box:
     h: float
 
     def overlaps(self, other: Box) -> bool:
-        return (self.x < other.x + other.w and other.x < self.x + self.w
-                and self.y < other.y + other.h and other.y < self.y + self.h)
+        return (
+            self.x < other.x + other.w and other.x < self.x + self.w and self.y < other.y + other.h and other.y < self.y + self.h
+        )
 
 
 def legend_boxes(labels: Sequence[str], left: float, right: float, top: float) -> list[Box]:
@@ -59,11 +60,12 @@ def _legend(labels: Sequence[str], colors: Sequence[str], boxes: Sequence[Box]) 
     parts = []
     for label, color, box in zip(labels, colors, boxes, strict=True):
         room = box.w - SWATCH - SWATCH_GAP
-        squeeze = (f' textLength="{room:.1f}" lengthAdjust="spacingAndGlyphs"'
-                   if text_width(label) > room else "")
-        parts.append(f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{SWATCH}" height="{SWATCH}" fill="{color}"/>'
-                     f'<text class="legend" x="{box.x + SWATCH + SWATCH_GAP:.1f}" y="{box.y + 10:.1f}"{squeeze}>'
-                     f'{escape(label)}</text>')
+        squeeze = f' textLength="{room:.1f}" lengthAdjust="spacingAndGlyphs"' if text_width(label) > room else ""
+        parts.append(
+            f'<rect x="{box.x:.1f}" y="{box.y:.1f}" width="{SWATCH}" height="{SWATCH}" fill="{color}"/>'
+            f'<text class="legend" x="{box.x + SWATCH + SWATCH_GAP:.1f}" y="{box.y + 10:.1f}"{squeeze}>'
+            f"{escape(label)}</text>"
+        )
     return parts
 
 
@@ -107,8 +109,12 @@ def _frame(axes: _Axes, x_ticks: Sequence[float], x_label: str, y_label: str) ->
     for t in x_ticks:
         x = axes.x(t)
         parts.append(f'<text x="{x:.1f}" y="{HEIGHT - MARGIN["bottom"] + 16}" text-anchor="middle">{t:g}</text>')
-    parts.append(f'<text x="{(WIDTH - MARGIN["right"] + MARGIN["left"]) / 2}" y="{HEIGHT - 6}" text-anchor="middle">{escape(x_label)}</text>')
-    parts.append(f'<text x="14" y="{HEIGHT / 2}" transform="rotate(-90 14 {HEIGHT / 2})" text-anchor="middle">{escape(y_label)}</text>')
+    parts.append(
+        f'<text x="{(WIDTH - MARGIN["right"] + MARGIN["left"]) / 2}" y="{HEIGHT - 6}" text-anchor="middle">{escape(x_label)}</text>'
+    )
+    parts.append(
+        f'<text x="14" y="{HEIGHT / 2}" transform="rotate(-90 14 {HEIGHT / 2})" text-anchor="middle">{escape(y_label)}</text>'
+    )
     return parts
 
 
@@ -116,7 +122,8 @@ def _svg(title: str, parts: list[str], height: float = HEIGHT) -> str:
     return (
         f'<svg class="chart" viewBox="0 0 {WIDTH} {height:.0f}" width="{WIDTH}" height="{height:.0f}" role="img" '
         f'aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg"><title>{escape(title)}</title>'
-        + "".join(parts) + "</svg>"
+        + "".join(parts)
+        + "</svg>"
     )
 
 
@@ -172,6 +179,8 @@ def stacked_bars(title: str, rows: Sequence[tuple[str, Sequence[int]]], legend: 
         parts.append(f'<text x="{label_w - 6}" y="{y + 14}" text-anchor="end">{escape(label)}</text>')
         for j, count in enumerate(counts):
             w = bar_w * count / total
-            parts.append(f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" fill="{colors[j]}"><title>{escape(legend[j])}: {count}</title></rect>')
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y + 3}" width="{w:.1f}" height="{row_h - 8}" fill="{colors[j]}"><title>{escape(legend[j])}: {count}</title></rect>'
+            )
             x += w
     return _svg(title, parts, height=top + 8 + row_h * len(rows))

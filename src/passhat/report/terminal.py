@@ -21,10 +21,12 @@ from passhat.report.terminal_usage import nothing_judged, print_plumbing
 def print_report(report: dict[str, Any], console: Console) -> None:
     """Every name and message that came from a user, a task file or a model is printed as text, never as markup."""
     cfg, m = report["config"], report["metrics"]
-    console.print(Text.assemble(
-        (f"run {report['run_id']}", "bold"),
-        f"  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} mode={cfg['mode']} seed={cfg['seed']}",
-    ))
+    console.print(
+        Text.assemble(
+            (f"run {report['run_id']}", "bold"),
+            f"  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} mode={cfg['mode']} seed={cfg['seed']}",
+        )
+    )
     print_warnings(report["caveats"], console)
     if m["scenarios"]:
         console.print(headline(report), highlight=False, soft_wrap=True)
@@ -32,7 +34,8 @@ def print_report(report: dict[str, Any], console: Console) -> None:
         f"{counted(m['scenarios'], 'scenario')} (tasks × personas) × {trials_scope(report)}; "
         f"average reward {num(m['avg_reward'])}; infra errors {m['infra_errors']}"
         + (f"; user-simulator errors {m['user_simulator_errors']}" if m.get("user_simulator_errors") else ""),
-        highlight=False, markup=False,
+        highlight=False,
+        markup=False,
     )
     print_plumbing(report, console)
     if not m["scenarios"]:
@@ -70,9 +73,11 @@ def headline(report: dict[str, Any]) -> str:
     m = report["metrics"]
     n, scope = m["trials_per_scenario"], f"{counted(m['scenarios'], 'scenario')} × {trials_scope(report)}"
     if n == 1:
-        return (f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])}[/]: a request succeeds on one try "
-                f"{m['avg_reward']:.1%} of the time; some scenario has only 1 judged trial, so no pass^k with k > 1 "
-                f"({scope}, 95% bootstrap interval)")
+        return (
+            f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])}[/]: a request succeeds on one try "
+            f"{m['avg_reward']:.1%} of the time; some scenario has only 1 judged trial, so no pass^k with k > 1 "
+            f"({scope}, 95% bootstrap interval)"
+        )
     return (
         f"[bold]pass^1 {with_ci(m['avg_reward'], m['ci']['avg_reward'])} vs pass^{n} "
         f"{with_ci(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])}[/]: a request succeeds on one try "
@@ -88,7 +93,8 @@ def _headline(m: dict[str, Any], ks: list[int]) -> Table:
     table.add_column("pass@k [95% CI]", justify="right")
     for k in ks:
         table.add_row(
-            str(k), with_ci(m["pass_hat_k"][str(k)], m["ci"]["pass_hat_k"][str(k)]),
+            str(k),
+            with_ci(m["pass_hat_k"][str(k)], m["ci"]["pass_hat_k"][str(k)]),
             with_ci(m["pass_at_k"][str(k)], m["ci"]["pass_at_k"][str(k)]),
         )
     return table
@@ -131,8 +137,9 @@ def _worst_scenarios(scenarios: list[dict[str, Any]], limit: int = 10) -> Table 
         backend = Text("matches the expected state", style="dim")
         if diff:
             backend = Text(f"trial {diff['trial']}\n").append_text(diff_text([RowChange.from_json(r) for r in diff["rows"]]))
-        table.add_row(Text(s["task_id"]), Text(s["persona"]), f"{sum(s['rewards'])}/{len(s['rewards'])}",
-                      Text(", ".join(sigs)), backend)
+        table.add_row(
+            Text(s["task_id"]), Text(s["persona"]), f"{sum(s['rewards'])}/{len(s['rewards'])}", Text(", ".join(sigs)), backend
+        )
     return table
 
 

@@ -37,7 +37,9 @@ def print_reliability(m: dict[str, Any], console: Console) -> None:
         for k, why in x["not_predicted"].items():
             console.print(f"pass^{k}: not predicted — {why}.", highlight=False, soft_wrap=True)
         agree = "agrees with" if all(x["agrees"].values()) else "departs from"
-        console.print(f"For k <= n the fit {agree} the exact estimator (largest gap {x['max_gap']:.3f}).", highlight=False, soft_wrap=True)
+        console.print(
+            f"For k <= n the fit {agree} the exact estimator (largest gap {x['max_gap']:.3f}).", highlight=False, soft_wrap=True
+        )
         console.print("Assumptions: in the HTML report and metrics.extrapolated.assumptions.", highlight=False)
     console.print(_partition(m))
     console.print(partition_note(n), highlight=False, soft_wrap=True)
@@ -48,8 +50,10 @@ def print_reliability(m: dict[str, Any], console: Console) -> None:
 def partition_note(n: int) -> str:
     """What "passed all n" is worth: the Wilson lower bound of n/n, so 8/8 is not read as proven reliability."""
     lo = wilson(n, n)[0]
-    return (f"passed all {n} is not proof of reliability: a scenario that passed {n}/{n} has a 95% Wilson lower bound "
-            f"of {lo:.2f} on its success rate.")
+    return (
+        f"passed all {n} is not proof of reliability: a scenario that passed {n}/{n} has a 95% Wilson lower bound "
+        f"of {lo:.2f} on its success rate."
+    )
 
 
 def _extrapolated(x: dict[str, Any], n: int) -> Table:
@@ -78,45 +82,78 @@ def _compounding(points: list[dict[str, Any]]) -> Table:
     for col in ("writes", "scenarios", "avg reward [95% CI]", "pass^k [95% CI]"):
         table.add_column(col, justify="right")
     for p in points:
-        table.add_row(str(p["writes"]), str(p["scenarios"]), with_ci(p["avg_reward"], p["avg_reward_ci"]),
-                      f"k={p['k']}: " + with_ci(p["pass_hat_k"], p["pass_hat_k_ci"]))
+        table.add_row(
+            str(p["writes"]),
+            str(p["scenarios"]),
+            with_ci(p["avg_reward"], p["avg_reward_ci"]),
+            f"k={p['k']}: " + with_ci(p["pass_hat_k"], p["pass_hat_k_ci"]),
+        )
     return table
 
 
 def print_gate(decision: Decision, console: Console, ci: Sequence[float] | None = None) -> None:
     verdict = {True: "[green]MEETS THE BAR[/]", False: "[red]DOES NOT MEET THE BAR[/]", None: "[yellow]UNDECIDED[/]"}
     interval = f" (95% CI [{num(ci[0])}, {num(ci[1])}])" if ci else ""
-    console.print(f"gate {escape(str(decision.gate))}: {verdict[decision.meets]} — {escape(decision.reason)}{interval}",
-                  highlight=False)
+    console.print(
+        f"gate {escape(str(decision.gate))}: {verdict[decision.meets]} — {escape(decision.reason)}{interval}", highlight=False
+    )
 
 
 def print_traffic(view: TrafficView, model: str, console: Console) -> None:
-    how = ("the fitted model has one component: one success rate for every scenario, which no scenario's own trials "
-           "move, so the model columns are the same for every task; the 'own' columns are each task's record (red: "
-           "below what the model credits it with)"
-           if view.pooled else "each scenario's posterior under the fitted distribution, given its own c of n")
-    table = Table(
-        title=f"traffic: {view.per_day:g} conversations a day per task, split evenly over its personas "
-        f"(model-based: {model})"
+    how = (
+        "the fitted model has one component: one success rate for every scenario, which no scenario's own trials "
+        "move, so the model columns are the same for every task; the 'own' columns are each task's record (red: "
+        "below what the model credits it with)"
+        if view.pooled
+        else "each scenario's posterior under the fitted distribution, given its own c of n"
     )
-    cols = ("task", "own c/n", "own [95% CI]", "model", "failed/day", "P(clean day)", f"P(clean {view.days}d)",
-            f"needed ({view.target:g})")
+    table = Table(
+        title=f"traffic: {view.per_day:g} conversations a day per task, split evenly over its personas (model-based: {model})"
+    )
+    cols = (
+        "task",
+        "own c/n",
+        "own [95% CI]",
+        "model",
+        "failed/day",
+        "P(clean day)",
+        f"P(clean {view.days}d)",
+        f"needed ({view.target:g})",
+    )
     for col in cols:
         table.add_column(col, justify="left" if col == "task" else "right", no_wrap=True)
     for t in view.tasks:
         needed = f"[green]{t.needed:.5f}[/]" if t.meets_target else f"[red]{t.needed:.5f}[/]"
         # red: the task's own record says it does worse than the model credits it with
         own = f"[red]{t.successes}/{t.trials}[/]" if t.own_ci[1] < t.success else f"{t.successes}/{t.trials}"
-        table.add_row(Text(t.task_id), own, f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]", f"{t.success:.4f}",
-                      f"{t.expected_failures:.2f}", f"{t.clean_day:.3f}", f"{t.clean_days:.3f}", needed)
+        table.add_row(
+            Text(t.task_id),
+            own,
+            f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]",
+            f"{t.success:.4f}",
+            f"{t.expected_failures:.2f}",
+            f"{t.clean_day:.3f}",
+            f"{t.clean_days:.3f}",
+            needed,
+        )
     console.print(table)
-    console.print(f"model: expected per-attempt success, failed conversations a day, chance of a day (of {view.days} days) "
-                  f"with no failure, and the success needed for a clean day with chance {view.target:g} (green: met).",
-                  highlight=False, soft_wrap=True)
-    console.print(f"model columns: {how}. Own: the task's c/n over its personas, and the mean and 95% interval of "
-                  "Beta(1 + c, 1 + n − c), its trials alone under a uniform prior.", highlight=False, soft_wrap=True)
-    console.print(f"all {len(view.tasks)} tasks: {view.expected_failures:.1f} failed conversations a day expected; "
-                  f"chance of a day with no failure {view.clean_day:.3g}", highlight=False)
+    console.print(
+        f"model: expected per-attempt success, failed conversations a day, chance of a day (of {view.days} days) "
+        f"with no failure, and the success needed for a clean day with chance {view.target:g} (green: met).",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"model columns: {how}. Own: the task's c/n over its personas, and the mean and 95% interval of "
+        "Beta(1 + c, 1 + n − c), its trials alone under a uniform prior.",
+        highlight=False,
+        soft_wrap=True,
+    )
+    console.print(
+        f"all {len(view.tasks)} tasks: {view.expected_failures:.1f} failed conversations a day expected; "
+        f"chance of a day with no failure {view.clean_day:.3g}",
+        highlight=False,
+    )
 
 
 def changes_to_show(result: Comparison) -> tuple[list[Any], str]:
@@ -126,10 +163,14 @@ def changes_to_show(result: Comparison) -> tuple[list[Any], str]:
     significant = [ch for ch in by_p if ch.p_value < SIGNIFICANT]
     total = len(result.changes)
     if significant:
-        return significant, (f"scenarios whose success rate changed significantly (Fisher p < {SIGNIFICANT:g}): "
-                             f"{len(significant)} of {total} that changed")
-    return by_p[:SHOWN_CHANGES], (f"no scenario's change is significant (Fisher p < {SIGNIFICANT:g}); the "
-                                  f"{min(SHOWN_CHANGES, total)} smallest p of {total} that changed")
+        return significant, (
+            f"scenarios whose success rate changed significantly (Fisher p < {SIGNIFICANT:g}): "
+            f"{len(significant)} of {total} that changed"
+        )
+    return by_p[:SHOWN_CHANGES], (
+        f"no scenario's change is significant (Fisher p < {SIGNIFICANT:g}); the "
+        f"{min(SHOWN_CHANGES, total)} smallest p of {total} that changed"
+    )
 
 
 def _p_floor(shown: list[Any]) -> str:
@@ -155,8 +196,11 @@ def print_comparison(result: Comparison, names: tuple[str, str], console: Consol
         console.print(changed)
         rest = len(result.changes) - len(shown)
         if rest:
-            console.print(f"{rest} more scenario{'s' if rest != 1 else ''} changed with Fisher p >= "
-                          f"{_p_floor(shown)}; every one is in --json.", highlight=False)
+            console.print(
+                f"{rest} more scenario{'s' if rest != 1 else ''} changed with Fisher p >= "
+                f"{_p_floor(shown)}; every one is in --json.",
+                highlight=False,
+            )
     if result.left_out:
         console.print(f"{result.left_out} scenarios present in only one run were left out (--intersection).")
     verdict = result.verdict

@@ -18,7 +18,8 @@ def print_plumbing(report: dict[str, Any], console: Console) -> None:
             f"{role} model {u['model']}: {u['calls']} call{'s' if u['calls'] != 1 else ''} ({u['cached_calls']} from "
             f"the cache), {u['input_tokens']:,} tokens in / {u['output_tokens']:,} out, {_cost(u)}"
             + (f", mean latency {latency:.2f} s" if latency is not None else ""),
-            highlight=False, markup=False,
+            highlight=False,
+            markup=False,
         )
     if m.get("model_calls"):
         unpriced = m["unpriced_models"]
@@ -26,10 +27,12 @@ def print_plumbing(report: dict[str, Any], console: Console) -> None:
             console.print(f"total cost ${m['cost_usd']:.4f}", highlight=False)
         else:
             priced = f" (${m['cost_usd']:.4f} for the priced calls)" if m["cost_usd"] else ""
-            console.print(Text(
-                f"total cost unknown{priced}: no price for {', '.join(unpriced)}; add it under [prices] in the "
-                "config file", style="yellow",
-            ))
+            console.print(
+                Text(
+                    f"total cost unknown{priced}: no price for {', '.join(unpriced)}; add it under [prices] in the config file",
+                    style="yellow",
+                )
+            )
     if m["infra_errors"] and m["scenarios"]:
         c = m["conservative"]
         n = max(c["pass_hat_k"], key=int)

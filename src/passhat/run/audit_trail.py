@@ -23,8 +23,21 @@ from typing import Any
 from passhat.crashpoints import crash_point
 from passhat.errors import UserError
 from passhat.guard.audit import (
-    AUDIT_FILE, GENESIS, AuditFile, AuditKey, Chain, ProblemList, Verification, check_anchor, check_chain,
-    entry_line, how_to_provide_key, line_problem, parse_line, repair_record, verify_folder,
+    AUDIT_FILE,
+    GENESIS,
+    AuditFile,
+    AuditKey,
+    Chain,
+    ProblemList,
+    Verification,
+    check_anchor,
+    check_chain,
+    entry_line,
+    how_to_provide_key,
+    line_problem,
+    parse_line,
+    repair_record,
+    verify_folder,
 )
 from passhat.store import STORE_FILE, ResultStore, TrialRecord
 from passhat.store.results import AuditRow, TrialKey
@@ -41,8 +54,10 @@ class RunTrail:
         stored = [line for _, line in rows or []]
         last = parse_line(stored[-1].encode()) if stored else None
         if last is not None and not (isinstance(last.get("seq"), int) and isinstance(last.get("hash"), str)):
-            raise UserError(f"the audit trail stored with run {store.run_id!r} ends with something that is not an entry; "
-                            f"`passhat audit verify {store.run_id}` lists the problems.")
+            raise UserError(
+                f"the audit trail stored with run {store.run_id!r} ends with something that is not an entry; "
+                f"`passhat audit verify {store.run_id}` lists the problems."
+            )
         if last is not None and last.get("key_id") != key.id:
             raise UserError(
                 f"the audit trail of run {store.run_id!r} is sealed with audit key {last.get('key_id')}, the key in "
@@ -57,7 +72,7 @@ class RunTrail:
         kill never leaves a cut unrecorded), then write the entries committed after the mirror's end. A
         mirror that differs otherwise is refused."""
         lines, tail = self.file.read()
-        if len(lines) > len(stored) or any(line != s.encode() for line, s in zip(lines, stored)):
+        if len(lines) > len(stored) or any(line != s.encode() for line, s in zip(lines, stored, strict=False)):
             raise UserError(
                 f"{self.file.log} does not match the audit trail stored with run {self.store.run_id!r}; resuming would "
                 f"write after what was put there. `passhat audit verify {self.store.run_id}` lists the differences; to go "
@@ -69,7 +84,7 @@ class RunTrail:
             self.chain.advance(repair)
             stored += [entry_line(e) for e in repair]
             self.file.cut_torn_tail(tail)
-        self.file.append(stored[len(lines):])
+        self.file.append(stored[len(lines) :])
         self.file.write_head(self.chain.seq, self.chain.prev)
 
     def record(self, trial: TrialRecord, records: Sequence[dict[str, Any]]) -> None:
@@ -128,8 +143,10 @@ def verify_run(folder: Path, key: AuditKey | None, anchor: tuple[int, str] | Non
     result = check_chain(entries, key)
     result.trials = len(digests)
     if not audited and rows:
-        result.problems.append(f"the stored configuration has no audit guard, yet the store holds {len(rows)} audit "
-                               "entries (the configuration was edited)")
+        result.problems.append(
+            f"the stored configuration has no audit guard, yet the store holds {len(rows)} audit "
+            "entries (the configuration was edited)"
+        )
     _check_trials(result, entries, digests)
     if unreadable:
         result.problems.append(unreadable)
@@ -152,10 +169,12 @@ def _check_trials(result: Verification, entries: Sequence[dict[str, Any]], diges
             listed.add(f"entry {index + 1}: a trial's closing entry without a readable trial and entry count")
             continue
         conversation = "/".join(map(str, key))
-        own = entries[index - count:index]
+        own = entries[index - count : index]
         if any(e.get("conversation") != conversation or e.get("decision") == TRIAL_STORED for e in own):
-            listed.add(f"entry {index + 1}: trial {conversation}'s {count} entries are not the ones just before it "
-                       "(entries removed, moved or added)")
+            listed.add(
+                f"entry {index + 1}: trial {conversation}'s {count} entries are not the ones just before it "
+                "(entries removed, moved or added)"
+            )
         sealed[key] = entry.get("digest")
     for key, digest in sorted(digests.items()):
         name = "/".join(map(str, key))
@@ -191,11 +210,15 @@ def _check_mirror(
             listed.add(f"{AUDIT_FILE} line {number}: differs from entry {number} stored with the run (edited, inserted or moved)")
     listed.close()
     if len(lines) < len(entries):
-        result.notes.append(f"{AUDIT_FILE} is {len(entries) - len(lines)} entries behind the store (an interrupted write): "
-                            "`passhat run --resume` writes them")
+        result.notes.append(
+            f"{AUDIT_FILE} is {len(entries) - len(lines)} entries behind the store (an interrupted write): "
+            "`passhat run --resume` writes them"
+        )
     if tail:
-        result.notes.append(f"{AUDIT_FILE} ends with an unfinished line ({len(tail)} bytes, an interrupted write): "
-                            "`passhat run --resume` cuts it and records the repair")
+        result.notes.append(
+            f"{AUDIT_FILE} ends with an unfinished line ({len(tail)} bytes, an interrupted write): "
+            "`passhat run --resume` cuts it and records the repair"
+        )
 
 
 def _check_head(
@@ -210,5 +233,7 @@ def _check_head(
     if not 0 <= seq <= len(entries) or seal != (entries[seq - 1].get("hash") if seq else GENESIS):
         result.problems.append(f"the head ({seq}:{seal}) is not an entry of the stored trail (the head was rewritten)")
     elif seq < len(entries):
-        result.notes.append(f"the head is {len(entries) - seq} entries behind the store (an interrupted write): "
-                            "`passhat run --resume` moves it on")
+        result.notes.append(
+            f"the head is {len(entries) - seq} entries behind the store (an interrupted write): "
+            "`passhat run --resume` moves it on"
+        )

@@ -52,8 +52,13 @@ def planned_total(config: RunConfig) -> int:
 
 
 def evaluate(
-    config: RunConfig, store: ResultStore, concurrency: int, gate: Gate | None = None, early_stop: bool = False,
-    on_trial: OnTrial | None = None, on_skip: OnSkip | None = None,
+    config: RunConfig,
+    store: ResultStore,
+    concurrency: int,
+    gate: Gate | None = None,
+    early_stop: bool = False,
+    on_trial: OnTrial | None = None,
+    on_skip: OnSkip | None = None,
 ) -> Evaluation:
     """Run the store's missing trials (with early stopping against gate when asked) and judge the run.
 

@@ -73,8 +73,12 @@ def validate_ground_truth(domain: Domain, tasks: list[Task]) -> None:
 
 
 async def execute(
-    config: RunConfig, store: ResultStore, concurrency: int, on_trial: OnTrial | None = None,
-    early_stop: EarlyStop | None = None, on_skip: OnSkip | None = None,
+    config: RunConfig,
+    store: ResultStore,
+    concurrency: int,
+    on_trial: OnTrial | None = None,
+    early_stop: EarlyStop | None = None,
+    on_skip: OnSkip | None = None,
 ) -> int:
     """Run every missing trial (all but those early_stop settles first); returns how many ran.
 
@@ -131,12 +135,25 @@ async def _judged_trial(
             )
         except Exception:  # an infra or harness failure: stored, retried on resume, never scored
             return TrialRecord(
-                **key, reward=None, signature=INFRA_ERROR, infra_error=scrub(traceback.format_exc(limit=8)),
-                events=[], grade={}, started=started, finished=time.time(), usage=meter.to_json(),
+                **key,
+                reward=None,
+                signature=INFRA_ERROR,
+                infra_error=scrub(traceback.format_exc(limit=8)),
+                events=[],
+                grade={},
+                started=started,
+                finished=time.time(),
+                usage=meter.to_json(),
             ), []
     return TrialRecord(
-        **key, reward=out.grade.reward, signature=out.grade.signature, infra_error=None,
-        events=[e.to_dict() for e in out.events], grade=out.grade.to_dict(), started=started, finished=time.time(),
+        **key,
+        reward=out.grade.reward,
+        signature=out.grade.signature,
+        infra_error=None,
+        events=[e.to_dict() for e in out.events],
+        grade=out.grade.to_dict(),
+        started=started,
+        finished=time.time(),
         usage=meter.to_json(),
     ), out.audit
 
@@ -198,4 +215,3 @@ def new_config(**options: object) -> RunConfig:
     config = RunConfig(personas=personas, tasks=tasks, **options)  # type: ignore[arg-type]
     role_models(config)  # model names, base URLs, keys and SDKs: checked before the run is created
     return config
-

@@ -45,6 +45,9 @@ class TurnBounds:
     message_bytes: int = 64 * 1024
 
 
+GENEROUS_BOUNDS = TurnBounds()
+
+
 @dataclasses.dataclass(frozen=True)
 class TrialSpec:
     task: Task
@@ -69,7 +72,7 @@ async def run_trial(
     max_turns: int = 30,
     faults: dict[str, float] | None = None,
     guards: Sequence[str] = (),
-    bounds: TurnBounds = TurnBounds(),
+    bounds: TurnBounds = GENEROUS_BOUNDS,
 ) -> TrialOutput:
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
@@ -129,10 +132,16 @@ async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event], bounds:
         turn = await agent.act(events)
         for number, call in enumerate(turn.tool_calls, 1):
             if number > bounds.tool_calls:
-                event = _not_run(call, error("too_many_tool_calls", (
-                    f"this answer asked for {len(turn.tool_calls):,} tool calls and at most {bounds.tool_calls:,} of one "
-                    f"answer are carried out, in order: call {number:,} was not run. Ask for fewer calls at a time."
-                )))
+                event = _not_run(
+                    call,
+                    error(
+                        "too_many_tool_calls",
+                        (
+                            f"this answer asked for {len(turn.tool_calls):,} tool calls and at most {bounds.tool_calls:,} of one "
+                            f"answer are carried out, in order: call {number:,} was not run. Ask for fewer calls at a time."
+                        ),
+                    ),
+                )
             else:
                 event = _execute(path, call, events, bounds.argument_bytes)
             events.append(event)
@@ -152,10 +161,16 @@ def _execute(path: ToolPath, call: ToolCall, events: list[Event], argument_bytes
     carry) get an error result here, before any guard or fault sees them; the call is then the agent's,
     judged like any other."""
     if (size := _utf8_size(_json_text(call.arguments))) > argument_bytes:
-        return _not_run(call, error("arguments_too_large", (
-            f"the arguments of this call are {size:,} bytes, over the {argument_bytes:,} bytes one call may carry: "
-            "it was not run."
-        )))
+        return _not_run(
+            call,
+            error(
+                "arguments_too_large",
+                (
+                    f"the arguments of this call are {size:,} bytes, over the {argument_bytes:,} bytes one call may carry: "
+                    "it was not run."
+                ),
+            ),
+        )
     try:
         args = _decoded(call.arguments) if isinstance(call.arguments, str) else call.arguments
         problem = argument_problem(args)

@@ -125,17 +125,13 @@ class TrialRecord:
 
     def to_outcome(self) -> TrialOutcome:
         """The part of the record that metrics read."""
-        return TrialOutcome(
-            self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None
-        )
+        return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None)
 
 
 class ResultStore:
     """A run's trials in `<run_dir>/results.sqlite`. Use create() or open(), not the constructor."""
 
-    def __init__(
-        self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float], lock: FolderLock | None = None
-    ):
+    def __init__(self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float], lock: FolderLock | None = None):
         self.path = path
         self._conn = conn
         self.run_id, self._config_json, self.created = run
@@ -165,9 +161,7 @@ class ResultStore:
                 conn.execute("INSERT INTO run (id, run_id, config, created) VALUES (1, ?, ?, ?)", run)
         except FileExistsError:
             lock.release()
-            raise UserError(
-                f"a results store already exists at {path}; choose another run id, or resume that run"
-            ) from None
+            raise UserError(f"a results store already exists at {path}; choose another run id, or resume that run") from None
         except OSError as exc:
             lock.release()
             raise UserError(f"cannot create the results store {path}: {exc.strerror or exc}") from None
@@ -290,9 +284,7 @@ class ResultStore:
     def __enter__(self) -> ResultStore:
         return self
 
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
 

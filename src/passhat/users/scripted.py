@@ -149,7 +149,12 @@ class ScriptedUser:
             for s in waiting:
                 self._complete(s, s.awaiting)
                 s.awaiting.clear()
-        elif reading.informative and reading.report and outcome != "answered" and (named := self._matching_calls(state, text, reading)):
+        elif (
+            reading.informative
+            and reading.report
+            and outcome != "answered"
+            and (named := self._matching_calls(state, text, reading))
+        ):
             for goal, calls in named.items():  # done without asking: the customer still got what it wanted
                 self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
@@ -198,7 +203,9 @@ class ScriptedUser:
         nxt = self._current
         if nxt is None:
             return self._finish()
-        return UserTurn(join(phrase("ack", self._tone, self._rng), phrase("next", self._tone, self._rng), self._request(nxt.goal)))
+        return UserTurn(
+            join(phrase("ack", self._tone, self._rng), phrase("next", self._tone, self._rng), self._request(nxt.goal))
+        )
 
     def _advance(self) -> None:
         """On to the next goal not handled yet (a later goal's writes may have been agreed to and done already)."""
@@ -247,12 +254,22 @@ class ScriptedUser:
             known = _ids_in([goal.order_id, [i.item_id for i in goal.items], [a.args for a in goal.lookups], list(own)])
             return {self._index: {-1}} if all(any(names_identifier(i, k) for k in known) for i in reading.ids) else {}
         open_calls = [(self._index, i) for i in range(len(state.calls)) if i not in state.completed]
-        open_calls += [(g, i) for g in range(self._index + 1, len(self._goals)) if self._agreeable_later(self._goals[g])
-                       for i in range(len(self._goals[g].calls))]
+        open_calls += [
+            (g, i)
+            for g in range(self._index + 1, len(self._goals))
+            if self._agreeable_later(self._goals[g])
+            for i in range(len(self._goals[g].calls))
+        ]
         # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
         done = [state.commitments[i] for i in state.completed]
-        chosen = bound_writes(text, [self._goals[g].commitments[i] for g, i in open_calls], done, self._domain.id_pattern,
-                              own, reported=not reading.proposal)
+        chosen = bound_writes(
+            text,
+            [self._goals[g].commitments[i] for g, i in open_calls],
+            done,
+            self._domain.id_pattern,
+            own,
+            reported=not reading.proposal,
+        )
         agreed: dict[int, set[int]] = {}
         for g, i in (open_calls[k] for k in chosen):
             agreed.setdefault(g, set()).add(i)
@@ -260,8 +277,11 @@ class ScriptedUser:
 
     def _agreeable_later(self, state: _GoalState) -> bool:
         """A later goal whose writes the customer may agree to ahead of time: all wanted, none begun, each asked for."""
-        return (state.goal.outcome == "done" and not (state.handled or state.completed or state.awaiting)
-                and all(self._tools[c.tool].meta.needs_confirmation for c in state.calls))
+        return (
+            state.goal.outcome == "done"
+            and not (state.handled or state.completed or state.awaiting)
+            and all(self._tools[c.tool].meta.needs_confirmation for c in state.calls)
+        )
 
     # -- answering questions ------------------------------------------------------------------------
 
@@ -357,8 +377,10 @@ _DETAIL_ANSWERS = {
 
 def _goal_states(domain: Domain, task: Task) -> list[_GoalState]:
     """Each goal with the calls it wants, what a yes to each agrees to, and the questions it asks (fresh state)."""
-    return [_GoalState(goal, list(calls), list(commitments), list(questions))
-            for goal, calls, commitments, questions in _plan(domain, task)]
+    return [
+        _GoalState(goal, list(calls), list(commitments), list(questions))
+        for goal, calls, commitments, questions in _plan(domain, task)
+    ]
 
 
 _plans: dict[int, tuple[Task, list[tuple[Goal, list[Action], list[Commitment], list[Fact]]]]] = {}
@@ -386,7 +408,11 @@ def _plan(domain: Domain, task: Task) -> list[tuple[Goal, list[Action], list[Com
                 commitments.append(commitment_for(tools[call.tool], dict(call.args), env.db, domain))
                 if call in goal.actions:
                     env.replay([call])
-            questions = [derive_fact(domain, env.db, goal, spec, env.history)[0] for spec in goal.tell] if goal.outcome == "answered" else []
+            questions = (
+                [derive_fact(domain, env.db, goal, spec, env.history)[0] for spec in goal.tell]
+                if goal.outcome == "answered"
+                else []
+            )
             plan.append((goal, calls, commitments, questions))
     finally:
         env.close()
@@ -415,4 +441,4 @@ def _typo(email: str, rng: random.Random) -> str:
     if not spots:
         return f"{local}{local[-1]}@{host}"
     i = rng.choice(spots)
-    return f"{local[:i]}{local[i + 1]}{local[i]}{local[i + 2:]}@{host}"
+    return f"{local[:i]}{local[i + 1]}{local[i]}{local[i + 2 :]}@{host}"

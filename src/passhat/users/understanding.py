@@ -22,90 +22,193 @@ def _cue(*phrases: str) -> re.Pattern[str]:
 
 
 _HANDOFF = _cue(
-    r"transferr?(?:ing|ed)? you", r"transfer (?:this|your) (?:case|request|conversation)", r"connect(?:ing)? you (?:with|to)",
-    r"hand(?:ing)? you (?:over|off)", r"pass(?:ing)? you (?:on|over|along) to", r"escalat(?:e|ing|ed) (?:this|your)",
-    r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)", r"specialist will",
+    r"transferr?(?:ing|ed)? you",
+    r"transfer (?:this|your) (?:case|request|conversation)",
+    r"connect(?:ing)? you (?:with|to)",
+    r"hand(?:ing)? you (?:over|off)",
+    r"pass(?:ing)? you (?:on|over|along) to",
+    r"escalat(?:e|ing|ed) (?:this|your)",
+    r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)",
+    r"specialist will",
 )
 _CONFIRM_QUESTION = _cue(
-    r"shall i", r"should i", r"would you like (?:me )?to", r"do you want (?:me )?to", r"want me to", r"like me to",
-    r"can i (?:go ahead|proceed)", r"may i (?:go ahead|proceed)", r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
-    r"(?:does|do) (?:that|this|these) (?:sound|look|work)", r"confirm", r"proceed", r"go ahead", r"yes or no",
-    r"are you sure", r"(?:ok|okay) to", r"(?:correct|right|accurate)\s*\?", r"would you like (?:that|this)\b",
-    r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))", r"sounds? good",
+    r"shall i",
+    r"should i",
+    r"would you like (?:me )?to",
+    r"do you want (?:me )?to",
+    r"want me to",
+    r"like me to",
+    r"can i (?:go ahead|proceed)",
+    r"may i (?:go ahead|proceed)",
+    r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
+    r"(?:does|do) (?:that|this|these) (?:sound|look|work)",
+    r"confirm",
+    r"proceed",
+    r"go ahead",
+    r"yes or no",
+    r"are you sure",
+    r"(?:ok|okay) to",
+    r"(?:correct|right|accurate)\s*\?",
+    r"would you like (?:that|this)\b",
+    r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))",
+    r"sounds? good",
 )
 # The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
 # even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
 _OFFER = _cue(
-    r"shall (?:i|we)", r"should (?:i|we)", r"(?:would|do) you (?:like|want) (?:me|us) to", r"(?:want|like) me to",
-    r"(?:can|may) (?:i|we) (?:go ahead|proceed)", r"(?:ok|okay) to", r"is it (?:ok|okay|alright|fine) (?:if i|to)",
-    r"yes/no", r"yes or no", r"\(y/n\)",
+    r"shall (?:i|we)",
+    r"should (?:i|we)",
+    r"(?:would|do) you (?:like|want) (?:me|us) to",
+    r"(?:want|like) me to",
+    r"(?:can|may) (?:i|we) (?:go ahead|proceed)",
+    r"(?:ok|okay) to",
+    r"is it (?:ok|okay|alright|fine) (?:if i|to)",
+    r"yes/no",
+    r"yes or no",
+    r"\(y/n\)",
 )
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
 _CONFIRM_REQUEST = _cue(
-    r"please confirm", r"(?:reply|answer|respond|say) (?:with )?['\"]?yes", r"yes or no", r"yes/no", r"\(y/n\)",
-    r"let me know if (?:you'?d like|you want) me to", r"confirm (?:that|this|and)", r"to confirm",
+    r"please confirm",
+    r"(?:reply|answer|respond|say) (?:with )?['\"]?yes",
+    r"yes or no",
+    r"yes/no",
+    r"\(y/n\)",
+    r"let me know if (?:you'?d like|you want) me to",
+    r"confirm (?:that|this|and)",
+    r"to confirm",
 )
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = _cue(
-    r"(?:has|have) (?:now )?(?:been|gone through)", r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
-    rf"(?!{_READ_VERBS}\b)(?:\w+ed|made|sent|put|set|gone ahead)", r"is now", r"are now", r"successfully", r"all set", r"(?:it'?s|that'?s|all) done",
-    r"\bdone\b[.!]", r"went through", r"is complete", r"completed", r"processed", r"submitted", r"(?:was|were) (?:\w+ed)\b",
+    r"(?:has|have) (?:now )?(?:been|gone through)",
+    r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
+    rf"(?!{_READ_VERBS}\b)(?:\w+ed|made|sent|put|set|gone ahead)",
+    r"is now",
+    r"are now",
+    r"successfully",
+    r"all set",
+    r"(?:it'?s|that'?s|all) done",
+    r"\bdone\b[.!]",
+    r"went through",
+    r"is complete",
+    r"completed",
+    r"processed",
+    r"submitted",
+    r"(?:was|were) (?:\w+ed)\b",
     r"you(?:'ll| will) (?:receive|get|see)",
 )
 _FAILURE = _cue(
-    r"(?:an|the) error", r"went wrong", r"failed", r"did(?:n'?t| not) go through", r"was(?:n'?t| not) able to",
+    r"(?:an|the) error",
+    r"went wrong",
+    r"failed",
+    r"did(?:n'?t| not) go through",
+    r"was(?:n'?t| not) able to",
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
 _REFUSAL = _cue(
-    r"can'?t", r"cannot", r"can not", r"unable to", r"not able to", r"(?:not|isn'?t|is not) possible", r"not allowed",
-    r"not permitted", r"(?:policy|rules?) (?:does not|doesn'?t|do not|don'?t|won'?t) (?:allow|permit|let)",
-    r"against (?:our|the) polic", r"not eligible", r"ineligible", r"won'?t be able", r"(?:can|could) only be",
-    r"only\b[^.?!]{0,40}\bcan be", r"no longer (?:be )?(?:possible|allowed|eligible)",
+    r"can'?t",
+    r"cannot",
+    r"can not",
+    r"unable to",
+    r"not able to",
+    r"(?:not|isn'?t|is not) possible",
+    r"not allowed",
+    r"not permitted",
+    r"(?:policy|rules?) (?:does not|doesn'?t|do not|don'?t|won'?t) (?:allow|permit|let)",
+    r"against (?:our|the) polic",
+    r"not eligible",
+    r"ineligible",
+    r"won'?t be able",
+    r"(?:can|could) only be",
+    r"only\b[^.?!]{0,40}\bcan be",
+    r"no longer (?:be )?(?:possible|allowed|eligible)",
 )
 _NOT_FOUND = _cue(
     r"(?:couldn'?t|could not|can'?t|cannot|unable to|wasn'?t able to|was not able to|weren'?t able to|did not|didn'?t) "
-    r"(?:find|locate|match|see any)", r"no (?:account|order|record|customer|match|result)s? (?:was |were )?(?:found|matching|with|under|for)",
-    r"not (?:be )?found", r"double[- ]check", r"does(?:n'?t| not) (?:match|seem to (?:exist|match))", r"no results",
+    r"(?:find|locate|match|see any)",
+    r"no (?:account|order|record|customer|match|result)s? (?:was |were )?(?:found|matching|with|under|for)",
+    r"not (?:be )?found",
+    r"double[- ]check",
+    r"does(?:n'?t| not) (?:match|seem to (?:exist|match))",
+    r"no results",
 )
 _CLOSING = _cue(
-    r"good ?bye", r"bye\b", r"have a (?:great|good|nice|wonderful|lovely) (?:day|one|evening|weekend|afternoon)", r"take care",
+    r"good ?bye",
+    r"bye\b",
+    r"have a (?:great|good|nice|wonderful|lovely) (?:day|one|evening|weekend|afternoon)",
+    r"take care",
 )
 _ANYTHING_ELSE = _cue(
-    r"anything else", r"something else", r"any other", r"anything more", r"further (?:questions|assistance|help)",
-    r"how (?:can|may) i (?:help|assist)", r"what can i (?:do|help)", r"help you with today", r"other questions",
+    r"anything else",
+    r"something else",
+    r"any other",
+    r"anything more",
+    r"further (?:questions|assistance|help)",
+    r"how (?:can|may) i (?:help|assist)",
+    r"what can i (?:do|help)",
+    r"help you with today",
+    r"other questions",
 )
 _WORKING = _cue(
-    r"let me (?:check|look|see|pull|find|verify|review)", r"one moment", r"just a (?:moment|second|sec)", r"bear with me",
-    r"please (?:wait|hold)", r"give me a (?:moment|second|sec)", r"i'?ll (?:check|look)", r"checking (?:on )?(?:that|this)",
+    r"let me (?:check|look|see|pull|find|verify|review)",
+    r"one moment",
+    r"just a (?:moment|second|sec)",
+    r"bear with me",
+    r"please (?:wait|hold)",
+    r"give me a (?:moment|second|sec)",
+    r"i'?ll (?:check|look)",
+    r"checking (?:on )?(?:that|this)",
     r"let me (?:process|take care of|handle|do|get|sort)",
 )
 _ASKING = _cue(
-    r"please (?:provide|share|give|tell|send|enter|confirm|let me know|specify|clarify)", r"(?:could|can|would) you",
-    r"may i (?:have|get|ask)", r"can i (?:have|get)", r"i(?:'ll| will)? need", r"let me know", r"what(?:'s| is)",
+    r"please (?:provide|share|give|tell|send|enter|confirm|let me know|specify|clarify)",
+    r"(?:could|can|would) you",
+    r"may i (?:have|get|ask)",
+    r"can i (?:have|get)",
+    r"i(?:'ll| will)? need",
+    r"let me know",
+    r"what(?:'s| is)",
 )
 _SLOT_CUES: dict[Slot, re.Pattern[str]] = {
     "identity": _cue(
-        r"e-?mail", r"zip", r"postal code", r"(?:full|first and last|first|last|your) name", r"verify (?:your )?(?:identity|account)",
-        r"authenticat", r"(?:locate|find|look up|pull up|access) your (?:account|profile|details)",
+        r"e-?mail",
+        r"zip",
+        r"postal code",
+        r"(?:full|first and last|first|last|your) name",
+        r"verify (?:your )?(?:identity|account)",
+        r"authenticat",
+        r"(?:locate|find|look up|pull up|access) your (?:account|profile|details)",
     ),
     "order": _cue(
-        r"which order", r"what order", r"order (?:id|number)", r"(?:the|your) order'?s? (?:id|number)",
-        r"which (?:one|purchase) (?:is|are|was|were)", r"which of (?:your|these|the) orders",
+        r"which order",
+        r"what order",
+        r"order (?:id|number)",
+        r"(?:the|your) order'?s? (?:id|number)",
+        r"which (?:one|purchase) (?:is|are|was|were)",
+        r"which of (?:your|these|the) orders",
     ),
     "items": _cue(
         r"which (?:items?|products?|ones?|options?|variants?|sizes?|colou?rs?|versions?)",
-        r"what (?:items?|products?|options?|variants?|sizes?|colou?rs?)", r"(?:items?|products?) (?:id|ids|numbers?)",
+        r"what (?:items?|products?|options?|variants?|sizes?|colou?rs?)",
+        r"(?:items?|products?) (?:id|ids|numbers?)",
         r"exchange (?:it|them) for",
     ),
     "payment": _cue(
-        r"which (?:payment|card|method|account)", r"what payment", r"payment method (?:would|do|should|you)",
-        r"how would you like to (?:pay|be refunded|receive)", r"(?:refund|pay|charge)\w* (?:to|with|on) which",
-        r"(?:refund|payment|money)s? (?:to )?(?:go|be sent|be issued|be refunded)", r"gift card or",
+        r"which (?:payment|card|method|account)",
+        r"what payment",
+        r"payment method (?:would|do|should|you)",
+        r"how would you like to (?:pay|be refunded|receive)",
+        r"(?:refund|pay|charge)\w* (?:to|with|on) which",
+        r"(?:refund|payment|money)s? (?:to )?(?:go|be sent|be issued|be refunded)",
+        r"gift card or",
         r"payment method\b.{0,40}\bor\b",
     ),
     "address": _cue(
-        r"(?:new|shipping|delivery|correct|full|updated) address", r"what address", r"which address",
-        r"address (?:should|would|do|you)", r"where (?:should|would|do) (?:we|you|i)",
+        r"(?:new|shipping|delivery|correct|full|updated) address",
+        r"what address",
+        r"which address",
+        r"address (?:should|would|do|you)",
+        r"where (?:should|would|do) (?:we|you|i)",
     ),
     "reason": _cue(r"\breason", r"why (?:do|did|would) you (?:want|like|need)", r"what(?:'s| is) wrong with"),
 }
@@ -134,8 +237,14 @@ class Reading:
     def informative(self) -> bool:
         """Plain information: something was told, nothing is asked or pending."""
         return self.says and not (
-            self.proposal or self.asks or self.question or self.working or self.refusal or self.not_found
-            or self.failure or self.handoff
+            self.proposal
+            or self.asks
+            or self.question
+            or self.working
+            or self.refusal
+            or self.not_found
+            or self.failure
+            or self.handoff
         )
 
 
@@ -173,7 +282,7 @@ def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Rea
     has_action = bool(ids) or any(re.search(rf"\b(?:{w})", text, re.I) for w in action_words)
     asked = [_asks(s, has_action) for s in rest]
     asks = frozenset().union(*asked)
-    confirming = [s for s, slots in zip(rest, asked) if not slots and _asks_confirmation(s)]
+    confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and _asks_confirmation(s)]
     proposal = bool(confirming) and has_action
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))

@@ -25,8 +25,13 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "upset": ("Please, this is really urgent!", "I've been worrying about this all day!", "I need this sorted today!"),
     },
     "yes": {
-        "plain": ("Yes, please go ahead.", "Yes, that's right. Please proceed.", "Sure, go ahead.", "Yes please.",
-                  "Correct, please do."),
+        "plain": (
+            "Yes, please go ahead.",
+            "Yes, that's right. Please proceed.",
+            "Sure, go ahead.",
+            "Yes please.",
+            "Correct, please do.",
+        ),
         "terse": ("Yes.", "Yep, do it.", "Go ahead."),
         "upset": ("Yes! Please just do it, quickly!", "Yes, please, as fast as possible!", "Yes, go ahead, finally!"),
         "scattered": ("yes yes, go ahead", "yeah that's the one, go ahead", "yep, please do"),
@@ -38,8 +43,11 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "scattered": ("no no, that's not it", "no wait, that's not what I meant"),
     },
     "why": {
-        "plain": ("Before I agree: why does it have to be done this way?", "Hmm, are you sure those details are right?",
-                  "Can you tell me why this is the right way to do it?"),
+        "plain": (
+            "Before I agree: why does it have to be done this way?",
+            "Hmm, are you sure those details are right?",
+            "Can you tell me why this is the right way to do it?",
+        ),
         "upset": ("Hold on, are you absolutely sure that's right? I can't afford another mistake!",),
     },
     "ack": {
@@ -61,8 +69,10 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "scattered": ("that's it I think, thanks a lot!", "um, that's all, bye!"),
     },
     "leave": {
-        "plain": ("This isn't getting anywhere. I'll take my business elsewhere. Goodbye.",
-                  "I'm not happy with how this went. Goodbye."),
+        "plain": (
+            "This isn't getting anywhere. I'll take my business elsewhere. Goodbye.",
+            "I'm not happy with how this went. Goodbye.",
+        ),
         "upset": ("This is ridiculous! I'm done here. Goodbye!",),
     },
     "abandon": {

@@ -54,9 +54,8 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
     if tool == "cancel_order":
         items = _order_items(db, order)
         refunds = [f"{_money(amount)} to {pm}" for pm, amount in cancellation_refunds(db, order).items()]
-        return (
-            f"cancel order {order}{_parenthesised(db, items)} with the reason \"{a.get('reason')}\""
-            + (f", and refund {_and(refunds)}" if refunds else "")
+        return f'cancel order {order}{_parenthesised(db, items)} with the reason "{a.get("reason")}"' + (
+            f", and refund {_and(refunds)}" if refunds else ""
         )
     if tool == "change_order_address":
         return f"change the shipping address of order {order} to {_address(a)}"
@@ -72,7 +71,10 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
     if tool == "exchange_items":
         return f"exchange {_swaps(db, a, 'for')} in order {order}, and {_settlement(db, a)}"
     if tool == "return_items":
-        paid = [one(db, "SELECT price FROM order_items WHERE order_id = ? AND variant_id = ?", order, i) for i in a.get("item_ids", [])]
+        paid = [
+            one(db, "SELECT price FROM order_items WHERE order_id = ? AND variant_id = ?", order, i)
+            for i in a.get("item_ids", [])
+        ]
         total = sum(p["price"] for p in paid if p)
         return (
             f"return {_and([item_label(db, i) for i in a.get('item_ids', [])])} from order {order} "
@@ -105,9 +107,12 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
         current = one(db, f"SELECT address1, address2 FROM {table} WHERE id = ?", key)
         if current and current["address2"]:  # "from 9 Elm St, Apt 3 to ...": its unit, said with its street
             terms.append(Term("street", f"{current['address1']} {current['address2']}", "current address", required=False))
-        terms += [Term("phrase", a.get("city", ""), "city"), Term("id", a.get("zip", ""), "zip"),
-                  Term("phrase", a.get("state", ""), "state", required=False),
-                  Term("phrase", a.get("country", ""), "country", required=False)]
+        terms += [
+            Term("phrase", a.get("city", ""), "city"),
+            Term("id", a.get("zip", ""), "zip"),
+            Term("phrase", a.get("state", ""), "state", required=False),
+            Term("phrase", a.get("country", ""), "country", required=False),
+        ]
         if tool == "change_customer_address":
             terms.append(Term("id", a.get("customer_id", ""), "customer", required=False))
     elif tool == "change_order_payment":
@@ -118,7 +123,9 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
             terms += _amounts([net_paid(db, order_id).get(current["payment_method_id"], 0.0)], None)
     elif tool in ("change_order_items", "exchange_items", "return_items"):
         terms += [_item_term(db, i, "item", order_id, a.get("item_ids", [])) for i in a.get("item_ids", [])]
-        terms += [_new_item_term(db, new, old) for old, new in zip(a.get("item_ids", []), a.get("new_item_ids", []))]
+        terms += [
+            _new_item_term(db, new, old) for old, new in zip(a.get("item_ids", []), a.get("new_item_ids", []), strict=False)
+        ]
         terms.append(_payment_term(db, a.get("payment_method_id", ""), "payment method"))
         terms += _amounts(_prices(db, order_id, a.get("item_ids", [])), None)
         terms += _amounts([v["price"] for v in map(lambda i: variant_info(db, i), a.get("new_item_ids", [])) if v], None)
@@ -130,15 +137,23 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     return terms
 
 
-def _item_term(db: sqlite3.Connection, variant_id: str, role: str, order_id: str, called: list[str], required: bool = True) -> Term:
+def _item_term(
+    db: sqlite3.Connection, variant_id: str, role: str, order_id: str, called: list[str], required: bool = True
+) -> Term:
     """An item of the order by its id, or by its product's name with the options that tell it from the order's
     other items of that product (none, when it is the only one). The options of those the call leaves alone may
     not be said with it; those of the call's other items may ("the 12-inch and the 8-inch skillets")."""
     v = variant_info(db, variant_id)
     others = {i: variant_info(db, i) for i in _order_items(db, order_id) if i != variant_id}
     same_product = {i: o["options"] for i, o in others.items() if o and v and o["product_id"] == v["product_id"]}
-    return _described_item(db, variant_id, role, list(same_product.values()), required,
-                           unlike=[o for i, o in same_product.items() if i not in called])
+    return _described_item(
+        db,
+        variant_id,
+        role,
+        list(same_product.values()),
+        required,
+        unlike=[o for i, o in same_product.items() if i not in called],
+    )
 
 
 def _new_item_term(db: sqlite3.Connection, variant_id: str, replaced: str) -> Term:
@@ -149,8 +164,15 @@ def _new_item_term(db: sqlite3.Connection, variant_id: str, replaced: str) -> Te
     return _described_item(db, variant_id, "new item", rivals, replaced=rivals)
 
 
-def _described_item(db: sqlite3.Connection, variant_id: str, role: str, rivals: list[dict[str, Any]], required: bool = True,
-                    unlike: list[dict[str, Any]] = (), replaced: list[dict[str, Any]] = ()) -> Term:
+def _described_item(
+    db: sqlite3.Connection,
+    variant_id: str,
+    role: str,
+    rivals: list[dict[str, Any]],
+    required: bool = True,
+    unlike: list[dict[str, Any]] = (),
+    replaced: list[dict[str, Any]] = (),
+) -> Term:
     """By id, or by product name with ``words``: its options that differ from the ``rivals``'; what differs in
     ``unlike`` must not be said with it, what differs in ``replaced`` only as given up."""
     v = variant_info(db, variant_id)
@@ -161,8 +183,14 @@ def _described_item(db: sqlite3.Connection, variant_id: str, role: str, rivals: 
     def differing(others: list[dict[str, Any]]) -> tuple[str, ...]:
         return tuple(dict.fromkeys(str(r[k]) for r in others for k in keys if r.get(k) not in (None, v["options"][k])))
 
-    described = Term("description", v["product_name"], role, words=tuple(str(v["options"][k]) for k in keys),
-                     unlike=differing(unlike), replaced=differing(replaced))
+    described = Term(
+        "description",
+        v["product_name"],
+        role,
+        words=tuple(str(v["options"][k]) for k in keys),
+        unlike=differing(unlike),
+        replaced=differing(replaced),
+    )
     return Term("id", variant_id, role, required=required, alternatives=(described,))
 
 
@@ -175,9 +203,13 @@ def _payment_term(db: sqlite3.Connection, method_id: str, role: str, required: b
     alternatives: list[Term] = []
     if m["kind"] == "credit_card":
         alternatives.append(Term("card_ending", m["last_four"], role))
-    same_kind = one(db, "SELECT COUNT(*) AS n FROM payment_methods WHERE customer_id = ? AND kind = ?", m["customer_id"], m["kind"])
+    same_kind = one(
+        db, "SELECT COUNT(*) AS n FROM payment_methods WHERE customer_id = ? AND kind = ?", m["customer_id"], m["kind"]
+    )
     if same_kind and same_kind["n"] == 1:
-        alternatives.append(Term("phrase", {"gift_card": "gift card", "paypal": "PayPal"}.get(m["kind"], f"{m['brand']} card"), role))
+        alternatives.append(
+            Term("phrase", {"gift_card": "gift card", "paypal": "PayPal"}.get(m["kind"], f"{m['brand']} card"), role)
+        )
     return Term("id", method_id, role, required=required, alternatives=tuple(alternatives))
 
 
@@ -218,7 +250,9 @@ def authenticate(identity: Identity, text: str) -> Action | None:
     """The identity lookup the customer's words so far allow: their email as written, else name and zip."""
     if email := _EMAIL.search(text):
         return Action(tool="find_customer_by_email", args={"email": email.group()})
-    named = all(re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text, re.IGNORECASE) for n in (identity.first_name, identity.last_name))
+    named = all(
+        re.search(rf"(?<!\w){re.escape(n)}(?!\w)", text, re.IGNORECASE) for n in (identity.first_name, identity.last_name)
+    )
     zip_code = _ZIP.search(text)
     if named and zip_code:
         return Action(
@@ -240,7 +274,9 @@ def near_misses(db: sqlite3.Connection, action: Action) -> list[tuple[str, Actio
         return []
     out = []
     chosen = a.get("item_ids") or []
-    others = rows(db, "SELECT id, status FROM orders WHERE customer_id = ? AND id != ? ORDER BY id", order["customer_id"], order["id"])
+    others = rows(
+        db, "SELECT id, status FROM orders WHERE customer_id = ? AND id != ? ORDER BY id", order["customer_id"], order["id"]
+    )
     others.sort(key=lambda o: o["status"] != order["status"])  # the mistake most likely to go through first
     for other in others:
         items = _order_items(db, other["id"])[: len(chosen)] if chosen else []
@@ -256,7 +292,9 @@ def near_misses(db: sqlite3.Connection, action: Action) -> list[tuple[str, Actio
 
 
 def _order_items(db: sqlite3.Connection, order_id: str) -> list[str]:
-    return [i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", order_id)]
+    return [
+        i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ? ORDER BY variant_id", order_id)
+    ]
 
 
 def _with_items(db: sqlite3.Connection, args: dict[str, Any], items: list[str]) -> dict[str, Any] | None:
@@ -299,7 +337,7 @@ def _address(a: dict[str, Any]) -> str:
 
 
 def _swaps(db: sqlite3.Connection, a: dict[str, Any], joiner: str = "with") -> str:
-    pairs = zip(a.get("item_ids", []), a.get("new_item_ids", []))
+    pairs = zip(a.get("item_ids", []), a.get("new_item_ids", []), strict=False)
     return _and([f"{item_label(db, old)} {joiner} {item_label(db, new)}" for old, new in pairs])
 
 

@@ -18,48 +18,179 @@ N_CUSTOMERS = 600
 CANCEL_REASONS = ("no longer needed", "ordered by mistake")
 
 FIRST_NAMES = (
-    "Adaeze", "Bram", "Calla", "Dorian", "Elowen", "Fintan", "Greer", "Hollis", "Imara", "Jonas",
-    "Kestrel", "Linnea", "Mateo", "Nadia", "Oren", "Priya", "Quill", "Rosalind", "Soren", "Talia",
-    "Ulric", "Vesna", "Wren", "Xavi", "Yara", "Zeke", "Anouk", "Basil", "Clementine", "Dashiell",
-    "Esme", "Florian", "Gideon", "Hana", "Idris", "Juno", "Kofi", "Lorcan", "Marisol", "Nikolai",
-    "Odette", "Pavel", "Rhea", "Silas", "Tamsin", "Uma", "Viggo", "Winona", "Yusra", "Zoltan",
+    "Adaeze",
+    "Bram",
+    "Calla",
+    "Dorian",
+    "Elowen",
+    "Fintan",
+    "Greer",
+    "Hollis",
+    "Imara",
+    "Jonas",
+    "Kestrel",
+    "Linnea",
+    "Mateo",
+    "Nadia",
+    "Oren",
+    "Priya",
+    "Quill",
+    "Rosalind",
+    "Soren",
+    "Talia",
+    "Ulric",
+    "Vesna",
+    "Wren",
+    "Xavi",
+    "Yara",
+    "Zeke",
+    "Anouk",
+    "Basil",
+    "Clementine",
+    "Dashiell",
+    "Esme",
+    "Florian",
+    "Gideon",
+    "Hana",
+    "Idris",
+    "Juno",
+    "Kofi",
+    "Lorcan",
+    "Marisol",
+    "Nikolai",
+    "Odette",
+    "Pavel",
+    "Rhea",
+    "Silas",
+    "Tamsin",
+    "Uma",
+    "Viggo",
+    "Winona",
+    "Yusra",
+    "Zoltan",
 )
 LAST_NAMES = (
-    "Abernathy", "Brightwater", "Castellane", "Delacroix-Hunt", "Eckhart", "Fairbanks", "Galloway",
-    "Hawthorne", "Ishikawa", "Jankowski", "Kettleby", "Lindqvist", "Marchetti", "Nakagawa", "Okonkwo",
-    "Pemberton", "Quintero", "Ravensworth", "Szabo", "Thackeray", "Underhill", "Valdivia", "Whitlock",
-    "Yamamura", "Zelenko", "Ashdown", "Blackwood", "Corrigan", "Drummond", "Estrada", "Fennimore",
-    "Grünewald", "Holloway", "Iversen", "Juarez", "Kowalczyk", "Larkspur", "Moreau", "Northcott",
-    "Oyelaran", "Prescott", "Rutledge", "Sandoval", "Trevino", "Umberfield", "Vasquez", "Wexley",
-    "Ximenes", "Yardley", "Zimmerly",
+    "Abernathy",
+    "Brightwater",
+    "Castellane",
+    "Delacroix-Hunt",
+    "Eckhart",
+    "Fairbanks",
+    "Galloway",
+    "Hawthorne",
+    "Ishikawa",
+    "Jankowski",
+    "Kettleby",
+    "Lindqvist",
+    "Marchetti",
+    "Nakagawa",
+    "Okonkwo",
+    "Pemberton",
+    "Quintero",
+    "Ravensworth",
+    "Szabo",
+    "Thackeray",
+    "Underhill",
+    "Valdivia",
+    "Whitlock",
+    "Yamamura",
+    "Zelenko",
+    "Ashdown",
+    "Blackwood",
+    "Corrigan",
+    "Drummond",
+    "Estrada",
+    "Fennimore",
+    "Grünewald",
+    "Holloway",
+    "Iversen",
+    "Juarez",
+    "Kowalczyk",
+    "Larkspur",
+    "Moreau",
+    "Northcott",
+    "Oyelaran",
+    "Prescott",
+    "Rutledge",
+    "Sandoval",
+    "Trevino",
+    "Umberfield",
+    "Vasquez",
+    "Wexley",
+    "Ximenes",
+    "Yardley",
+    "Zimmerly",
 )
 STREET_NAMES = (
-    "Amberline", "Birchcroft", "Cobalt", "Driftwood", "Elderberry", "Foxglove", "Granary", "Heron",
-    "Ironbridge", "Juniper", "Kingfisher", "Lanternfly", "Millstone", "Nettlebed", "Orchard", "Pinecrest",
-    "Quarry", "Rookery", "Saltmarsh", "Thistle", "Upland", "Vineyard", "Willowbank", "Yarrow",
+    "Amberline",
+    "Birchcroft",
+    "Cobalt",
+    "Driftwood",
+    "Elderberry",
+    "Foxglove",
+    "Granary",
+    "Heron",
+    "Ironbridge",
+    "Juniper",
+    "Kingfisher",
+    "Lanternfly",
+    "Millstone",
+    "Nettlebed",
+    "Orchard",
+    "Pinecrest",
+    "Quarry",
+    "Rookery",
+    "Saltmarsh",
+    "Thistle",
+    "Upland",
+    "Vineyard",
+    "Willowbank",
+    "Yarrow",
 )
 STREET_KINDS = ("Street", "Avenue", "Road", "Lane", "Court", "Way", "Drive", "Terrace")
 CITIES = (  # (invented town, state, first three digits of its zips)
-    ("Harrowgate", "OR", "973"), ("Lindenfield", "OH", "441"), ("Copper Hollow", "AZ", "853"),
-    ("Marlow Bay", "ME", "041"), ("Ashbury Falls", "NC", "286"), ("Westerby", "TX", "765"),
-    ("Fenwick Springs", "CO", "806"), ("Quayside", "WA", "982"), ("Stonemere", "PA", "173"),
-    ("Tallowbrook", "MN", "556"), ("Redfern", "GA", "305"), ("Evenmoor", "WI", "537"),
-    ("Glasswater", "NV", "894"), ("Brindle Creek", "TN", "372"), ("Port Alder", "CA", "955"),
-    ("Oakhaven", "MI", "496"), ("Saltmere", "FL", "324"), ("Kilnsey", "VT", "056"),
+    ("Harrowgate", "OR", "973"),
+    ("Lindenfield", "OH", "441"),
+    ("Copper Hollow", "AZ", "853"),
+    ("Marlow Bay", "ME", "041"),
+    ("Ashbury Falls", "NC", "286"),
+    ("Westerby", "TX", "765"),
+    ("Fenwick Springs", "CO", "806"),
+    ("Quayside", "WA", "982"),
+    ("Stonemere", "PA", "173"),
+    ("Tallowbrook", "MN", "556"),
+    ("Redfern", "GA", "305"),
+    ("Evenmoor", "WI", "537"),
+    ("Glasswater", "NV", "894"),
+    ("Brindle Creek", "TN", "372"),
+    ("Port Alder", "CA", "955"),
+    ("Oakhaven", "MI", "496"),
+    ("Saltmere", "FL", "324"),
+    ("Kilnsey", "VT", "056"),
 )
 CARD_BRANDS = ("visa", "mastercard", "amex", "discover")
 CARRIERS = ("Parcelwing", "NorthPost", "SwiftRoute", "Bluebox Freight")
 
 # (category, product name, base price, option axes): 10 categories of 5 products each.
 CATALOGUE: tuple[tuple[str, str, float, dict[str, tuple[str, ...]]], ...] = (
-    ("kitchen", "Pour-Over Kettle", 64.0, {"material": ("stainless steel", "copper", "matte black"), "capacity": ("0.8 L", "1.2 L")}),
+    (
+        "kitchen",
+        "Pour-Over Kettle",
+        64.0,
+        {"material": ("stainless steel", "copper", "matte black"), "capacity": ("0.8 L", "1.2 L")},
+    ),
     ("kitchen", "Chef's Knife", 89.0, {"blade": ("6 in", "8 in", "10 in"), "handle": ("walnut", "resin", "steel")}),
     ("kitchen", "Cast Iron Skillet", 42.0, {"size": ("8 in", "10 in", "12 in"), "finish": ("pre-seasoned", "enameled")}),
     ("kitchen", "Burr Coffee Grinder", 119.0, {"color": ("black", "white", "red"), "burr": ("steel", "ceramic")}),
     ("kitchen", "Glass Food Containers", 34.0, {"pieces": ("4", "8", "12"), "lid": ("bamboo", "plastic")}),
     ("outdoor", "Camping Hammock", 48.0, {"color": ("olive", "orange", "navy", "grey"), "capacity": ("single", "double")}),
     ("outdoor", "Trekking Poles", 72.0, {"material": ("aluminum", "carbon"), "grip": ("cork", "foam", "rubber")}),
-    ("outdoor", "Insulated Water Bottle", 29.0, {"capacity": ("500 ml", "750 ml", "1 L"), "color": ("black", "sage", "sand", "blue")}),
+    (
+        "outdoor",
+        "Insulated Water Bottle",
+        29.0,
+        {"capacity": ("500 ml", "750 ml", "1 L"), "color": ("black", "sage", "sand", "blue")},
+    ),
     ("outdoor", "Folding Camp Chair", 55.0, {"color": ("green", "black", "red"), "frame": ("steel", "aluminum")}),
     ("outdoor", "Headlamp", 31.0, {"brightness": ("200 lm", "400 lm", "800 lm"), "battery": ("AAA", "rechargeable")}),
     ("audio", "Wireless Earbuds", 129.0, {"color": ("black", "white", "blue"), "noise cancelling": ("yes", "no")}),
@@ -68,18 +199,38 @@ CATALOGUE: tuple[tuple[str, str, float, dict[str, tuple[str, ...]]], ...] = (
     ("audio", "Portable Radio", 58.0, {"bands": ("AM/FM", "AM/FM/shortwave"), "color": ("black", "red", "cream")}),
     ("audio", "USB Microphone", 99.0, {"color": ("black", "silver"), "pattern": ("cardioid", "multi-pattern")}),
     ("office", "Desk Lamp", 46.0, {"color": ("black", "white", "brass"), "bulb": ("LED", "halogen")}),
-    ("office", "Ergonomic Office Chair", 289.0, {"color": ("black", "grey", "blue"), "armrests": ("fixed", "adjustable"), "material": ("mesh", "leather")}),
-    ("office", "Mechanical Keyboard", 139.0, {"switch": ("linear", "tactile", "clicky"), "layout": ("full size", "tenkeyless"), "backlight": ("none", "white", "RGB")}),
+    (
+        "office",
+        "Ergonomic Office Chair",
+        289.0,
+        {"color": ("black", "grey", "blue"), "armrests": ("fixed", "adjustable"), "material": ("mesh", "leather")},
+    ),
+    (
+        "office",
+        "Mechanical Keyboard",
+        139.0,
+        {"switch": ("linear", "tactile", "clicky"), "layout": ("full size", "tenkeyless"), "backlight": ("none", "white", "RGB")},
+    ),
     ("office", "Standing Desk Converter", 199.0, {"width": ("28 in", "32 in", "36 in"), "color": ("black", "white", "oak")}),
     ("office", "Paper Notebook", 14.0, {"size": ("A5", "A4"), "ruling": ("lined", "dotted", "blank"), "cover": ("hard", "soft")}),
     ("fitness", "Yoga Mat", 38.0, {"thickness": ("4 mm", "6 mm", "8 mm"), "color": ("purple", "teal", "black", "pink")}),
-    ("fitness", "Adjustable Dumbbells", 249.0, {"weight range": ("5-25 lb", "5-52 lb", "10-90 lb"), "grip": ("knurled", "rubber")}),
+    (
+        "fitness",
+        "Adjustable Dumbbells",
+        249.0,
+        {"weight range": ("5-25 lb", "5-52 lb", "10-90 lb"), "grip": ("knurled", "rubber")},
+    ),
     ("fitness", "Jump Rope", 17.0, {"length": ("adjustable", "9 ft", "10 ft"), "handle": ("foam", "aluminum")}),
     ("fitness", "Resistance Bands", 24.0, {"strength": ("light", "medium", "heavy"), "material": ("latex", "fabric")}),
     ("fitness", "Foam Roller", 27.0, {"density": ("soft", "firm"), "length": ("12 in", "18 in", "36 in")}),
     ("home decor", "Wall Clock", 52.0, {"diameter": ("10 in", "12 in", "16 in"), "style": ("modern", "rustic", "minimalist")}),
     ("home decor", "Throw Blanket", 61.0, {"material": ("cotton", "fleece", "wool"), "color": ("grey", "cream", "rust", "navy")}),
-    ("home decor", "Table Vase", 33.0, {"material": ("ceramic", "glass"), "color": ("white", "amber", "green"), "height": ("short", "tall")}),
+    (
+        "home decor",
+        "Table Vase",
+        33.0,
+        {"material": ("ceramic", "glass"), "color": ("white", "amber", "green"), "height": ("short", "tall")},
+    ),
     ("home decor", "Scented Candle", 22.0, {"scent": ("cedar", "lavender", "citrus", "vanilla"), "size": ("small", "large")}),
     ("home decor", "Picture Frame", 19.0, {"size": ("5x7", "8x10", "11x14"), "finish": ("black", "white", "oak")}),
     ("apparel", "Hooded Sweatshirt", 54.0, {"size": ("S", "M", "L", "XL"), "color": ("grey", "black", "navy", "forest")}),
@@ -105,7 +256,12 @@ CATALOGUE: tuple[tuple[str, str, float, dict[str, tuple[str, ...]]], ...] = (
 )
 
 STATUS_WEIGHTS = {
-    "pending": 30, "processed": 12, "delivered": 38, "cancelled": 8, "return requested": 6, "exchange requested": 6,
+    "pending": 30,
+    "processed": 12,
+    "delivered": 38,
+    "cancelled": 8,
+    "return requested": 6,
+    "exchange requested": 6,
 }
 ORDERS_PER_CUSTOMER_WEIGHTS = (5, 20, 25, 20, 15, 10, 5)  # for 0..6 orders
 LAST_DAY = datetime(2024, 12, 31, 18, 0)
@@ -124,14 +280,14 @@ def _catalogue(db: sqlite3.Connection, rng: random.Random) -> dict[str, list[tup
     product_ids = rng.sample(range(100, 1000), len(CATALOGUE))
     variant_numbers = iter(rng.sample(range(10000, 100000), 12 * len(CATALOGUE)))
     by_product: dict[str, list[tuple]] = {}
-    for (category, name, base, axes), number in zip(CATALOGUE, product_ids):
+    for (category, name, base, axes), number in zip(CATALOGUE, product_ids, strict=False):
         pid = f"P-{number:03d}"
         db.execute("INSERT INTO products VALUES (?, ?, ?)", (pid, name, category))
         combos = list(itertools.product(*axes.values()))
         chosen = sorted(rng.sample(range(len(combos)), min(len(combos), rng.randint(3, 12))))
         rows = []
         for i in chosen:
-            options = json.dumps(dict(zip(axes, combos[i])))
+            options = json.dumps(dict(zip(axes, combos[i], strict=False)))
             price = round(base * rng.uniform(0.85, 1.25), 2)
             rows.append([f"V-{next(variant_numbers)}", pid, options, price, int(rng.random() < 0.78)])
         out_of_stock = [r for r in rows if not r[4]]
@@ -209,7 +365,7 @@ def _orders(db: sqlite3.Connection, rng: random.Random, customers: list, variant
     tracking_numbers = iter(rng.sample(range(10**11, 10**12), sum(counts)))
     statuses, weights = list(STATUS_WEIGHTS), list(STATUS_WEIGHTS.values())
     products = list(variants)
-    for (cid, methods, home), count in zip(customers, counts):
+    for (cid, methods, home), count in zip(customers, counts, strict=False):
         for _ in range(count):
             oid = f"#R{next(order_numbers)}"
             status = rng.choices(statuses, weights)[0]

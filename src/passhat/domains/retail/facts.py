@@ -19,10 +19,19 @@ STATUS_WORDS: dict[str, tuple[str, ...]] = {
     "processed": ("shipped", "dispatched", "on its way", "in transit", "left our warehouse", "left the warehouse"),
     "delivered": ("arrived", "has been delivered", "was delivered"),
     "cancelled": ("canceled",),
-    "return requested": ("return was requested", "return has been requested", "return is already requested",
-                         "return already requested"),
-    "exchange requested": ("exchange was requested", "exchange has been requested", "exchange is already requested",
-                           "exchange already requested", "already has an exchange"),
+    "return requested": (
+        "return was requested",
+        "return has been requested",
+        "return is already requested",
+        "return already requested",
+    ),
+    "exchange requested": (
+        "exchange was requested",
+        "exchange has been requested",
+        "exchange is already requested",
+        "exchange already requested",
+        "already has an exchange",
+    ),
 }
 
 

@@ -115,25 +115,53 @@ def payment_change_different(db: sqlite3.Connection, call: Call, history: list[C
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("authenticate-first", "Verify the customer's identity (email, or name and zip) before acting on their account.",
-         WRITES, authenticate_first),
+    Rule(
+        "authenticate-first",
+        "Verify the customer's identity (email, or name and zip) before acting on their account.",
+        WRITES,
+        authenticate_first,
+    ),
     Rule("one-customer", "Act only for the one customer authenticated in this conversation.", WRITES, one_customer),
-    Rule("cancel-pending-only", "Only pending orders can be cancelled.", ("cancel_order",),
-         _status_rule("cancelling", "pending")),
-    Rule("cancel-reason", "A cancellation's reason is 'no longer needed' or 'ordered by mistake'.", ("cancel_order",),
-         cancel_reason),
-    Rule("modify-pending-only", "Only pending orders can have their address, payment or items changed.", MODIFY_TOOLS,
-         _status_rule("changing an order", "pending")),
-    Rule("items-modified-once", "An order's items can be modified only once.", ("change_order_items",),
-         items_modified_once),
-    Rule("return-delivered-only", "Only delivered orders can be returned.", ("return_items",),
-         _status_rule("returning items", "delivered")),
-    Rule("exchange-delivered-only", "Only delivered orders can be exchanged, and only once.", ("exchange_items",),
-         _status_rule("exchanging items", "delivered")),
-    Rule("refund-destination", "Refunds go to the order's original payment method or a gift card of the same customer.",
-         ("return_items", "exchange_items", "change_order_items"), refund_destination),
-    Rule("payment-change-different", "A payment change must move the order to a different payment method.",
-         ("change_order_payment",), payment_change_different),
+    Rule(
+        "cancel-pending-only", "Only pending orders can be cancelled.", ("cancel_order",), _status_rule("cancelling", "pending")
+    ),
+    Rule(
+        "cancel-reason",
+        "A cancellation's reason is 'no longer needed' or 'ordered by mistake'.",
+        ("cancel_order",),
+        cancel_reason,
+    ),
+    Rule(
+        "modify-pending-only",
+        "Only pending orders can have their address, payment or items changed.",
+        MODIFY_TOOLS,
+        _status_rule("changing an order", "pending"),
+    ),
+    Rule("items-modified-once", "An order's items can be modified only once.", ("change_order_items",), items_modified_once),
+    Rule(
+        "return-delivered-only",
+        "Only delivered orders can be returned.",
+        ("return_items",),
+        _status_rule("returning items", "delivered"),
+    ),
+    Rule(
+        "exchange-delivered-only",
+        "Only delivered orders can be exchanged, and only once.",
+        ("exchange_items",),
+        _status_rule("exchanging items", "delivered"),
+    ),
+    Rule(
+        "refund-destination",
+        "Refunds go to the order's original payment method or a gift card of the same customer.",
+        ("return_items", "exchange_items", "change_order_items"),
+        refund_destination,
+    ),
+    Rule(
+        "payment-change-different",
+        "A payment change must move the order to a different payment method.",
+        ("change_order_payment",),
+        payment_change_different,
+    ),
 )
 
 
@@ -147,8 +175,12 @@ def large_refund(db: sqlite3.Connection, call: Call, history: list[Call]) -> str
         amount = sum(cancellation_refunds(db, order_id).values())  # what cancelling really sends back
     else:
         placeholders = ",".join("?" * len(call.args.get("item_ids") or []))
-        found = one(db, f"SELECT SUM(price) AS total FROM order_items WHERE order_id = ? AND variant_id IN ({placeholders})",
-                    order_id, *(call.args.get("item_ids") or []))
+        found = one(
+            db,
+            f"SELECT SUM(price) AS total FROM order_items WHERE order_id = ? AND variant_id IN ({placeholders})",
+            order_id,
+            *(call.args.get("item_ids") or []),
+        )
         amount = (found or {}).get("total") or 0.0
     if amount <= REFUND_REVIEW_THRESHOLD:
         return None
@@ -156,6 +188,10 @@ def large_refund(db: sqlite3.Connection, call: Call, history: list[Call]) -> str
 
 
 GATES: tuple[Rule, ...] = (
-    Rule("refund-review", f"Refunds over ${REFUND_REVIEW_THRESHOLD:.0f} need a person's approval.",
-         ("cancel_order", "return_items"), large_refund),
+    Rule(
+        "refund-review",
+        f"Refunds over ${REFUND_REVIEW_THRESHOLD:.0f} need a person's approval.",
+        ("cancel_order", "return_items"),
+        large_refund,
+    ),
 )

@@ -31,7 +31,7 @@ def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict[str, Any]]
     """Query results as dicts, whatever row factory the connection uses."""
     cursor = db.execute(sql, params)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, r)) for r in cursor.fetchall()]
+    return [dict(zip(names, r, strict=False)) for r in cursor.fetchall()]
 
 
 def one(db: sqlite3.Connection, sql: str, *params: Any) -> dict[str, Any] | None:
@@ -119,8 +119,11 @@ def find_customer_by_name_zip(db: sqlite3.Connection, first_name: str, last_name
     """
     wanted = (_fold(first_name), _fold(last_name))
     found = next(
-        (c for c in rows(db, "SELECT id, first_name, last_name FROM customers WHERE zip = ? ORDER BY id", zip.strip())
-         if (_fold(c["first_name"]), _fold(c["last_name"])) == wanted),
+        (
+            c
+            for c in rows(db, "SELECT id, first_name, last_name FROM customers WHERE zip = ? ORDER BY id", zip.strip())
+            if (_fold(c["first_name"]), _fold(c["last_name"])) == wanted
+        ),
         None,
     )
     if found is None:
@@ -269,8 +272,12 @@ def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_keys=("order_id", "zip"),
-      confirm_words=("address", "redirect", r"(?:ship|deliver|send|sent)\w*\b[^.?!]{0,60}?\bto\b"))
+@tool(
+    write=True,
+    target="order_id",
+    confirm_keys=("order_id", "zip"),
+    confirm_words=("address", "redirect", r"(?:ship|deliver|send|sent)\w*\b[^.?!]{0,60}?\bto\b"),
+)
 def change_order_address(
     db: sqlite3.Connection, order_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
 ) -> dict[str, Any]:
@@ -322,8 +329,11 @@ def _swap(
     return method, old, _replacements(db, old, new_item_ids)
 
 
-@tool(write=True, target="order_id",
-      confirm_words=("modify", "change", "changing", "replace", "replacing", "swap", "switch", "update", "updating"))
+@tool(
+    write=True,
+    target="order_id",
+    confirm_words=("modify", "change", "changing", "replace", "replacing", "swap", "switch", "update", "updating"),
+)
 def change_order_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> dict[str, Any]:
@@ -339,7 +349,7 @@ def change_order_items(
     in_order = {i["variant_id"] for i in rows(db, "SELECT variant_id FROM order_items WHERE order_id = ?", order_id)}
     if clash := [v["id"] for v in new if v["id"] in in_order]:
         raise ToolFailure("item_already_in_order", f"{', '.join(clash)} is already in order {order_id}")
-    for item, variant in zip(old, new):
+    for item, variant in zip(old, new, strict=False):
         db.execute(
             "UPDATE order_items SET variant_id = ?, price = ? WHERE order_id = ? AND variant_id = ?",
             (variant["id"], variant["price"], order_id, item["variant_id"]),
@@ -349,8 +359,12 @@ def change_order_items(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="customer_id", confirm_keys=("zip",),
-      confirm_words=("default", "account", "profile", "on file", "home address"))
+@tool(
+    write=True,
+    target="customer_id",
+    confirm_keys=("zip",),
+    confirm_words=("default", "account", "profile", "on file", "home address"),
+)
 def change_customer_address(
     db: sqlite3.Connection, customer_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
 ) -> dict[str, Any]:
@@ -395,7 +409,11 @@ def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], pay
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_words=("exchange", "exchanging", "swap", "replace", "replacing", "switch", "trade", "trading"))
+@tool(
+    write=True,
+    target="order_id",
+    confirm_words=("exchange", "exchanging", "swap", "replace", "replacing", "switch", "trade", "trading"),
+)
 def exchange_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
 ) -> dict[str, Any]:
@@ -410,7 +428,7 @@ def exchange_items(
     method, old, new = _swap(db, order_id, item_ids, new_item_ids, payment_method_id)
     db.executemany(
         "UPDATE order_items SET status = 'exchange requested', exchange_variant_id = ? WHERE order_id = ? AND variant_id = ?",
-        [(v["id"], order_id, i["variant_id"]) for i, v in zip(old, new)],
+        [(v["id"], order_id, i["variant_id"]) for i, v in zip(old, new, strict=False)],
     )
     _settle(db, order_id, method, _difference(old, new))
     db.execute("UPDATE orders SET status = 'exchange requested' WHERE id = ?", (order_id,))
@@ -432,10 +450,22 @@ def transfer_to_human(db: sqlite3.Connection, customer_id: str, summary: str) ->
 
 
 TOOLS: tuple = (
-    find_customer_by_email, find_customer_by_name_zip, get_customer, get_order, get_product,
-    list_categories, find_product, calculate,
-    cancel_order, change_order_address, change_order_payment, change_order_items,
-    change_customer_address, return_items, exchange_items, transfer_to_human,
+    find_customer_by_email,
+    find_customer_by_name_zip,
+    get_customer,
+    get_order,
+    get_product,
+    list_categories,
+    find_product,
+    calculate,
+    cancel_order,
+    change_order_address,
+    change_order_payment,
+    change_order_items,
+    change_customer_address,
+    return_items,
+    exchange_items,
+    transfer_to_human,
 )
 
 
@@ -460,8 +490,12 @@ def order_view(db: sqlite3.Connection, order: dict[str, Any]) -> dict[str, Any]:
     for i in rows(db, "SELECT * FROM order_items WHERE order_id = ? ORDER BY variant_id", oid):
         v = variant_info(db, i["variant_id"]) or {}
         item = {
-            "item_id": i["variant_id"], "product_id": v.get("product_id"), "product_name": v.get("product_name"),
-            "options": v.get("options"), "price": i["price"], "status": i["status"],
+            "item_id": i["variant_id"],
+            "product_id": v.get("product_id"),
+            "product_name": v.get("product_name"),
+            "options": v.get("options"),
+            "price": i["price"],
+            "status": i["status"],
         }
         if i["exchange_variant_id"]:
             item["exchange_for"] = i["exchange_variant_id"]
@@ -469,9 +503,15 @@ def order_view(db: sqlite3.Connection, order: dict[str, Any]) -> dict[str, Any]:
     payments = rows(db, "SELECT kind, payment_method_id, amount FROM payments WHERE order_id = ? ORDER BY seq", oid)
     shipment = one(db, "SELECT tracking_id, carrier FROM shipments WHERE order_id = ?", oid)
     view = {
-        "order_id": oid, "customer_id": order["customer_id"], "status": order["status"],
-        "created_at": order["created_at"], "address": _address_of(order), "items": items,
-        "payment_method_id": order["payment_method_id"], "payments": payments, "shipment": shipment,
+        "order_id": oid,
+        "customer_id": order["customer_id"],
+        "status": order["status"],
+        "created_at": order["created_at"],
+        "address": _address_of(order),
+        "items": items,
+        "payment_method_id": order["payment_method_id"],
+        "payments": payments,
+        "shipment": shipment,
         "items_modified": bool(order["items_modified"]),
     }
     if order["cancel_reason"]:
@@ -513,7 +553,7 @@ def _replacements(db: sqlite3.Connection, old: list[dict[str, Any]], new_ids: li
     if len(set(new_ids)) != len(new_ids):
         raise ToolFailure("invalid_arguments", "new_item_ids repeats an item")
     out = []
-    for item, new_id in zip(old, new_ids):
+    for item, new_id in zip(old, new_ids, strict=False):
         variant, current = variant_info(db, new_id), variant_info(db, item["variant_id"])
         if variant is None:
             raise NotFound("item", new_id)
@@ -542,8 +582,14 @@ def _provider_moves(db: sqlite3.Connection, order_id: str, method: dict[str, Any
         return True
     order = _order(db, order_id)
     movement = payments.Movement(
-        "charge" if amount > 0 else "refund", order_id, order["customer_id"], method["id"], method["customer_id"],
-        abs(amount), CURRENCY, tuple(movements(db, order_id)),
+        "charge" if amount > 0 else "refund",
+        order_id,
+        order["customer_id"],
+        method["id"],
+        method["customer_id"],
+        abs(amount),
+        CURRENCY,
+        tuple(movements(db, order_id)),
     )
     return not channel.move(db, movement).replayed
 

@@ -20,6 +20,13 @@ def provider_for(environment: str) -> PaymentProvider:
 
 
 __all__ = [
-    "PROVIDERS", "EnvironmentMixed", "KeyedChannel", "PaymentProvider", "SandboxProvider", "count_calls", "next_call",
-    "provider_for", "totals",
+    "PROVIDERS",
+    "EnvironmentMixed",
+    "KeyedChannel",
+    "PaymentProvider",
+    "SandboxProvider",
+    "count_calls",
+    "next_call",
+    "provider_for",
+    "totals",
 ]

@@ -18,7 +18,10 @@ import sqlite3
 from passhat.errors import UserError
 
 ENVIRONMENT, ACCOUNTS, METHODS, ENTRIES = (
-    "_passhat_payment_environment", "_passhat_payment_accounts", "_passhat_payment_methods", "_passhat_payment_ledger",
+    "_passhat_payment_environment",
+    "_passhat_payment_accounts",
+    "_passhat_payment_methods",
+    "_passhat_payment_ledger",
 )
 
 
@@ -45,7 +48,9 @@ class Entry:
 def bind(db: sqlite3.Connection, environment: str) -> None:
     """Create the books if needed and bind them to ``environment``; refuse if bound to another."""
     db.execute(f"CREATE TABLE IF NOT EXISTS {ENVIRONMENT} (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)")
-    db.execute(f"CREATE TABLE IF NOT EXISTS {ACCOUNTS} (order_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, currency TEXT NOT NULL)")
+    db.execute(
+        f"CREATE TABLE IF NOT EXISTS {ACCOUNTS} (order_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, currency TEXT NOT NULL)"
+    )
     db.execute(f"CREATE TABLE IF NOT EXISTS {METHODS} (method_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL)")
     db.execute(
         f"CREATE TABLE IF NOT EXISTS {ENTRIES} (seq INTEGER PRIMARY KEY, key TEXT UNIQUE, order_id TEXT NOT NULL,"
@@ -65,12 +70,15 @@ def account(db: sqlite3.Connection, order_id: str) -> Account | None:
     return None if row is None else Account(*row)
 
 
-def open_account(db: sqlite3.Connection, order_id: str, customer_id: str, currency: str,
-                 prior: tuple[tuple[str, int], ...]) -> Account:
+def open_account(
+    db: sqlite3.Connection, order_id: str, customer_id: str, currency: str, prior: tuple[tuple[str, int], ...]
+) -> Account:
     """The order's account, with the movements recorded before the provider met it as opening entries."""
     db.execute(f"INSERT INTO {ACCOUNTS} VALUES (?, ?, ?)", (order_id, customer_id, currency))
-    db.executemany(f"INSERT INTO {ENTRIES} (key, order_id, method_id, cents) VALUES (NULL, ?, ?, ?)",
-                   [(order_id, method, cents) for method, cents in prior])
+    db.executemany(
+        f"INSERT INTO {ENTRIES} (key, order_id, method_id, cents) VALUES (NULL, ?, ?, ?)",
+        [(order_id, method, cents) for method, cents in prior],
+    )
     return Account(order_id, customer_id, currency)
 
 
@@ -90,8 +98,9 @@ def entry(db: sqlite3.Connection, key: str) -> Entry | None:
 
 
 def record(db: sqlite3.Connection, key: str, order_id: str, method_id: str, cents: int) -> Entry:
-    cursor = db.execute(f"INSERT INTO {ENTRIES} (key, order_id, method_id, cents) VALUES (?, ?, ?, ?)",
-                        (key, order_id, method_id, cents))
+    cursor = db.execute(
+        f"INSERT INTO {ENTRIES} (key, order_id, method_id, cents) VALUES (?, ?, ?, ?)", (key, order_id, method_id, cents)
+    )
     return Entry(cursor.lastrowid or 0, key, order_id, method_id, cents)
 
 

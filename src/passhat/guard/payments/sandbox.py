@@ -39,7 +39,10 @@ class SandboxProvider(PaymentProvider):
         if earlier is not None:
             return _replayed(earlier, key, movement, signed)
         account = ledger.account(db, movement.order_id) or ledger.open_account(
-            db, movement.order_id, movement.customer_id, movement.currency,
+            db,
+            movement.order_id,
+            movement.customer_id,
+            movement.currency,
             tuple((method, cents(amount, signed=True)) for method, amount in movement.prior),
         )
         _check_currency(account, movement)
@@ -69,9 +72,7 @@ def _replayed(earlier: ledger.Entry, key: str, movement: Movement, signed: int) 
 
 def _check_currency(account: ledger.Account, movement: Movement) -> None:
     if movement.currency != account.currency:
-        raise ToolFailure(
-            "currency_mismatch", f"order {account.order_id} is paid in {account.currency}, not {movement.currency}"
-        )
+        raise ToolFailure("currency_mismatch", f"order {account.order_id} is paid in {account.currency}, not {movement.currency}")
 
 
 def _check_owner(db: sqlite3.Connection, account: ledger.Account, movement: Movement) -> None:
