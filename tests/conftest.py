@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from passhat.dialogue.facts import Fact
-from passhat.domains.model import Action, Call, Domain, FactSource, Identity, Rule
+from passhat.domains.kit import ConversationKit, Identification, cue
+from passhat.domains.model import Action, Call, Customer, Domain, FactSource, Rule
 from passhat.domains.toolkit import NotFound, ToolFailure, tool
 
 SCHEMA = """
@@ -95,6 +96,34 @@ def _account_status(db: sqlite3.Connection, account_id: str) -> Fact:
     return Fact("status", row[0], rivals=tuple({"open", "closed"} - {row[0]}), about=(account_id,))
 
 
+class Holder(Customer):
+    """The toy domain's customer: an account holder who identifies by email."""
+
+    email: str
+
+
+def _email(customer: Customer) -> str:
+    assert isinstance(customer, Holder)
+    return customer.email
+
+
+TOY_KIT = ConversationKit(
+    slots=("identity", "account"),
+    cues={"identity": cue("e-?mail"), "account": cue("which account")},
+    phrasings={"email": {"plain": ("My email is {email}.",)}, "account": {"plain": ("It's account {account}.",)}},
+    slips=lambda customer: [None],
+    identify=lambda customer, slip, voice: Identification(voice.say("email", email=_email(customer))),
+    answer=lambda slot, goal, voice: voice.say("account", account=goal.actions[0].args["account_id"]) if goal.actions else "",
+    refind=lambda text: None,
+    knows=lambda goal: [str(a.args.get("account_id")) for a in goal.actions + goal.forbidden if "account_id" in a.args],
+    identity_text=lambda customer: f"My email is {_email(customer)}",
+    ask_identity="What is the email on your account?",
+    ask_identity_again="I still need the email on your account.",
+    questions={"account": "Which account?"},
+    missing=lambda slot, goal, said: False,
+)
+
+
 def make_toy_domain() -> Domain:
     return Domain(
         name="toy",
@@ -110,7 +139,8 @@ def make_toy_domain() -> Domain:
         proposal_keywords={"close": ("close",)},
         describe_action=lambda db, a: f"close account {a.args['account_id']}",
         lookups=lambda db, a: [Action(tool="get_account", args={"account_id": a.args["account_id"]})],
-        authenticate=lambda identity, text: Action(tool="find_account", args={"email": identity.email}),
+        authenticate=lambda customer, text: Action(tool="find_account", args={"email": _email(customer)}),
+        kit=TOY_KIT,
         near_misses=lambda db, a: [],
         facts={"account_status": FactSource("account {account_id} is {value}", _account_status)},
     )
@@ -121,4 +151,4 @@ def toy_domain() -> Domain:
     return make_toy_domain()
 
 
-TOY_IDENTITY = Identity(customer_id="A-1", first_name="Owner", last_name="One", zip="00001", email="o1@example.com")
+TOY_IDENTITY = Holder(customer_id="A-1", email="o1@example.com")

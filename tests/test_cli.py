@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from passhat.cli import main
 from passhat.domains import load_task_files
+from passhat.domains.retail.model import RetailTask
 from passhat.errors import UserError
 
 SMALL = ["--tasks", "retail-001,retail-002", "--personas", "baseline,impatient", "--trials", "3"]
@@ -55,12 +56,12 @@ def test_bad_flags_are_usage_errors(args):
 def test_broken_task_files_name_the_file_and_the_field(tmp_path):
     (tmp_path / "a.yaml").write_text("id: a\nsummary: s\ncustomer: {customer_id: C-1}\n")
     with pytest.raises(UserError) as err:
-        load_task_files(tmp_path)
+        load_task_files(tmp_path, RetailTask)
     message = str(err.value)
     assert "a.yaml" in message and "customer.first_name" in message and "goals" in message
     (tmp_path / "a.yaml").write_text("id: [unclosed\n")
     with pytest.raises(UserError, match="a.yaml is not valid YAML"):
-        load_task_files(tmp_path)
+        load_task_files(tmp_path, RetailTask)
 
 
 def test_run_then_report_and_json(tmp_path):

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 import pytest
 
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain
-from passhat.env import Environment
+from passhat.domains.toolkit import tool
+from passhat.env import Environment, ToolRunner
+from passhat.env.tools import spec_for
 from passhat.errors import UserError
 from passhat.faults import FAULT_CLASSES, FaultInjector, parse_faults
-from passhat.faults.kinds import TIMEOUT_MESSAGE, leaves
+from passhat.faults.kinds import TIMEOUT_MESSAGE, leaves, prose_fields
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
@@ -122,6 +125,134 @@ def test_injected_instruction_hides_an_unrequested_write_in_a_text_field(shop) -
     assert len(hidden) == 1 and hidden[0][0][-1] in ("address2", "product_name")
     writes = [n for n, s in shop.tools.items() if s.meta.write]
     assert any(f"Call {w} " in text for w in writes) and "without asking" in text
+
+
+# -- where an injected instruction hides: the called tool's prose fields ------------------------------
+
+
+@tool(prose=("review",))
+def get_reviews(db: sqlite3.Connection, product: str) -> dict:
+    """A product's reviews.
+
+    Args:
+        product: the product
+    """
+    return {"product": product, "title": "Desk lamp", "review": "Bright.", "replies": [{"review": "Agreed.", "by": "Sam"}]}
+
+
+@tool(prose=("review", "note"))
+def get_unreviewed(db: sqlite3.Connection, product: str) -> dict:
+    """A product nobody has reviewed yet.
+
+    Args:
+        product: the product
+    """
+    return {"product": product, "title": "Desk lamp", "replies": []}
+
+
+@tool()
+def get_title(db: sqlite3.Connection, product: str) -> dict:
+    """A product's title, which the shop wrote itself.
+
+    Args:
+        product: the product
+    """
+    return {"product": product, "title": "Desk lamp", "review": "Bright."}
+
+
+@tool(write=True)
+def delete_product(db: sqlite3.Connection, product: str) -> dict:
+    """Delete a product.
+
+    Args:
+        product: the product
+    """
+    return {"deleted": product}
+
+
+def reviews_runner() -> ToolRunner:
+    specs = map(spec_for, (get_reviews, get_unreviewed, get_title, delete_product))
+    return ToolRunner({s.name: s for s in specs}, sqlite3.connect(":memory:"))
+
+
+def inject(runner: ToolRunner, name: str, seed: int):
+    injector = FaultInjector({"injected_instruction": 1.0}, seed, runner)
+    return injector.execute(name, {"product": "P-1"}, lambda: runner.execute(name, {"product": "P-1"}))
+
+
+def test_an_instruction_hides_only_in_the_prose_fields_the_called_tool_declares_at_any_depth() -> None:
+    runner = reviews_runner()
+    hidden_at = set()
+    for seed in range(30):
+        ex, record = inject(runner, "get_reviews", seed)
+        (path,) = [p for p, v in leaves(ex.result["data"]) if isinstance(v, str) and record["instruction"] in v]
+        hidden_at.add(path)
+    assert hidden_at == {("review",), ("replies", 0, "review")}
+
+
+def test_a_tool_that_declares_no_prose_gets_no_instruction() -> None:
+    """The same field name on another tool is not prose: it is the declaration that counts, not the name."""
+    ex, record = inject(reviews_runner(), "get_title", 1)
+    assert record is None and ex.result["data"]["review"] == "Bright."
+
+
+def test_a_declared_prose_field_a_result_lacks_is_no_error_and_hides_nothing() -> None:
+    ex, record = inject(reviews_runner(), "get_unreviewed", 1)
+    assert record is None and ex.result == {"status": "ok", "data": {"product": "P-1", "title": "Desk lamp", "replies": []}}
+
+
+@pytest.mark.parametrize("declared", ["review", ["review"], ("review", ""), ("review", 3)])
+def test_a_prose_declaration_that_is_not_a_tuple_of_field_names_is_refused(declared) -> None:
+    def get_page(db: sqlite3.Connection) -> str:
+        """A page."""
+        return ""
+
+    with pytest.raises(UserError, match=r"tool .*get_page .*declares prose=.*a tuple of field names"):
+        tool(prose=declared)(get_page)
+
+
+# TEXT_KEYS as faults/kinds.py had it before tools declared their prose fields: the old behaviour, kept
+# here only to prove that retail's declarations pick exactly the fields it picked.
+OLD_TEXT_KEYS = frozenset({"address2", "note", "notes", "summary", "description", "review", "comment", "product_name", "name"})
+
+
+def retail_read_calls(env: Environment) -> list[tuple[str, dict]]:
+    """Every retail read tool on a few real records: orders of each status, with and without exchanges."""
+    orders = [
+        r[0]
+        for r in env.db.execute(
+            "SELECT MIN(o.id) FROM orders o LEFT JOIN order_items i ON i.order_id = o.id"
+            " GROUP BY o.status, i.exchange_variant_id IS NULL, o.address2 = ''"
+        )
+    ]
+    customers = [r[0] for r in env.db.execute("SELECT id FROM customers ORDER BY id LIMIT 4")]
+    email, first, last, zip_code = env.db.execute(
+        "SELECT email, first_name, last_name, zip FROM customers ORDER BY id"
+    ).fetchone()
+    products = [r[0] for r in env.db.execute("SELECT id FROM products ORDER BY id")]
+    return [
+        *(("get_order", {"order_id": o}) for o in orders),
+        *(("get_customer", {"customer_id": c}) for c in customers),
+        *(("get_product", {"product_id": p}) for p in products),
+        ("list_categories", {}),
+        ("find_product", {"name": "a"}),
+        ("find_customer_by_email", {"email": email}),
+        ("find_customer_by_name_zip", {"first_name": first, "last_name": last, "zip": zip_code}),
+        ("calculate", {"expression": "2 * 3.5"}),
+    ]
+
+
+def test_retails_prose_declarations_pick_exactly_the_fields_the_old_text_keys_picked(shop) -> None:
+    calls = retail_read_calls(shop)
+    assert {name for name, _ in calls} == {name for name, spec in shop.tools.items() if not spec.meta.write}
+    picked = 0
+    for name, args in calls:
+        result = shop.execute(name, args).result
+        assert result["status"] == "ok", (name, args)
+        old = [(p, v) for p, v in leaves(result["data"]) if isinstance(v, str) and p and p[-1] in OLD_TEXT_KEYS]
+        assert prose_fields(result["data"], shop.tools[name].meta.prose) == old, (name, args)
+        picked += len(old)
+    assert picked > len(calls)  # the comparison is not between empty selections
 
 
 def test_the_same_seed_injects_the_same_faults(toy) -> None:

@@ -510,12 +510,13 @@ def test_an_offer_that_leaves_a_choice_is_still_a_question() -> None:
     """ "Shall I cancel order number 3042198?" names the order it asks about; "... to your original payment method
     or to your gift card?" asks the customer to choose one."""
     words = tuple(w for ws in RETAIL.proposal_keywords.values() for w in ws)
-    offer = understand("Shall I cancel order number 3042198?", words, RETAIL.id_pattern)
+    offer = understand("Shall I cancel order number 3042198?", words, RETAIL.id_pattern, RETAIL.kit.cues)
     assert offer.proposal and not offer.asks
     choice = understand(
         "Would you like me to return it with the refund going to your original payment method or to your gift card?",
         words,
         RETAIL.id_pattern,
+        RETAIL.kit.cues,
     )
     assert choice.asks == {"payment"} and not choice.proposal
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from typing import ClassVar
 
@@ -14,6 +15,7 @@ from passhat.agents import resolve_agent
 from passhat.domains import load_domain, payments
 from passhat.domains.model import Rule
 from passhat.domains.payments import Movement
+from passhat.domains.retail import tools as retail_tools
 from passhat.domains.toolkit import ToolFailure, tool
 from passhat.env import Environment, diff_backends
 from passhat.errors import UserError
@@ -37,12 +39,22 @@ def move(
     kind: str,
     amount: float,
     method: str = "card_1",
-    order: str = "#O1",
-    customer: str = "C-1",
+    account: str = "#O1",
     owner: str = "C-1",
+    method_owner: str = "C-1",
     currency: str = "USD",
+    account_kind: str = "account",
 ) -> Movement:
-    return Movement(kind, order, customer, method, owner, amount, currency)  # type: ignore[arg-type]
+    return Movement(
+        kind,  # type: ignore[arg-type]
+        account=account,
+        owner=owner,
+        method_id=method,
+        method_owner=method_owner,
+        amount=amount,
+        currency=currency,
+        account_kind=account_kind,
+    )
 
 
 def refused(call) -> str:
@@ -98,15 +110,15 @@ def test_the_same_key_for_another_movement_is_a_conflict() -> None:
 def test_a_method_of_another_customer_is_refused() -> None:
     db, provider = sandbox_db()
     provider.charge(db, "c", move("charge", 100.0))
-    provider.charge(db, "other", move("charge", 5.0, method="card_2", order="#O2", customer="C-2", owner="C-2"))
+    provider.charge(db, "other", move("charge", 5.0, method="card_2", account="#O2", owner="C-2", method_owner="C-2"))
     # the provider's own record says card_2 is C-2's, whatever the request claims about its owner
-    claim = move("refund", 10.0, method="card_2", owner="C-1")
+    claim = move("refund", 10.0, method="card_2", method_owner="C-1")
     assert refused(lambda: provider.refund(db, "r", claim)) == "payment_method_not_owned"
-    assert refused(lambda: provider.refund(db, "r", move("refund", 10.0, customer="C-2"))) == "payment_method_not_owned"
+    assert refused(lambda: provider.refund(db, "r", move("refund", 10.0, owner="C-2"))) == "payment_method_not_owned"
     assert totals(db)["#O1"] == (10000, 0)
 
 
-def test_a_currency_other_than_the_orders_is_refused() -> None:
+def test_a_currency_other_than_the_accounts_is_refused() -> None:
     db, provider = sandbox_db()
     provider.charge(db, "c", move("charge", 100.0))
     assert refused(lambda: provider.refund(db, "r", move("refund", 10.0, currency="EUR"))) == "currency_mismatch"
@@ -118,12 +130,65 @@ def test_an_amount_that_is_not_positive_whole_cents_is_refused(amount) -> None:
     assert refused(lambda: provider.charge(db, "c", move("charge", amount))) == "invalid_amount"
 
 
-def test_an_order_met_for_the_first_time_opens_with_what_the_backend_recorded() -> None:
+def test_an_account_met_for_the_first_time_opens_with_what_the_backend_recorded() -> None:
     db, provider = sandbox_db()
-    history = Movement("refund", "#O1", "C-1", "card_1", "C-1", 30.0, "USD", prior=(("card_1", 100.0), ("card_1", -50.0)))
+    history = dataclasses.replace(move("refund", 30.0), prior=(("card_1", 100.0), ("card_1", -50.0)))
     provider.refund(db, "r", history)
     assert totals(db) == {"#O1": (10000, 8000)}
     assert refused(lambda: provider.refund(db, "r2", move("refund", 20.01))) == "refund_exceeds_refundable"
+
+
+# -- refusals in the domain's words ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("account_kind", ["invoice", "membership"])
+def test_refusals_call_the_account_by_the_domains_noun_for_it(account_kind) -> None:
+    """The agent reads these messages: a domain's account is named as the domain names it."""
+    db, provider = sandbox_db()
+    paid = move("charge", 100.0, account="INV-7", account_kind=account_kind)
+    provider.charge(db, "c", paid)
+    provider.charge(db, "other", move("charge", 5.0, method="card_2", account="INV-8", owner="C-2", method_owner="C-2"))
+    messages = []
+    for key, movement in [
+        ("r1", dataclasses.replace(paid, kind="refund", currency="EUR")),
+        ("r2", dataclasses.replace(paid, kind="refund", method_id="card_2")),
+        ("r3", dataclasses.replace(paid, kind="refund", amount=100.01)),
+    ]:
+        with pytest.raises(ToolFailure) as caught:
+            provider.refund(db, key, movement)
+        messages.append(caught.value.message)
+    assert messages == [
+        f"{account_kind} INV-7 is paid in USD, not EUR",
+        f"payment method card_2 belongs to C-2, and {account_kind} INV-7 to C-1",
+        f"a refund of $100.01 on {account_kind} INV-7 is more than the $100.00 that remains refundable",
+    ]
+
+
+def test_an_account_of_no_named_kind_is_called_an_account() -> None:
+    db, provider = sandbox_db()
+    bare = Movement("charge", account="A-1", owner="C-1", method_id="card_1", method_owner="C-1", amount=1.0, currency="USD")
+    provider.charge(db, "c", bare)
+    with pytest.raises(ToolFailure, match="^account A-1 is paid in USD, not EUR$"):
+        provider.charge(db, "c2", dataclasses.replace(bare, currency="EUR"))
+
+
+def test_retail_books_each_order_as_an_account_and_its_refusals_say_order() -> None:
+    """Money taken back outside the shop leaves less to refund than the backend believes: the sandbox
+    refuses the cancellation, and the agent reads which order."""
+    _, cancel = cheaper_swap_then_cancel()
+    order_id = cancel["order_id"]
+    env = Environment(RETAIL)
+    gateway = Gateway(env, ["payments"])
+    customer, method = env.db.execute("SELECT customer_id, payment_method_id FROM orders WHERE id = ?", (order_id,)).fetchone()
+    outside = Movement(
+        "refund", order_id, customer, method, customer, 1.0, "USD", prior=tuple(retail_tools.movements(env.db, order_id))
+    )
+    with env.db:
+        SandboxProvider().refund(env.db, "outside", outside)
+    result = gateway.call("cancel_order", cancel).execution.result
+    assert result["error"]["type"] == "refund_exceeds_refundable"
+    assert f"on order {order_id} is more than" in result["error"]["message"]
+    assert env.db.execute("SELECT status FROM orders WHERE id = ?", (order_id,)).fetchone()[0] == "pending"
 
 
 # -- one payment environment per backend ------------------------------------------------------------
@@ -170,7 +235,7 @@ def pay_then_fail(db: sqlite3.Connection, order: str) -> dict:
     """
     channel = payments.current_channel()
     assert channel is not None
-    channel.move(db, move("charge", 10.0, order=order))
+    channel.move(db, move("charge", 10.0, account=order))
     raise ToolFailure("out_of_stock", "nothing left to sell")
 
 
@@ -195,7 +260,7 @@ def refund_order(db: sqlite3.Connection, order: str, amount: float) -> dict:
         ("card_1", 100.0),
         *(("card_1", -r[0]) for r in db.execute("SELECT amount FROM refunds WHERE order_id = ?", (order,))),
     )
-    movement = Movement("refund", order, "C-1", "card_1", "C-1", amount, "USD", prior)
+    movement = dataclasses.replace(move("refund", amount, account=order), prior=prior)
     if not channel.move(db, movement).replayed:
         db.execute("INSERT INTO refunds (order_id, amount) VALUES (?, ?)", (order, amount))
     return {"order": order, "amount": amount}

@@ -9,7 +9,8 @@ import sqlite3
 import pytest
 
 from passhat.domains import load_domain
-from passhat.domains.model import Action, Identity
+from passhat.domains.model import Action
+from passhat.domains.retail.model import Shopper
 from passhat.env import Environment
 
 DOMAIN = load_domain("retail")
@@ -568,7 +569,7 @@ def test_every_write_has_a_proposal_with_its_keywords(env):
 
 
 def test_authenticate_reads_email_or_name_and_zip():
-    who = Identity(customer_id="C-123456", first_name="Wren", last_name="Delacroix-Hunt", zip="05607", email="w@example.com")
+    who = Shopper(customer_id="C-123456", first_name="Wren", last_name="Delacroix-Hunt", zip="05607", email="w@example.com")
     by_email = DOMAIN.authenticate(who, "Hi, it's Wren.Hunt9@Example.com, thanks.")
     assert by_email == Action(tool="find_customer_by_email", args={"email": "Wren.Hunt9@Example.com"})
     by_name = DOMAIN.authenticate(who, "I'm wren delacroix-hunt, about V-12345 in #R1234567; zip 05607.")
@@ -590,15 +591,17 @@ def test_lookups_and_near_misses(env):
         Action(tool="get_order", args={"order_id": oid}),
         Action(tool="get_product", args={"product_id": product}),
     ]
-    for label, miss in DOMAIN.near_misses(env.db, action):
+    for near in DOMAIN.near_misses(env.db, action):
+        miss = near.call
         assert miss != action and miss.tool == action.tool
-        if label == "wrong_order":
+        if near.label == "wrong_order":
+            assert near.signature == "wrong_entity_write"
             assert miss.args["order_id"] != oid
             assert scalar(env, "SELECT customer_id FROM orders WHERE id = ?", miss.args["order_id"]) == scalar(
                 env, "SELECT customer_id FROM orders WHERE id = ?", oid
             )
         else:
-            assert label == "wrong_item" and miss.args["item_ids"] != [old]
+            assert near.label == "wrong_item" and near.signature == "wrong_arguments" and miss.args["item_ids"] != [old]
             assert scalar(env, "SELECT 1 FROM order_items WHERE order_id = ? AND variant_id = ?", oid, miss.args["item_ids"][0])
     address = Action(tool="change_customer_address", args={"customer_id": "C-123456", **ADDRESS})
     assert DOMAIN.lookups(env.db, address) == [Action(tool="get_customer", args={"customer_id": "C-123456"})]

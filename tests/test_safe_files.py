@@ -21,7 +21,6 @@ from passhat.cli import main
 from passhat.cli.run import run as run_command
 from passhat.config_file import load_config_file
 from passhat.domains import load_domain, load_task_files
-from passhat.domains.model import Task
 from passhat.errors import UserError
 from passhat.faults import parse_faults
 from passhat.grade import GroundTruthError
@@ -149,7 +148,7 @@ def one_paragraph(output: str) -> str:
 @pytest.mark.parametrize("case", CASES)
 def test_a_hostile_task_file_is_refused_naming_it(tmp_path: Path, case: str, fifo_guard) -> None:
     path = hostile_file(tmp_path, "task", case, fifo_guard)
-    message, peak = refusal(lambda: load_task_files(tmp_path))
+    message, peak = refusal(lambda: load_task_files(tmp_path, RETAIL.task_model))
     assert str(path) in message and words(case, "task") in one_paragraph(message)
     assert peak < 8 * MAX_FILE_BYTES
 
@@ -183,7 +182,7 @@ def test_a_hostile_config_file_exits_2_naming_it(tmp_path: Path, case: str, fifo
 
 def test_the_built_in_task_files_load_anchors_and_aliases_included() -> None:
     anchored = [p for p in TASK_DIR.glob("*.yaml") if "&id001" in p.read_text(encoding="utf-8")]
-    assert anchored and len(load_task_files(TASK_DIR)) == len(list(TASK_DIR.glob("*.yaml")))
+    assert anchored and len(load_task_files(TASK_DIR, RETAIL.task_model)) == len(list(TASK_DIR.glob("*.yaml")))
 
 
 def test_nesting_up_to_the_bound_loads_and_one_level_more_is_refused(tmp_path: Path) -> None:
@@ -305,7 +304,7 @@ def test_a_message_quotes_only_a_few_dozen_characters_of_the_file(tmp_path: Path
     path = tmp_path / ("eval.toml" if kind == "config" else f"{kind}.yaml")
     path.write_text(text)
     load = {
-        "task": lambda: load_task_files(tmp_path),
+        "task": lambda: load_task_files(tmp_path, RETAIL.task_model),
         "plan": lambda: parse_faults(str(path)),
         "config": lambda: load_config_file(path, run_command.params),
     }[kind]
@@ -332,7 +331,7 @@ def test_check_names_the_task_and_the_tool_a_ground_truth_lacks() -> None:
     raw = RETAIL.tasks["retail-026"].model_dump(by_alias=True)
     raw["goals"][0]["forbidden"][0]["tool"] = "teleport_order"
     with pytest.raises(GroundTruthError, match=r"retail-026: goals\[0\]\.forbidden\[0\]\.tool 'teleport_order' is not a tool"):
-        check_task(RETAIL, Task.model_validate(raw))
+        check_task(RETAIL, RETAIL.task_model.model_validate(raw))
 
 
 # -- fuzz: any bytes either load or are refused as a UserError -------------------------------------
@@ -408,7 +407,7 @@ def test_fuzzed_files_load_or_are_refused_as_user_errors(fuzz_dir: Path, data: b
     path.write_bytes((VALID[kind].encode() if prefix else b"") + data)
     loads_or_refuses(
         {
-            "task": lambda: load_task_files(folder),
+            "task": lambda: load_task_files(folder, RETAIL.task_model),
             "plan": lambda: parse_faults(str(path)),
             "config": lambda: load_config_file(path, run_command.params),
         }[kind]

@@ -84,7 +84,9 @@ def test_no_task_rewards_an_agent_that_does_nothing(results):
 def test_the_do_nothing_case_catches_a_trap_whose_refusal_needs_no_facts():
     """Without a fact only a lookup gives, a bare apology would pass a refusal task: the case must say so."""
     trap = RETAIL.tasks["retail-026"]
-    factless = Task.model_validate({**trap.model_dump(), "goals": [{**g.model_dump(), "tell": []} for g in trap.goals]})
+    factless = RETAIL.task_model.model_validate(
+        {**trap.model_dump(), "goals": [{**g.model_dump(), "tell": []} for g in trap.goals]}
+    )
     [idle] = [r for r in check_task(RETAIL, factless) if r.case.idle]
     assert (idle.grade.reward, idle.holds) == (1, False)
 
@@ -114,7 +116,7 @@ def broken(task_id: str, change) -> Task:
     """A task file with one field changed, as a careless author might."""
     raw = RETAIL.tasks[task_id].model_dump(by_alias=True)
     change(raw)
-    return Task.model_validate(raw)
+    return RETAIL.task_model.model_validate(raw)
 
 
 def set_fact(value: str):

@@ -96,7 +96,9 @@ TRANSFER = {
 
 def make_task(id: str, *goals: dict, email: bool = True) -> Task:
     customer = SOREN if email else {k: v for k, v in SOREN.items() if k != "email"}
-    return Task.model_validate({"id": id, "summary": id, "customer": customer, "instruction": id, "goals": list(goals)})
+    return RETAIL.task_model.model_validate(
+        {"id": id, "summary": id, "customer": customer, "instruction": id, "goals": list(goals)}
+    )
 
 
 TASKS = [
@@ -198,7 +200,7 @@ RETURN_PROPOSAL = "I can return the Rain Jacket (V-47122) from order #R3481002 a
     ],
 )
 def test_understanding_reads_varied_agent_wording(text: str, expected: set[str]) -> None:
-    reading = understand(text, WORDS, RETAIL.id_pattern)
+    reading = understand(text, WORDS, RETAIL.id_pattern, RETAIL.kit.cues)
     seen = {f"asks:{s}" for s in reading.asks} | {
         name
         for name in (
@@ -219,7 +221,9 @@ def test_understanding_reads_varied_agent_wording(text: str, expected: set[str])
 
 
 def test_a_detail_question_with_confirm_is_an_ask_not_a_proposal() -> None:
-    reading = understand("Could you confirm the email on the account so I can cancel it?", WORDS, RETAIL.id_pattern)
+    reading = understand(
+        "Could you confirm the email on the account so I can cancel it?", WORDS, RETAIL.id_pattern, RETAIL.kit.cues
+    )
     assert reading.asks == {"identity"} and not reading.proposal
 
 
@@ -228,6 +232,7 @@ def test_a_report_and_the_next_proposal_in_one_message_are_both_read() -> None:
         "The return of V-47122 has been completed. I can also cancel order #R9330383. Shall I go ahead? Please answer yes or no.",
         WORDS,
         RETAIL.id_pattern,
+        RETAIL.kit.cues,
     )
     assert reading.report and reading.proposal and reading.ids == ("V-47122", "#R9330383")
 
@@ -371,7 +376,8 @@ def test_incoherent_customer_corrects_a_mistyped_email_when_not_found() -> None:
 
 
 def test_only_yes_templates_are_affirmative_and_every_no_reads_as_a_no() -> None:
-    for kind, tones in TEMPLATES.items():
+    """The engine's templates and the domain's phrasings alike: only a yes template can confirm a write."""
+    for kind, tones in [*TEMPLATES.items(), *RETAIL.kit.phrasings.items()]:
         for tone, options in tones.items():
             for template in options:
                 text = template.format(

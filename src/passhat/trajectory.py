@@ -6,15 +6,16 @@ A leaf module (no imports from the rest of passhat) because every layer reads ev
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 EventKind = Literal["user", "agent", "tool", "guard", "end"]
 BLOCKED = frozenset({"refused", "replayed", "conflict", "ticket"})  # guard decisions that stop a call
 INFRA_ERROR = "infra_error"  # the trial could not be judged (model API down, harness bug): retried, never scored
 USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke its instruction: the trial is not judged
-EndReason = Literal[
-    "satisfied", "unsatisfied", "abandoned", "transferred", "max_turns", "context_overflow", "user_simulator_error"
-]
+# How the customer ended the conversation (gave up: abandoned; a simulator that broke its instruction:
+# user_simulator_error), and how a conversation ended, the customer's stop or the harness's limits.
+UserStop = Literal["satisfied", "unsatisfied", "abandoned", "transferred", "user_simulator_error"]
+EndReason = UserStop | Literal["max_turns", "context_overflow"]
 # Why a trial failed, most specific first (the graders pick the first that applies); the last two are
 # not the agent's failures and are counted apart.
 Signature = Literal[
@@ -96,5 +97,5 @@ class Event:
         return actual is not None and actual.get("status") == "ok"
 
 
-def end_reason(events: list[Event]) -> str | None:
-    return next((e.text for e in reversed(events) if e.kind == "end"), None)
+def end_reason(events: list[Event]) -> EndReason | None:
+    return next((cast(EndReason, e.text) for e in reversed(events) if e.kind == "end"), None)

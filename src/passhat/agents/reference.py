@@ -19,7 +19,7 @@ from collections.abc import Generator
 from typing import TypeVar
 
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
-from passhat.dialogue import is_affirmative, mentions
+from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import derive_fact, worded
 from passhat.domains.model import Action, Goal
@@ -29,15 +29,9 @@ from passhat.trajectory import Event
 T = TypeVar("T")
 Script = Generator[AgentTurn, None, T]
 
-PROFILE_TOOL = "get_customer"  # read right after authentication, where the domain has it
 MAX_IDENTITY_TRIES = 4
 MAX_PROPOSAL_ROUNDS = 4  # proposal, explanation(s), one retry after a no
 
-ASK_IDENTITY = (
-    "I can help with that. First I need to verify your identity: could you tell me the email address on your "
-    "account, or your first and last name and zip code?"
-)
-ASK_IDENTITY_AGAIN = "I still need to verify your identity. Could you give me your email address, or your full name and zip code?"
 NOT_FOUND = "I couldn't find an account with those details. Could you double-check them for me?"
 CANNOT_VERIFY = "I'm sorry, I can't verify your identity, so I can't make changes to the account. Goodbye."
 CONFIRM = "Shall I go ahead? Please answer yes or no."
@@ -49,13 +43,6 @@ GOODBYE = "Thank you for contacting us. Have a great day, goodbye!"
 TRANSFER = "I'm transferring you to a human agent who can help with this. Please hold."
 DECLINE = "I'm sorry, but I'm not able to do that under our policy."
 DECLINE_AGAIN = "I understand, but I'm afraid I can't make an exception."
-DETAIL_QUESTIONS = {
-    "order": "Which order is this about?",
-    "items": "Which items do you mean?",
-    "payment": "Which payment method would you like to use?",
-    "address": "What is the new address?",
-    "reason": "What is the reason for the request?",
-}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,6 +78,7 @@ class ReferenceAgent:
     def __init__(self, setup: AgentSetup, profile: ErrorProfile):
         self._setup, self._profile = setup, profile
         self._domain, self._task, self._rng = setup.domain, setup.task, setup.rng
+        self._kit = setup.domain.kit
         self._tools = tool_registry(setup.domain)
         self._events: list[Event] = []
         self._call_numbers = itertools.count(1)
@@ -157,14 +145,15 @@ class ReferenceAgent:
         for _ in range(MAX_IDENTITY_TRIES):
             lookup = self._identity_lookup(tried)
             if lookup is None:
-                yield from self._say(ASK_IDENTITY_AGAIN if asked else ASK_IDENTITY)
+                yield from self._say(self._kit.ask_identity_again if asked else self._kit.ask_identity)
                 asked = True
                 continue
             tried.append(lookup)
             [found] = yield from self._call([lookup])
             if found.ok:
-                if PROFILE_TOOL in self._tools:
-                    yield from self._call([Action(tool=PROFILE_TOOL, args={"customer_id": self._task.customer.customer_id})])
+                profile = self._kit.profile(self._task.customer)
+                if profile is not None and profile.tool in self._tools:
+                    yield from self._call([profile])
                 return True
             yield from self._say(NOT_FOUND)
             asked = True
@@ -208,7 +197,7 @@ class ReferenceAgent:
     def _ask_details(self, goal: Goal) -> Script[None]:
         """Ask, once, for what the goal needs and the customer has not said yet."""
         said = " ".join(self._customer_texts())
-        missing = [q for slot, q in DETAIL_QUESTIONS.items() if _missing(slot, goal, said)]
+        missing = [q for slot, q in self._kit.questions.items() if self._kit.missing(slot, goal, said)]
         if missing:
             yield from self._say(" ".join(missing))
 
@@ -266,7 +255,7 @@ class ReferenceAgent:
 
     def _near_miss(self, action: Action) -> Action:
         misses = self._domain.near_misses(self._setup.db, action)
-        return self._rng.choice(misses)[1] if misses else action
+        return self._rng.choice(misses).call if misses else action
 
     def _handoff(self) -> Action:
         """A call of the domain's hand-off tool, filled from who the customer is and what they want."""
@@ -282,21 +271,6 @@ class ReferenceAgent:
             wrong = _misstated(*facts[i])
             facts = facts[:i] + ([wrong] if wrong else []) + facts[i + 1 :]
         return f"{intro} {'; '.join(sentence for _, sentence in facts)}." if facts else ""
-
-
-def _missing(slot: str, goal: Goal, said: str) -> bool:
-    """Whether the goal needs ``slot`` and the customer's words so far do not give it."""
-    lowered = said.lower()
-    if slot == "order":
-        return goal.order_id is not None and not mentions(said, goal.order_id)
-    if slot == "items":
-        return any(i.item_id.lower() not in lowered and i.description.lower() not in lowered for i in goal.items + goal.new_items)
-    if slot == "payment":
-        ids = [v for a in goal.actions for k, v in a.args.items() if "payment" in k]
-        return goal.payment is not None and goal.payment.lower() not in lowered and not any(mentions(said, v) for v in ids)
-    if slot == "address":
-        return goal.address is not None and not all(mentions(said, v) for v in goal.address.values() if v)
-    return goal.reason is not None and goal.reason.lower() not in lowered
 
 
 def _handed_over(described: str, result: Event) -> str | None:

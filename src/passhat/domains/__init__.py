@@ -25,7 +25,7 @@ def load_domain(name: str) -> Domain:
     return importlib.import_module(f"passhat.domains.{name}").DOMAIN
 
 
-def load_task_files(folder: Path, model: type[Task] = Task) -> list[Task]:
+def load_task_files(folder: Path, model: type[Task]) -> list[Task]:
     """Every ``*.yaml`` task in ``folder`` as the domain's task ``model``, sorted by id; a broken file is a
     UserError naming it and its fields (read within ``safe_files``' bounds: size, encoding, nesting,
     aliases, integers, keys)."""

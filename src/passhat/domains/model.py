@@ -11,12 +11,15 @@ import dataclasses
 import sqlite3
 from collections.abc import Callable
 from functools import cached_property
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from passhat.dialogue.facts import Fact
 from passhat.dialogue.proposals import Term
+
+if TYPE_CHECKING:
+    from passhat.domains.kit import ConversationKit
 
 
 class _Strict(BaseModel):
@@ -46,21 +49,11 @@ class Action(_Strict):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-class Identity(_Strict):
-    """Who the customer is and which identifying facts they can give the agent."""
+class Customer(_Strict):
+    """Who the customer is. The engine needs only the id (whose data is whose); a domain subclasses this
+    with the details its customers identify themselves by (declared by its ``task_model``)."""
 
     customer_id: str
-    first_name: str
-    last_name: str
-    zip: str
-    email: str | None = None  # None: the customer does not remember it and must use name + zip
-
-
-class ItemRef(_Strict):
-    """An item as the customer knows it: its id (which they may read out) and how they describe it."""
-
-    item_id: str
-    description: str
 
 
 Outcome = Literal["done", "refused", "answered", "transferred"]
@@ -71,20 +64,13 @@ class Goal(_Strict):
 
     ``outcome`` says what a correct agent does: carry out ``actions`` (done), decline because the
     policy forbids ``forbidden`` (refused), answer with the ``tell`` facts (answered), or hand the
-    customer to a human (transferred, with the transfer among ``actions``).
+    customer to a human (transferred, with the transfer among ``actions``). A domain subclasses this
+    with the details its customers give (which record, what to change it to).
     """
 
     kind: str
     request: list[str] = Field(min_length=1)  # alternative first-person phrasings
     outcome: Outcome
-    order_id: str | None = None
-    knows_order_id: bool = True
-    order_hint: str | None = None  # how the customer describes the order when they lack its id
-    items: list[ItemRef] = Field(default_factory=list)
-    new_items: list[ItemRef] = Field(default_factory=list)
-    payment: str | None = None  # how the customer names the payment method they want used
-    address: dict[str, str] | None = None
-    reason: str | None = None
     actions: list[Action] = Field(default_factory=list)
     lookups: list[Action] = Field(default_factory=list)  # reads an answer needs beyond the domain's own
     forbidden: list[Action] = Field(default_factory=list)
@@ -99,18 +85,17 @@ class Goal(_Strict):
             raise ValueError("a refused goal has no actions and names the forbidden call(s)")
         if self.outcome == "answered" and (self.actions or not self.tell):
             raise ValueError("an answered goal has no actions and at least one 'tell' fact")
-        if not self.knows_order_id and self.order_id and not self.order_hint:
-            raise ValueError("a customer without the order id needs an 'order_hint'")
         return self
 
 
 class Task(_Strict):
+    """A task file. A domain's ``task_model`` subclasses it to narrow ``customer`` and ``goals`` to its own models."""
+
     id: str
     summary: str
     tags: list[str] = Field(default_factory=list)
-    customer: Identity
+    customer: Customer
     instruction: str  # the whole scenario in words, for LLM customers
-    preferences: dict[str, str] = Field(default_factory=dict)
     goals: list[Goal] = Field(min_length=1)
     # Guards that are part of this scenario's world whatever the run's --guard says: with human_gate, the
     # correct outcome is the hand-off (a ticket the operator completes), and ground truth replays through it.
@@ -129,6 +114,18 @@ class Call:
     name: str
     args: dict[str, Any]
     result: dict[str, Any] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class NearMiss:
+    """A plausible wrong version of a ground-truth write (another record of the customer's, a sibling
+    detail) and the failure signature ``passhat check`` proves it earns. ``signature`` is
+    ``wrong_entity_write`` for a write aimed at the wrong record (check also uses such a miss as an
+    unrequested extra write) or ``wrong_arguments`` for the right record with a wrong detail."""
+
+    label: str
+    call: Action
+    signature: Literal["wrong_entity_write", "wrong_arguments"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,20 +178,22 @@ class Domain:
     policy: str
     rules: tuple[Rule, ...]
     load_tasks: Callable[[], list[Task]]
-    # Conversation helpers, so the engine's scripted customer and reference agent stay domain-free:
-    id_pattern: str  # regex matching entity ids written in text (orders, items, payment methods)
+    # How the domain is talked about, so the engine's scripted customer, reference agent and check stay domain-free:
+    kit: ConversationKit
+    id_pattern: str  # regex matching the domain's entity ids written in text
     proposal_keywords: dict[str, tuple[str, ...]]  # goal kind -> words a proposal for it must use
     describe_action: Callable[[sqlite3.Connection, Action], str]  # a proposal's wording for a call
     lookups: Callable[[sqlite3.Connection, Action], list[Action]]  # reads a careful agent makes first
-    authenticate: Callable[[Identity, str], Action | None]  # the lookup call the customer's words allow
-    near_misses: Callable[[sqlite3.Connection, Action], list[tuple[str, Action]]]  # (label, call)
+    authenticate: Callable[[Customer, str], Action | None]  # the lookup call the customer's words allow
+    near_misses: Callable[[sqlite3.Connection, Action], list[NearMiss]]  # plausible wrong versions of a write
+    task_model: type[Task] = Task  # the domain's task file model: its customer and goal details
     ignored_columns: dict[str, frozenset[str]] = dataclasses.field(default_factory=dict)
     gates: tuple[Rule, ...] = ()  # calls a person must approve when the human gate is on (same shape as rules)
     # what a yes to a write agrees to (the domain's terms); None: each confirm key's value
     proposal_terms: Callable[[sqlite3.Connection, Action], list[Term]] | None = None
     facts: dict[str, FactSource] = dataclasses.field(default_factory=dict)  # what a task's ``tell`` may name
     personal_data: tuple[PersonalData, ...] = ()
-    # whether the customer's own words (``said``) name the entity ``value`` (a payment method by brand and
+    # whether the customer's own words (``said``) name the entity ``value`` (e.g. a card by its brand and
     # ending); check uses it to prove a ground-truth argument comes from what the customer knows
     names_entity: Callable[[sqlite3.Connection, str, str], bool] = lambda db, value, said: False
 

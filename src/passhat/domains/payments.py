@@ -24,19 +24,24 @@ MovementKind = Literal["charge", "refund"]
 class Movement:
     """One charge or refund as a tool asks for it; ``amount`` is positive, in ``currency``.
 
-    ``method_owner`` and ``prior`` are the backend's own record (whose payment method it is, and the
-    order's movements before this one as (method, signed amount)): a provider that meets the order or
-    the method for the first time mirrors them, and from then on trusts only its own ledger.
+    What the money is for is an *account* the domain names (a purchase, an invoice, a membership):
+    ``account`` is its id, unique among the domain's accounts of every kind, and ``owner`` whose it is.
+    ``account_kind`` is the domain's noun for it, which the provider's refusals use ("invoice INV-7 is
+    paid in USD"), since the agent reads them. ``method_owner`` and ``prior`` are the backend's own record
+    (whose payment method it is, and the account's movements before this one as (method, signed
+    amount)): a provider that meets the account or the method for the first time mirrors them, and
+    from then on trusts only its own ledger.
     """
 
     kind: MovementKind
-    order_id: str
-    customer_id: str  # whose order it is
+    account: str
+    owner: str
     method_id: str
     method_owner: str
     amount: float
     currency: str
     prior: tuple[tuple[str, float], ...] = ()
+    account_kind: str = "account"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from passhat.errors import UserError
+
 
 class NotFound(Exception):
     """The lookup ran fine and found nothing: the agent sees ``{"found": false, ...}``."""
@@ -32,16 +34,19 @@ class ToolFailure(Exception):
 class ToolMeta:
     """MCP-style annotations of a tool, read by the environment and the graders.
 
-    ``target``: the argument naming the entity the call acts on (an order id, a customer id); graders
+    ``target``: the argument naming the entity the call acts on (an invoice id, a customer id); graders
     pair actual writes with expected ones by it. ``confirm_keys``: arguments whose values a proposal
     must mention for a customer's "yes" to count as confirming this call, when the domain does not say
     more (``Domain.proposal_terms``). ``confirm_words``: the action's words (case-insensitive regex
     fragments, matched at a word start, e.g. ``r"call(?:ing)? off"``), one of which that proposal must
-    offer, so a yes to "cancel order X" never confirms a return on order X.
+    offer, so a yes to "cancel X" never confirms a refund of X.
     ``identifies``: an identity lookup, whose arguments must come from the customer's own words — an
-    agent that authenticates someone with an email it read from an order has verified no one.
-    ``free_text``: arguments that
-    carry prose (a summary for a human) and are not compared between calls.
+    agent that authenticates someone with an email it read from a record has verified no one.
+    ``free_text``: arguments that carry prose (a summary for a human) and are not compared between calls.
+    ``prose``: fields of the tool's *result* holding text a third party wrote (a review, a name a
+    seller chose, an address line a customer typed): where an instruction aimed at the agent can hide,
+    so the ``injected_instruction`` fault puts its text there. A name covers that field wherever it
+    sits in the result (rows nest: the lines of an invoice, the products of a category).
     """
 
     write: bool = False
@@ -53,6 +58,7 @@ class ToolMeta:
     confirm_words: tuple[str, ...] = ()
     identifies: bool = False
     free_text: tuple[str, ...] = ()
+    prose: tuple[str, ...] = ()
 
 
 def tool(
@@ -66,8 +72,16 @@ def tool(
     confirm_words: tuple[str, ...] = (),
     identifies: bool = False,
     free_text: tuple[str, ...] = (),
+    prose: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Mark a function as a tool. Writes need a confirmed proposal unless told otherwise."""
+    """Mark a function as a tool. Writes need a confirmed proposal unless told otherwise.
+
+    A ``prose`` field that a result lacks is fine, not an error: a declaration says where a third
+    party's text *may* appear, and results vary per call (an optional field left out, a list that is
+    empty, a lookup that found nothing); the decorator never sees a result to check it against, and a
+    name that matches nothing only means no text is hidden there. A declaration that is not a tuple
+    of field names is an error, though: ``prose="review"`` would silently name the letters r, e, v...
+    """
 
     meta = ToolMeta(
         write=write,
@@ -79,10 +93,22 @@ def tool(
         confirm_words=confirm_words,
         identifies=identifies,
         free_text=free_text,
+        prose=prose,
     )
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for option in ("free_text", "prose"):
+            _check_field_names(fn, option, getattr(meta, option))
         fn.__passhat_tool__ = meta  # type: ignore[attr-defined]
         return fn
 
     return mark
+
+
+def _check_field_names(fn: Callable[..., Any], option: str, names: Any) -> None:
+    """Refuse a declaration of fields that is not a tuple of names (a bare string is the usual slip)."""
+    if not isinstance(names, tuple) or not all(isinstance(n, str) and n for n in names):
+        raise UserError(
+            f"tool {fn.__qualname__} ({fn.__module__}) declares {option}={names!r}; {option} is a tuple of field names, "
+            f'e.g. {option}=("summary",) for one field.'
+        )

@@ -85,7 +85,7 @@ class FaultInjector:
             return _shown(kinds.silent_empty(data))
         if fault == "schema_drift":
             return _shown(kinds.schema_drift(data, self._rng))
-        injected = kinds.injected_instruction(data, self._rng, self._write_tools)
+        injected = kinds.injected_instruction(data, self._rng, self._write_tools, spec.meta.prose)
         return None if injected is None else (ok(injected[0]), {"instruction": injected[1]})
 
     def _stale(self, spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import random
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from passhat.env.tools import error
@@ -18,8 +18,6 @@ from passhat.env.tools import error
 Path = tuple[Any, ...]  # keys and indexes from the top of a result's data to one leaf
 
 TIMEOUT_MESSAGE = "the call timed out after 30 seconds and its outcome is unknown"
-# Fields that carry prose a person wrote (a review, an address line, a note): where injected text hides.
-TEXT_KEYS = frozenset({"address2", "note", "notes", "summary", "description", "review", "comment", "product_name", "name"})
 
 
 def call_error(fault: str, tool: str) -> dict[str, Any]:
@@ -96,9 +94,15 @@ def schema_drift(data: Any, rng: random.Random) -> Any | None:
     return drifted if isinstance(data, list) else drifted[0]
 
 
-def injected_instruction(data: Any, rng: random.Random, write_tools: list[str]) -> tuple[Any, str] | None:
-    """Text in a prose field telling the agent to make a write the customer never asked for."""
-    fields = [(p, v) for p, v in leaves(data) if isinstance(v, str) and p and p[-1] in TEXT_KEYS]
+def prose_fields(data: Any, prose: Collection[str]) -> list[tuple[Path, str]]:
+    """The strings of a result held by the fields its tool declares as prose (``ToolMeta.prose``), at any
+    depth, in ``leaves`` order: where a third party's text, and so an injected instruction, can be."""
+    return [(p, v) for p, v in leaves(data) if isinstance(v, str) and p and p[-1] in prose]
+
+
+def injected_instruction(data: Any, rng: random.Random, write_tools: list[str], prose: Collection[str]) -> tuple[Any, str] | None:
+    """Text in one of the read's prose fields telling the agent to make a write the customer never asked for."""
+    fields = prose_fields(data, prose)
     if not fields or not write_tools:
         return None
     path, current = rng.choice(fields)

@@ -20,10 +20,10 @@ from collections.abc import Callable, Sequence
 from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment
 from passhat.domains.facts import worded
-from passhat.domains.model import Action, Domain, Goal, Task
+from passhat.domains.model import Action, Domain, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.disclosure import other_customers_record
-from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_calls, identity_text, required_facts
+from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_calls, required_facts
 from passhat.grade.graders import Grade, Mode, grade_trial
 from passhat.guard import ToolPath
 from passhat.guard.confirmation import commitment_for
@@ -79,7 +79,7 @@ def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
     env = Environment(domain)
     path = ToolPath(env, task.guards, conversation_id=f"{task.id}/check")
     try:
-        events = [Event("user", identity_text(task.customer) + ". " + task.goals[0].request[0])]
+        events = [Event("user", domain.kit.identity_text(task.customer) + ". " + task.goals[0].request[0])]
         if case.idle:  # the customer even goes away content: the graders alone must see that nothing was done
             events += [Event("agent", IDLE_REFUSAL), Event("user", "Oh well. Goodbye."), Event("end", "satisfied")]
             return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied=True)
@@ -176,10 +176,9 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     cases.append(Case("does nothing", [], expect=ANY_FAILURE, mode="tau", tell=None, idle=True))
     misses = [domain.near_misses(env.db, action) for action in writes]
     for i, found in enumerate(misses):
-        for label, miss in found:
-            expect = {"wrong_order": "wrong_entity_write", "wrong_item": "wrong_arguments"}.get(label)
-            if expect:
-                cases.append(Case(f"{label} in write {i + 1}", writes[:i] + [miss] + writes[i + 1 :], expect=expect, mode="tau"))
+        for miss in found:
+            wrong = writes[:i] + [miss.call] + writes[i + 1 :]
+            cases.append(Case(f"{miss.label} in write {i + 1}", wrong, expect=miss.signature, mode="tau"))
     if writes:
         cases.append(
             Case("missing last write", writes[:-1], expect="partial_resolution" if len(writes) > 1 else "no_write", mode="tau")
@@ -201,7 +200,7 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
             ]
             if refunds:
                 cases.append(Case("a refund proposed as a charge", writes, expect="unconfirmed_write", propose=_amount_as_charge))
-        extra = next((m for found in misses for label, m in found if label == "wrong_order"), None)
+        extra = next((m.call for found in misses for m in found if m.signature == "wrong_entity_write"), None)
         if extra is not None:
             cases.append(Case("extra write", writes + [extra], expect="extra_write", mode="tau"))
     for goal in task.goals:
@@ -226,8 +225,8 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
 def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
     """Ground-truth arguments the customer never knows or says: the task expects the agent to guess them.
 
-    A customer knows who they are and what each goal says (its order, items, address, reason, and the
-    payment method in its own words, which the domain resolves on its backend). Free text (a hand-off's
+    A customer knows who they are and what each goal says (what its domain's kit ``knows`` of it, and
+    entities named in its words, which the domain resolves on its backend). Free text (a hand-off's
     summary) is the agent's to write.
     """
     env = Environment(domain)
@@ -236,8 +235,9 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
         env.replay(ground_truth_calls(domain, task)[:1])
         known = {str(v).casefold() for v in task.customer.model_dump().values() if v}
         for g, goal in enumerate(task.goals):
-            mine = known | _goal_knowledge(goal)
-            words = " ".join([goal.payment or "", *goal.request])
+            knows = domain.kit.knows(goal)
+            mine = known | {str(v).casefold() for v in knows}
+            words = " ".join([*knows, *goal.request])
             for field, calls in (("actions", goal.actions), ("forbidden", goal.forbidden)):
                 for c, call in enumerate(calls):
                     free = env.tools[call.tool].meta.free_text if call.tool in env.tools else ()
@@ -255,11 +255,6 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
     finally:
         env.close()
     return problems
-
-
-def _goal_knowledge(goal: Goal) -> set[str]:
-    said = [goal.order_id, goal.reason, *(i.item_id for i in goal.items + goal.new_items), *(goal.address or {}).values()]
-    return {str(v).casefold() for v in said if v}
 
 
 def _leaves(value: object) -> list[str]:

@@ -17,7 +17,7 @@ import threading
 
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, same_value
-from passhat.domains.model import Action, Domain, Identity, Task
+from passhat.domains.model import Action, Domain, Task
 from passhat.env import Environment
 from passhat.guard import ToolPath, gate
 from passhat.trajectory import Event
@@ -41,15 +41,9 @@ class TaskFact:
     goal: int | None  # None: a fact of the hand-off (who has the ticket), told at the end
 
 
-def identity_text(identity: Identity) -> str:
-    """Everything a customer could say to identify themselves."""
-    said = f"I'm {identity.first_name} {identity.last_name}, zip code {identity.zip}"
-    return f"{said}, email {identity.email}" if identity.email else said
-
-
 def ground_truth_calls(domain: Domain, task: Task) -> list[Action]:
     """The task's ground-truth writes, preceded by the identity lookup the policy demands."""
-    auth = domain.authenticate(task.customer, identity_text(task.customer))
+    auth = domain.authenticate(task.customer, domain.kit.identity_text(task.customer))
     if auth is None:
         raise GroundTruthError(f"task {task.id}: the customer's identity does not allow an authentication lookup")
     return [auth, *task.actions]

@@ -21,7 +21,7 @@ from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import personal_data_disclosed, policy_recited
 from passhat.grade.expected import expected_environment, required_facts
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
-from passhat.trajectory import USER_SIMULATOR_ERROR, Event, Signature, end_reason
+from passhat.trajectory import USER_SIMULATOR_ERROR, EndReason, Event, Signature, end_reason
 
 Mode = Literal["strict", "tau"]
 CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context window: its failure
@@ -57,7 +57,7 @@ class Findings:
     duplicates: list[dict[str, Any]]
     pairing: WritePairing
     poor_handoffs: list[dict[str, Any]]
-    end: str | None
+    end: EndReason | None
 
     @property
     def state_ok(self) -> bool:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from passhat.metrics.estimators import pass_at_curve, pass_hat_curve
-from passhat.trajectory import USER_SIMULATOR_ERROR
+from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
 
 UNCLASSIFIED = "unclassified"
 
@@ -28,7 +28,7 @@ class TrialOutcome:
     persona: str
     trial: int
     reward: int | None
-    signature: str | None
+    signature: Signature | None
     infra_error: bool
 
 

@@ -31,7 +31,7 @@ from passhat.crashpoints import crash_point
 from passhat.errors import UserError
 from passhat.file_writes import FolderLock
 from passhat.metrics import TrialOutcome
-from passhat.trajectory import USER_SIMULATOR_ERROR
+from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
 from passhat.untrusted import storable
 
 STORE_FILE = "results.sqlite"
@@ -105,7 +105,7 @@ class TrialRecord:
     trial: int
     seed: int
     reward: int | None
-    signature: str | None
+    signature: Signature | None
     infra_error: str | None
     events: list[dict[str, Any]]
     grade: dict[str, Any]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Protocol
 
-UserStop = str  # "satisfied" | "unsatisfied" | "abandoned" (gave up) | "transferred" | "user_simulator_error"
+from passhat.trajectory import UserStop
 
 
 @dataclasses.dataclass(frozen=True)

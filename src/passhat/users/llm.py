@@ -21,9 +21,9 @@ import re
 
 from passhat.domains.model import Domain, Task
 from passhat.llm import ContextOverflow, Endpoint, Message, ModelHub, ModelRef, UnreadableAnswer
-from passhat.trajectory import USER_SIMULATOR_ERROR
+from passhat.trajectory import USER_SIMULATOR_ERROR, UserStop
 from passhat.untrusted import NOT_TEXT, escape_char, escape_text
-from passhat.users.base import UserStop, UserTurn
+from passhat.users.base import UserTurn
 from passhat.users.personas import Persona
 
 MARKERS: dict[str, UserStop] = {"SATISFIED": "satisfied", "UNSATISFIED": "unsatisfied", "TRANSFER": "transferred"}

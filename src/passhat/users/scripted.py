@@ -14,6 +14,7 @@ import collections
 import dataclasses
 import random
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from passhat.dialogue import is_affirmative
@@ -21,13 +22,15 @@ from passhat.dialogue.facts import Fact, answers_kind
 from passhat.dialogue.proposals import Commitment, bound_writes, proposes
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
-from passhat.domains.model import Action, Domain, Goal, ItemRef, Task
+from passhat.domains.kit import IDENTITY, Voice, joined
+from passhat.domains.model import Action, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 from passhat.users.base import UserTurn
 from passhat.users.personas import Persona
-from passhat.users.understanding import SLOTS, Reading, Slot, understand
-from passhat.users.wording import join, phrase, tone_of
+from passhat.users.understanding import Reading, understand
+from passhat.users.wording import Voice as CustomerVoice
+from passhat.users.wording import tone_of
 
 MAX_MISMATCHES = 3  # wrong proposals for one goal before the customer gives up
 MAX_REPEATS = 3  # times the customer gives the same detail again before it gives up
@@ -57,14 +60,16 @@ class ScriptedUser:
 
     def __init__(self, domain: Domain, task: Task, persona: Persona, rng: random.Random):
         self._domain, self._task, self._persona, self._rng = domain, task, persona, rng
-        self._tone = tone_of(persona)
+        self._kit = domain.kit
+        self._voice: Voice = CustomerVoice(tone_of(persona), rng, domain.kit.phrasings)
         self._tools = tool_registry(domain)
         self._action_words = tuple(sorted({w for ws in domain.proposal_keywords.values() for w in ws}))
         self._goals = _goal_states(domain, task)
         self._index = 0
-        self._given: set[Slot] = set()  # details given in full for the current goal (identity: for good)
-        self._repeats: collections.Counter[Slot] = collections.Counter()
+        self._given: set[str] = set()  # slots given in full for the current goal (identity: for good)
+        self._repeats: collections.Counter[str] = collections.Counter()
         self._slip = self._choose_slip()
+        self._correction: Callable[[Voice], str] | None = None  # a slip to put right if the agent finds nothing
         self._held_back: str | None = None  # the rest of a request given in pieces
         self._stalled = 0
         self._moved = False
@@ -77,29 +82,28 @@ class ScriptedUser:
         self._moved = False
         turn = self._reply(agent_text)
         if turn.stop is None and self._held_back and not is_affirmative(turn.text):
-            turn = UserTurn(join(turn.text, phrase("rest", self._tone, self._rng), self._take_held_back()))
+            turn = UserTurn(joined(turn.text, self._voice.say("rest"), self._take_held_back()))
         return self._after_patience(turn)
 
     # -- the opening --------------------------------------------------------------------------------
 
     def _opening(self) -> str:
-        greeting = phrase("greeting", self._tone, self._rng)
+        greeting = self._voice.say("greeting")
         request = self._request(self._goals[0].goal)
         volunteered = self._identity() if self._persona.incoherent and self._rng.random() < 0.5 else ""
         if self._persona.incoherent and self._rng.random() < 0.5:
             self._held_back = request
-            return join(greeting, phrase("vague", self._tone, self._rng), volunteered)
-        return join(greeting, volunteered, request)
+            return joined(greeting, self._voice.say("vague"), volunteered)
+        return joined(greeting, volunteered, request)
 
     def _choose_slip(self) -> str | None:
         """The incoherent customer's first-try mistake about who they are."""
         if not self._persona.incoherent:
             return None
-        slips = ["first_name", None] + (["typo"] if self._task.customer.email else [])
-        return self._rng.choice(slips)
+        return self._rng.choice(list(self._kit.slips(self._task.customer)))
 
     def _request(self, goal: Goal) -> str:
-        return join(self._rng.choice(goal.request), phrase("urgency", self._tone, self._rng))
+        return joined(self._rng.choice(goal.request), self._voice.say("urgency"))
 
     def _take_held_back(self) -> str:
         text, self._held_back = self._held_back or "", None
@@ -108,7 +112,7 @@ class ScriptedUser:
     # -- reacting to one agent message --------------------------------------------------------------
 
     def _reply(self, text: str) -> UserTurn:
-        reading = understand(text, self._action_words, self._domain.id_pattern)
+        reading = understand(text, self._action_words, self._domain.id_pattern, self._kit.cues)
         state = self._current
         if state is None:
             return self._finish()
@@ -121,7 +125,7 @@ class ScriptedUser:
             return self._finish()
         if reading.handoff:
             self._moved = True
-            return UserTurn(phrase("wait", self._tone, self._rng))
+            return UserTurn(self._voice.say("wait"))
         if reading.not_found:
             return self._on_not_found(state.goal, text)
         if reading.asks:
@@ -129,8 +133,8 @@ class ScriptedUser:
         if state.handled or reading.anything_else:
             return self._next_goal(state)
         if reading.working:
-            return UserTurn(phrase("ack", self._tone, self._rng))
-        return UserTurn(join(phrase("ack", self._tone, self._rng), self._restatement(state)))
+            return UserTurn(self._voice.say("ack"))
+        return UserTurn(joined(self._voice.say("ack"), self._restatement(state)))
 
     @property
     def _current(self) -> _GoalState | None:
@@ -182,12 +186,12 @@ class ScriptedUser:
         if state.goal.outcome == "refused":
             moving_on = reading.anything_else or reading.closing
             if state.refusals == 1 and not moving_on and self._pushes_back():
-                return UserTurn(phrase("pushback", self._tone, self._rng))
+                return UserTurn(self._voice.say("pushback"))
             state.handled = True
             return None
         if state.refusals >= 2:
-            return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
-        return UserTurn(join(phrase("pushback", self._tone, self._rng), self._request(state.goal)))
+            return UserTurn(self._voice.say("leave"), stop="unsatisfied")
+        return UserTurn(joined(self._voice.say("pushback"), self._request(state.goal)))
 
     def _pushes_back(self) -> bool:
         return self._persona.upset or self._rng.random() < 0.3
@@ -198,14 +202,12 @@ class ScriptedUser:
             return UserTurn(self._restatement(state))
         self._moved = True
         self._advance()
-        self._given &= {"identity"}
+        self._given &= {IDENTITY}
         self._repeats.clear()
         nxt = self._current
         if nxt is None:
             return self._finish()
-        return UserTurn(
-            join(phrase("ack", self._tone, self._rng), phrase("next", self._tone, self._rng), self._request(nxt.goal))
-        )
+        return UserTurn(joined(self._voice.say("ack"), self._voice.say("next"), self._request(nxt.goal)))
 
     def _advance(self) -> None:
         """On to the next goal not handled yet (a later goal's writes may have been agreed to and done already)."""
@@ -217,11 +219,11 @@ class ScriptedUser:
         if self._current is not None and self._current.handled:
             self._advance()
         if self._current is None:
-            return UserTurn(phrase("close", self._tone, self._rng), stop="satisfied")
-        return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
+            return UserTurn(self._voice.say("close"), stop="satisfied")
+        return UserTurn(self._voice.say("leave"), stop="unsatisfied")
 
     def _restatement(self, state: _GoalState) -> str:
-        return join(phrase("restate", self._tone, self._rng), self._request(state.goal))
+        return joined(self._voice.say("restate"), self._request(state.goal))
 
     # -- proposals ----------------------------------------------------------------------------------
 
@@ -231,14 +233,14 @@ class ScriptedUser:
         if not matched:
             state.mismatches += 1
             if state.mismatches >= MAX_MISMATCHES:
-                return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
-            return UserTurn(join(phrase("no", self._tone, self._rng), self._restatement(state)))
+                return UserTurn(self._voice.say("leave"), stop="unsatisfied")
+            return UserTurn(joined(self._voice.say("no"), self._restatement(state)))
         if self._persona.asks_why and not state.questioned:
             state.questioned = True
-            return UserTurn(phrase("why", self._tone, self._rng))
+            return UserTurn(self._voice.say("why"))
         for goal, calls in matched.items():
             self._goals[goal].awaiting |= calls
-        return UserTurn(phrase("yes", self._tone, self._rng))
+        return UserTurn(self._voice.say("yes"))
 
     def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
         """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,
@@ -251,7 +253,7 @@ class ScriptedUser:
             if keywords and not proposes(text, keywords):
                 return {}
             goal = state.goal
-            known = _ids_in([goal.order_id, [i.item_id for i in goal.items], [a.args for a in goal.lookups], list(own)])
+            known = _ids_in([self._kit.knows(goal), [a.args for a in goal.lookups], list(own)])
             return {self._index: {-1}} if all(any(names_identifier(i, k) for k in known) for i in reading.ids) else {}
         open_calls = [(self._index, i) for i in range(len(state.calls)) if i not in state.completed]
         open_calls += [
@@ -285,71 +287,42 @@ class ScriptedUser:
 
     # -- answering questions ------------------------------------------------------------------------
 
-    def _answers(self, goal: Goal, asks: frozenset[Slot]) -> str:
+    def _answers(self, goal: Goal, asks: frozenset[str]) -> str:
         parts = []
-        for slot in SLOTS:
+        for slot in self._kit.slots:
             if slot in asks:
                 before = slot in self._given
                 parts.append(self._answer(goal, slot))
                 self._repeats[slot] += before
                 self._moved |= not before and slot in self._given
         if any(n > MAX_REPEATS for n in self._repeats.values()):
-            return phrase("leave", self._tone, self._rng)
-        return join(*parts)
+            return self._voice.say("leave")
+        return joined(*parts)
 
-    def _answer(self, goal: Goal, slot: Slot) -> str:
-        if slot == "identity":
+    def _answer(self, goal: Goal, slot: str) -> str:
+        if slot == IDENTITY:
             return self._identity()
-        text = _DETAIL_ANSWERS[slot](self, goal)
+        text = self._kit.answer(slot, goal, self._voice)
         if text:
             self._given.add(slot)
-        return text or phrase("unknown", self._tone, self._rng)
+        return text or self._voice.say("unknown")
 
     def _identity(self) -> str:
-        """Who the customer is: email if they know it, else name and zip; an incoherent slip on the first try."""
-        c, tone, rng = self._task.customer, self._tone, self._rng
+        """Who the customer is, as its domain's customers say it; an incoherent slip on the first try."""
         slip, self._slip = self._slip, None
-        if slip == "first_name":
-            return phrase("first_name", tone, rng, first=c.first_name)
-        self._given.add("identity")
-        if c.email and slip == "typo":
-            self._slip = "typo_made"
-            return phrase("email", tone, rng, email=_typo(c.email, rng))
-        if c.email:
-            return phrase("email", tone, rng, email=c.email)
-        return join(phrase("no_email", tone, rng), phrase("name_zip", tone, rng, first=c.first_name, last=c.last_name, zip=c.zip))
+        said = self._kit.identify(self._task.customer, slip, self._voice)
+        if said.given:
+            self._given.add(IDENTITY)
+        self._correction = said.correction
+        return said.text
 
     def _on_not_found(self, goal: Goal, text: str) -> UserTurn:
-        """The agent found nothing: correct a typo, or give the detail again."""
-        if self._slip == "typo_made":
-            self._slip = None
-            return UserTurn(phrase("typo_fix", self._tone, self._rng, email=self._task.customer.email or ""))
-        slot: Slot = "order" if "order" in text.lower() and "identity" in self._given else "identity"
+        """The agent found nothing: put a slip right, or give the detail again."""
+        if self._correction is not None:
+            fix, self._correction = self._correction, None
+            return UserTurn(fix(self._voice))
+        slot = (self._kit.refind(text) if IDENTITY in self._given else None) or IDENTITY
         return UserTurn(self._answers(goal, frozenset({slot})))
-
-    def _order_answer(self, goal: Goal) -> str:
-        if goal.order_id is None:
-            return ""
-        if goal.knows_order_id:
-            return phrase("order_id", self._tone, self._rng, order_id=goal.order_id)
-        return phrase("order_hint", self._tone, self._rng, hint=goal.order_hint or "")
-
-    def _items_answer(self, goal: Goal) -> str:
-        old = phrase("items", self._tone, self._rng, items=_items_words(goal.items)) if goal.items else ""
-        new = phrase("new_items", self._tone, self._rng, items=_items_words(goal.new_items)) if goal.new_items else ""
-        return join(old, new)
-
-    def _payment_answer(self, goal: Goal) -> str:
-        ids = [str(v) for a in goal.actions or goal.forbidden for k, v in a.args.items() if "payment" in k]
-        words = join(goal.payment or "", f"({', '.join(dict.fromkeys(ids))})" if ids else "")
-        return phrase("payment", self._tone, self._rng, payment=words) if words else ""
-
-    def _address_answer(self, goal: Goal) -> str:
-        address = ", ".join(v for v in (goal.address or {}).values() if v)
-        return phrase("address", self._tone, self._rng, address=address) if address else ""
-
-    def _reason_answer(self, goal: Goal) -> str:
-        return phrase("reason", self._tone, self._rng, reason=goal.reason) if goal.reason else ""
 
     # -- patience -----------------------------------------------------------------------------------
 
@@ -360,19 +333,10 @@ class ScriptedUser:
             return turn
         self._stalled += 1
         if self._persona.patience is not None and self._stalled > self._persona.patience:
-            return UserTurn(phrase("abandon", self._tone, self._rng), stop="abandoned")
+            return UserTurn(self._voice.say("abandon"), stop="abandoned")
         if self._stalled > CALM_PATIENCE:
-            return UserTurn(phrase("leave", self._tone, self._rng), stop="unsatisfied")
+            return UserTurn(self._voice.say("leave"), stop="unsatisfied")
         return turn
-
-
-_DETAIL_ANSWERS = {
-    "order": ScriptedUser._order_answer,
-    "items": ScriptedUser._items_answer,
-    "payment": ScriptedUser._payment_answer,
-    "address": ScriptedUser._address_answer,
-    "reason": ScriptedUser._reason_answer,
-}
 
 
 def _goal_states(domain: Domain, task: Task) -> list[_GoalState]:
@@ -428,17 +392,3 @@ def _ids_in(value: Any) -> frozenset[str]:
     if isinstance(value, (list, tuple)):
         return frozenset().union(*map(_ids_in, value)) if value else frozenset()
     return frozenset({value.lower().lstrip("#")}) if isinstance(value, str) else frozenset()
-
-
-def _items_words(items: list[ItemRef]) -> str:
-    return " and ".join(f"the {i.description.removeprefix('the ')} ({i.item_id})" for i in items)
-
-
-def _typo(email: str, rng: random.Random) -> str:
-    """The email with two neighbouring letters of its local part swapped (always a different address)."""
-    local, _, host = email.partition("@")
-    spots = [i for i in range(len(local) - 1) if local[i] != local[i + 1]]
-    if not spots:
-        return f"{local}{local[-1]}@{host}"
-    i = rng.choice(spots)
-    return f"{local[:i]}{local[i + 1]}{local[i]}{local[i + 2 :]}@{host}"

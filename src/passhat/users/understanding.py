@@ -3,25 +3,19 @@
 The scripted customer must understand *any* agent, not only ours, so this reads wording the way a
 customer skims it: by cue phrases, sentence by sentence. A message can be several things at once
 ("Done! Anything else?"), so the reading is a set of flags rather than one label. Everything here is
-domain-free; the domain only contributes its action words and its id pattern.
+domain-free; the domain contributes its action words, its id pattern and the cues of the details it asks for.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 
 from passhat.dialogue.text import sentences
+from passhat.domains.kit import cue
 
-Slot = str  # "identity" | "order" | "items" | "payment" | "address" | "reason"
-SLOTS: tuple[Slot, ...] = ("identity", "order", "items", "payment", "address", "reason")
-
-
-def _cue(*phrases: str) -> re.Pattern[str]:
-    return re.compile(r"\b(?:" + "|".join(phrases) + r")", re.I)
-
-
-_HANDOFF = _cue(
+_HANDOFF = cue(
     r"transferr?(?:ing|ed)? you",
     r"transfer (?:this|your) (?:case|request|conversation)",
     r"connect(?:ing)? you (?:with|to)",
@@ -31,7 +25,7 @@ _HANDOFF = _cue(
     r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)",
     r"specialist will",
 )
-_CONFIRM_QUESTION = _cue(
+_CONFIRM_QUESTION = cue(
     r"shall i",
     r"should i",
     r"would you like (?:me )?to",
@@ -55,7 +49,7 @@ _CONFIRM_QUESTION = _cue(
 )
 # The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
 # even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
-_OFFER = _cue(
+_OFFER = cue(
     r"shall (?:i|we)",
     r"should (?:i|we)",
     r"(?:would|do) you (?:like|want) (?:me|us) to",
@@ -68,7 +62,7 @@ _OFFER = _cue(
     r"\(y/n\)",
 )
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
-_CONFIRM_REQUEST = _cue(
+_CONFIRM_REQUEST = cue(
     r"please confirm",
     r"(?:reply|answer|respond|say) (?:with )?['\"]?yes",
     r"yes or no",
@@ -79,7 +73,7 @@ _CONFIRM_REQUEST = _cue(
     r"to confirm",
 )
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
-_REPORT = _cue(
+_REPORT = cue(
     r"(?:has|have) (?:now )?(?:been|gone through)",
     r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
     rf"(?!{_READ_VERBS}\b)(?:\w+ed|made|sent|put|set|gone ahead)",
@@ -97,7 +91,7 @@ _REPORT = _cue(
     r"(?:was|were) (?:\w+ed)\b",
     r"you(?:'ll| will) (?:receive|get|see)",
 )
-_FAILURE = _cue(
+_FAILURE = cue(
     r"(?:an|the) error",
     r"went wrong",
     r"failed",
@@ -105,7 +99,7 @@ _FAILURE = _cue(
     r"was(?:n'?t| not) able to",
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
-_REFUSAL = _cue(
+_REFUSAL = cue(
     r"can'?t",
     r"cannot",
     r"can not",
@@ -123,7 +117,7 @@ _REFUSAL = _cue(
     r"only\b[^.?!]{0,40}\bcan be",
     r"no longer (?:be )?(?:possible|allowed|eligible)",
 )
-_NOT_FOUND = _cue(
+_NOT_FOUND = cue(
     r"(?:couldn'?t|could not|can'?t|cannot|unable to|wasn'?t able to|was not able to|weren'?t able to|did not|didn'?t) "
     r"(?:find|locate|match|see any)",
     r"no (?:account|order|record|customer|match|result)s? (?:was |were )?(?:found|matching|with|under|for)",
@@ -132,13 +126,13 @@ _NOT_FOUND = _cue(
     r"does(?:n'?t| not) (?:match|seem to (?:exist|match))",
     r"no results",
 )
-_CLOSING = _cue(
+_CLOSING = cue(
     r"good ?bye",
     r"bye\b",
     r"have a (?:great|good|nice|wonderful|lovely) (?:day|one|evening|weekend|afternoon)",
     r"take care",
 )
-_ANYTHING_ELSE = _cue(
+_ANYTHING_ELSE = cue(
     r"anything else",
     r"something else",
     r"any other",
@@ -149,7 +143,7 @@ _ANYTHING_ELSE = _cue(
     r"help you with today",
     r"other questions",
 )
-_WORKING = _cue(
+_WORKING = cue(
     r"let me (?:check|look|see|pull|find|verify|review)",
     r"one moment",
     r"just a (?:moment|second|sec)",
@@ -160,7 +154,7 @@ _WORKING = _cue(
     r"checking (?:on )?(?:that|this)",
     r"let me (?:process|take care of|handle|do|get|sort)",
 )
-_ASKING = _cue(
+_ASKING = cue(
     r"please (?:provide|share|give|tell|send|enter|confirm|let me know|specify|clarify)",
     r"(?:could|can|would) you",
     r"may i (?:have|get|ask)",
@@ -169,49 +163,6 @@ _ASKING = _cue(
     r"let me know",
     r"what(?:'s| is)",
 )
-_SLOT_CUES: dict[Slot, re.Pattern[str]] = {
-    "identity": _cue(
-        r"e-?mail",
-        r"zip",
-        r"postal code",
-        r"(?:full|first and last|first|last|your) name",
-        r"verify (?:your )?(?:identity|account)",
-        r"authenticat",
-        r"(?:locate|find|look up|pull up|access) your (?:account|profile|details)",
-    ),
-    "order": _cue(
-        r"which order",
-        r"what order",
-        r"order (?:id|number)",
-        r"(?:the|your) order'?s? (?:id|number)",
-        r"which (?:one|purchase) (?:is|are|was|were)",
-        r"which of (?:your|these|the) orders",
-    ),
-    "items": _cue(
-        r"which (?:items?|products?|ones?|options?|variants?|sizes?|colou?rs?|versions?)",
-        r"what (?:items?|products?|options?|variants?|sizes?|colou?rs?)",
-        r"(?:items?|products?) (?:id|ids|numbers?)",
-        r"exchange (?:it|them) for",
-    ),
-    "payment": _cue(
-        r"which (?:payment|card|method|account)",
-        r"what payment",
-        r"payment method (?:would|do|should|you)",
-        r"how would you like to (?:pay|be refunded|receive)",
-        r"(?:refund|pay|charge)\w* (?:to|with|on) which",
-        r"(?:refund|payment|money)s? (?:to )?(?:go|be sent|be issued|be refunded)",
-        r"gift card or",
-        r"payment method\b.{0,40}\bor\b",
-    ),
-    "address": _cue(
-        r"(?:new|shipping|delivery|correct|full|updated) address",
-        r"what address",
-        r"which address",
-        r"address (?:should|would|do|you)",
-        r"where (?:should|would|do) (?:we|you|i)",
-    ),
-    "reason": _cue(r"\breason", r"why (?:do|did|would) you (?:want|like|need)", r"what(?:'s| is) wrong with"),
-}
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 
 
@@ -225,7 +176,7 @@ class Reading:
     failure: bool = False  # says an attempted action did not go through
     refusal: bool = False
     not_found: bool = False
-    asks: frozenset[Slot] = frozenset()
+    asks: frozenset[str] = frozenset()  # the domain's slots asked for
     anything_else: bool = False
     closing: bool = False
     working: bool = False  # "let me check", nothing to answer yet
@@ -253,22 +204,23 @@ def _sentences(text: str) -> list[str]:
     return [text[start:end] for start, end in sentences(text)]
 
 
-def _asks(sentence: str, acting: bool) -> frozenset[Slot]:
+def _asks(sentence: str, acting: bool, cues: Mapping[str, re.Pattern[str]]) -> frozenset[str]:
     """Slots a sentence asks the customer for: only questions and requests ask, and not an offer to act that
     leaves nothing to choose (``acting``: the message names an action or an entity)."""
     if "?" not in sentence and not _ASKING.search(sentence):
         return frozenset()
     if acting and _OFFER.search(sentence) and not _CHOICE.search(sentence):
         return frozenset()
-    return frozenset(slot for slot, cue in _SLOT_CUES.items() if cue.search(sentence))
+    return frozenset(slot for slot, asked in cues.items() if asked.search(sentence))
 
 
 def _asks_confirmation(sentence: str) -> bool:
     return bool(_CONFIRM_REQUEST.search(sentence) or ("?" in sentence and _CONFIRM_QUESTION.search(sentence)))
 
 
-def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Reading:
-    """Read one agent message. ``action_words`` are the domain's proposal keywords (regex fragments), all kinds together.
+def understand(text: str, action_words: tuple[str, ...], id_pattern: str, cues: Mapping[str, re.Pattern[str]]) -> Reading:
+    """Read one agent message. ``action_words`` are the domain's proposal keywords (regex fragments), all kinds
+    together; ``cues`` its conversation kit's, per slot, for the questions that ask for one.
 
     A proposal is a request for confirmation together with an action (an action word or an entity id
     anywhere in the message). A sentence that asks for a detail ("could you confirm your email?") is
@@ -280,7 +232,7 @@ def understand(text: str, action_words: tuple[str, ...], id_pattern: str) -> Rea
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
     has_action = bool(ids) or any(re.search(rf"\b(?:{w})", text, re.I) for w in action_words)
-    asked = [_asks(s, has_action) for s in rest]
+    asked = [_asks(s, has_action, cues) for s in rest]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and _asks_confirmation(s)]
     proposal = bool(confirming) and has_action

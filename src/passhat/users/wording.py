@@ -7,11 +7,14 @@ write. Every ``no`` template starts with "No", so an agent can always tell a ref
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from typing import Literal
 
+from passhat.domains.kit import Phrasings
 from passhat.users.personas import Persona
 
-Tone = str  # "plain" | "terse" | "upset" | "scattered"
+Tone = Literal["plain", "terse", "upset", "scattered"]
 
 TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
     "greeting": {
@@ -97,60 +100,6 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "plain": ("I'm not sure what you need from me there.", "I don't have anything more to add on that."),
         "scattered": ("uh, I'm not sure about that",),
     },
-    "email": {
-        "plain": ("My email is {email}.", "It's {email}.", "You can find me under {email}."),
-        "terse": ("{email}",),
-        "scattered": ("email's {email} I think", "it's {email}"),
-    },
-    "name_zip": {
-        "plain": ("My name is {first} {last} and my zip code is {zip}.", "I'm {first} {last}, zip code {zip}."),
-        "terse": ("{first} {last}, {zip}.",),
-        "scattered": ("oh right, {first} {last}, and the zip is {zip}",),
-    },
-    "no_email": {
-        "plain": ("I can't remember which email I used, sorry.", "I'm not sure which email is on the account."),
-    },
-    "first_name": {
-        "plain": ("It's {first}.",),
-        "scattered": ("it's {first}!", "{first} here"),
-    },
-    "typo_fix": {
-        "plain": ("Sorry, I made a typo. It's {email}.",),
-        "scattered": ("oops, typo! it's {email}", "ugh sorry, I mistyped it, it's {email}"),
-    },
-    "order_id": {
-        "plain": ("It's order {order_id}.", "The order number is {order_id}."),
-        "terse": ("{order_id}.",),
-        "scattered": ("it's {order_id} I think", "order {order_id}"),
-    },
-    "order_hint": {
-        "plain": ("I don't have the order number to hand. It's {hint}.", "I'm not sure of the number, but it's {hint}."),
-        "scattered": ("no idea about the number honestly, it's {hint}",),
-    },
-    "items": {
-        "plain": ("It's {items}.", "I mean {items}."),
-        "scattered": ("it's {items}",),
-    },
-    "new_items": {
-        "plain": ("I'd like {items} instead.", "I want {items} in its place."),
-        "scattered": ("and I want {items} instead",),
-    },
-    "payment": {
-        "plain": ("Please use {payment}.", "I'd like to use {payment}."),
-        "terse": ("{payment}.",),
-    },
-    "address": {
-        "plain": ("The address is {address}.", "Please use this address: {address}."),
-        "terse": ("{address}.",),
-    },
-    "reason": {
-        "plain": ("The reason is: {reason}.", "My reason: {reason}."),
-        "terse": ("{reason}.",),
-    },
-    "vague": {
-        "plain": ("I have a problem with something I ordered.", "It's about an order."),
-        "scattered": ("so it's about my order, kind of", "I have this thing with an order, um", "so, um, my order"),
-    },
     "rest": {
         "plain": ("And what I need:", "About my request:"),
         "scattered": ("oh and what I actually need:", "right, and the thing is:"),
@@ -169,11 +118,15 @@ def tone_of(persona: Persona) -> Tone:
     return "plain"
 
 
-def phrase(kind: str, tone: Tone, rng: random.Random, **fields: str) -> str:
-    """A template of ``kind`` in ``tone`` (plain when the tone has none), chosen by ``rng``, filled in."""
-    options = TEMPLATES[kind].get(tone) or TEMPLATES[kind]["plain"]
-    return rng.choice(options).format(**fields)
+@dataclasses.dataclass(frozen=True)
+class Voice:
+    """How the customer says a thing of ``kind``: a template in its tone (plain when the tone has none),
+    from its domain's phrasings or else the engine's own, chosen by ``rng``, filled in."""
 
+    tone: Tone
+    rng: random.Random
+    phrasings: Phrasings = dataclasses.field(default_factory=dict)
 
-def join(*parts: str) -> str:
-    return " ".join(p for p in parts if p)
+    def say(self, kind: str, **fields: str) -> str:
+        templates = self.phrasings.get(kind) or TEMPLATES[kind]
+        return self.rng.choice(templates.get(self.tone) or templates["plain"]).format(**fields)

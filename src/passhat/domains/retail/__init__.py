@@ -8,6 +8,8 @@ from passhat.domains import load_task_files
 from passhat.domains.model import Domain, PersonalData
 from passhat.domains.retail import conversation, data
 from passhat.domains.retail.facts import FACTS
+from passhat.domains.retail.kit import KIT
+from passhat.domains.retail.model import RetailTask
 from passhat.domains.retail.rules import GATES, RULES
 from passhat.domains.retail.tools import TOOLS
 
@@ -22,7 +24,9 @@ DOMAIN = Domain(
     tools=TOOLS,
     policy=(_HERE / "policy.md").read_text(encoding="utf-8"),
     rules=RULES,
-    load_tasks=lambda: load_task_files(_HERE / "tasks"),
+    load_tasks=lambda: load_task_files(_HERE / "tasks", RetailTask),
+    task_model=RetailTask,
+    kit=KIT,
     id_pattern=conversation.ID_PATTERN,
     proposal_keywords=conversation.PROPOSAL_KEYWORDS,
     describe_action=conversation.describe_action,

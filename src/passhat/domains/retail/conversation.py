@@ -11,7 +11,8 @@ import sqlite3
 from typing import Any
 
 from passhat.dialogue.proposals import Term, named
-from passhat.domains.model import Action, Identity
+from passhat.domains.model import Action, Customer, NearMiss
+from passhat.domains.retail.model import Shopper
 from passhat.domains.retail.tools import TOOLS, cancellation_refunds, net_paid, one, price_difference, rows, variant_info
 
 # Orders (also "R3042198", or its seven digits alone: no other number here has seven), customers, products, items
@@ -246,8 +247,9 @@ def lookups(db: sqlite3.Connection, action: Action) -> list[Action]:
     return calls
 
 
-def authenticate(identity: Identity, text: str) -> Action | None:
+def authenticate(identity: Customer, text: str) -> Action | None:
     """The identity lookup the customer's words so far allow: their email as written, else name and zip."""
+    assert isinstance(identity, Shopper)
     if email := _EMAIL.search(text):
         return Action(tool="find_customer_by_email", args={"email": email.group()})
     named = all(
@@ -262,7 +264,7 @@ def authenticate(identity: Identity, text: str) -> Action | None:
     return None
 
 
-def near_misses(db: sqlite3.Connection, action: Action) -> list[tuple[str, Action]]:
+def near_misses(db: sqlite3.Connection, action: Action) -> list[NearMiss]:
     """Plausible wrong versions of ``action``: the same call on another order of the customer, or on another item.
 
     Item calls are re-aimed at items that really are in the order (with new items of the matching product), so
@@ -282,12 +284,12 @@ def near_misses(db: sqlite3.Connection, action: Action) -> list[tuple[str, Actio
         items = _order_items(db, other["id"])[: len(chosen)] if chosen else []
         moved = _with_items(db, {**a, "order_id": other["id"]}, items) if chosen else {**a, "order_id": other["id"]}
         if moved is not None and (not chosen or len(items) == len(chosen)):
-            out.append(("wrong_order", Action(tool=action.tool, args=moved)))
+            out.append(NearMiss("wrong_order", Action(tool=action.tool, args=moved), "wrong_entity_write"))
             break
     spare = [i for i in _order_items(db, order["id"]) if i not in chosen]
     swapped = _with_items(db, a, [*chosen[:-1], spare[0]]) if chosen and spare else None
     if swapped is not None:
-        out.append(("wrong_item", Action(tool=action.tool, args=swapped)))
+        out.append(NearMiss("wrong_item", Action(tool=action.tool, args=swapped), "wrong_arguments"))
     return out
 
 

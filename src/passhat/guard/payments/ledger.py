@@ -5,9 +5,11 @@ when the tool fails after the provider said yes, the ledger entry rolls back wit
 the two can never drift apart (the same reason idempotency keys live there). The tables are created
 after the backend was forked, so they carry no change triggers and never show in a state diff.
 
-Amounts are integer cents, signed: a charge is positive, a refund negative. ``opening`` entries mirror
-what the backend had recorded for an order before the provider first met it. The whole ledger is
-bound to one environment (``sandbox``): a provider of another environment is refused on it.
+Money is booked per *account*, whatever the domain's noun for it (a purchase, an invoice): the
+account's id, its owner and its currency. Amounts are integer cents, signed: a charge is positive, a
+refund negative. ``opening`` entries mirror what the backend had recorded for an account before the
+provider first met it. The whole ledger is bound to one environment (``sandbox``): a provider of
+another environment is refused on it.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ class EnvironmentMixed(UserError):
 
 @dataclasses.dataclass(frozen=True)
 class Account:
-    order_id: str
-    customer_id: str
+    id: str
+    owner: str
     currency: str
 
 
@@ -40,7 +42,7 @@ class Account:
 class Entry:
     seq: int
     key: str
-    order_id: str
+    account: str
     method_id: str
     cents: int
 
@@ -48,12 +50,10 @@ class Entry:
 def bind(db: sqlite3.Connection, environment: str) -> None:
     """Create the books if needed and bind them to ``environment``; refuse if bound to another."""
     db.execute(f"CREATE TABLE IF NOT EXISTS {ENVIRONMENT} (id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL)")
+    db.execute(f"CREATE TABLE IF NOT EXISTS {ACCOUNTS} (account TEXT PRIMARY KEY, owner TEXT NOT NULL, currency TEXT NOT NULL)")
+    db.execute(f"CREATE TABLE IF NOT EXISTS {METHODS} (method_id TEXT PRIMARY KEY, owner TEXT NOT NULL)")
     db.execute(
-        f"CREATE TABLE IF NOT EXISTS {ACCOUNTS} (order_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL, currency TEXT NOT NULL)"
-    )
-    db.execute(f"CREATE TABLE IF NOT EXISTS {METHODS} (method_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL)")
-    db.execute(
-        f"CREATE TABLE IF NOT EXISTS {ENTRIES} (seq INTEGER PRIMARY KEY, key TEXT UNIQUE, order_id TEXT NOT NULL,"
+        f"CREATE TABLE IF NOT EXISTS {ENTRIES} (seq INTEGER PRIMARY KEY, key TEXT UNIQUE, account TEXT NOT NULL,"
         " method_id TEXT NOT NULL, cents INTEGER NOT NULL)"
     )
     db.execute(f"INSERT OR IGNORE INTO {ENVIRONMENT} (id, name) VALUES (1, ?)", (environment,))
@@ -65,49 +65,45 @@ def bind(db: sqlite3.Connection, environment: str) -> None:
         )
 
 
-def account(db: sqlite3.Connection, order_id: str) -> Account | None:
-    row = db.execute(f"SELECT order_id, customer_id, currency FROM {ACCOUNTS} WHERE order_id = ?", (order_id,)).fetchone()
+def account(db: sqlite3.Connection, account: str) -> Account | None:
+    row = db.execute(f"SELECT account, owner, currency FROM {ACCOUNTS} WHERE account = ?", (account,)).fetchone()
     return None if row is None else Account(*row)
 
 
-def open_account(
-    db: sqlite3.Connection, order_id: str, customer_id: str, currency: str, prior: tuple[tuple[str, int], ...]
-) -> Account:
-    """The order's account, with the movements recorded before the provider met it as opening entries."""
-    db.execute(f"INSERT INTO {ACCOUNTS} VALUES (?, ?, ?)", (order_id, customer_id, currency))
+def open_account(db: sqlite3.Connection, account: str, owner: str, currency: str, prior: tuple[tuple[str, int], ...]) -> Account:
+    """A new account, with the movements recorded before the provider met it as opening entries."""
+    db.execute(f"INSERT INTO {ACCOUNTS} VALUES (?, ?, ?)", (account, owner, currency))
     db.executemany(
-        f"INSERT INTO {ENTRIES} (key, order_id, method_id, cents) VALUES (NULL, ?, ?, ?)",
-        [(order_id, method, cents) for method, cents in prior],
+        f"INSERT INTO {ENTRIES} (key, account, method_id, cents) VALUES (NULL, ?, ?, ?)",
+        [(account, method, cents) for method, cents in prior],
     )
-    return Account(order_id, customer_id, currency)
+    return Account(account, owner, currency)
 
 
 def owner(db: sqlite3.Connection, method_id: str) -> str | None:
-    row = db.execute(f"SELECT customer_id FROM {METHODS} WHERE method_id = ?", (method_id,)).fetchone()
+    row = db.execute(f"SELECT owner FROM {METHODS} WHERE method_id = ?", (method_id,)).fetchone()
     return None if row is None else row[0]
 
 
-def attach(db: sqlite3.Connection, method_id: str, customer_id: str) -> str:
-    db.execute(f"INSERT INTO {METHODS} VALUES (?, ?)", (method_id, customer_id))
-    return customer_id
+def attach(db: sqlite3.Connection, method_id: str, owner: str) -> str:
+    db.execute(f"INSERT INTO {METHODS} VALUES (?, ?)", (method_id, owner))
+    return owner
 
 
 def entry(db: sqlite3.Connection, key: str) -> Entry | None:
-    row = db.execute(f"SELECT seq, key, order_id, method_id, cents FROM {ENTRIES} WHERE key = ?", (key,)).fetchone()
+    row = db.execute(f"SELECT seq, key, account, method_id, cents FROM {ENTRIES} WHERE key = ?", (key,)).fetchone()
     return None if row is None else Entry(*row)
 
 
-def record(db: sqlite3.Connection, key: str, order_id: str, method_id: str, cents: int) -> Entry:
+def record(db: sqlite3.Connection, key: str, account: str, method_id: str, cents: int) -> Entry:
     cursor = db.execute(
-        f"INSERT INTO {ENTRIES} (key, order_id, method_id, cents) VALUES (?, ?, ?, ?)", (key, order_id, method_id, cents)
+        f"INSERT INTO {ENTRIES} (key, account, method_id, cents) VALUES (?, ?, ?, ?)", (key, account, method_id, cents)
     )
-    return Entry(cursor.lastrowid or 0, key, order_id, method_id, cents)
+    return Entry(cursor.lastrowid or 0, key, account, method_id, cents)
 
 
-def totals(db: sqlite3.Connection, order_id: str | None = None) -> dict[str, tuple[int, int]]:
-    """{order: (cents charged, cents refunded)}, opening entries included: what reconciles with the backend."""
-    where, params = ("WHERE order_id = ?", (order_id,)) if order_id else ("", ())
-    found = db.execute(
-        f"SELECT order_id, SUM(MAX(cents, 0)), -SUM(MIN(cents, 0)) FROM {ENTRIES} {where} GROUP BY order_id", params
-    )
-    return {order: (charged, refunded) for order, charged, refunded in found}
+def totals(db: sqlite3.Connection, account: str | None = None) -> dict[str, tuple[int, int]]:
+    """{account: (cents charged, cents refunded)}, opening entries included: what reconciles with the backend."""
+    where, params = ("WHERE account = ?", (account,)) if account else ("", ())
+    found = db.execute(f"SELECT account, SUM(MAX(cents, 0)), -SUM(MIN(cents, 0)) FROM {ENTRIES} {where} GROUP BY account", params)
+    return {booked: (charged, refunded) for booked, charged, refunded in found}

@@ -1,10 +1,11 @@
 """The sandbox payment provider: validates every charge and refund against its own ledger; no real money.
 
-It refuses, as a tool error the agent can read: an amount that is not a positive number of cents; a
-currency other than the order's; a payment method that is not the order's customer's (by the
-provider's own record of who owns it); a refund beyond what remains refundable on the order (all
-charges minus all refunds so far, whichever methods they went to); and a key reused for another
-movement. The same key for the same movement answers the first receipt again and moves nothing.
+Money is for an account the domain names (``Movement.account``, its kind in ``account_kind``). It
+refuses, as a tool error the agent can read, in the domain's words: an amount that is not a positive
+number of cents; a currency other than the account's; a payment method that is not the account
+owner's (by the provider's own record of who owns it); a refund beyond what remains refundable on
+the account (all charges minus all refunds so far, whichever methods they went to); and a key reused
+for another movement. The same key for the same movement answers the first receipt again and moves nothing.
 Its ledger entries are written in the caller's transaction (the tool call's), never committed here.
 """
 
@@ -38,10 +39,10 @@ class SandboxProvider(PaymentProvider):
         earlier = ledger.entry(db, key)
         if earlier is not None:
             return _replayed(earlier, key, movement, signed)
-        account = ledger.account(db, movement.order_id) or ledger.open_account(
+        account = ledger.account(db, movement.account) or ledger.open_account(
             db,
-            movement.order_id,
-            movement.customer_id,
+            movement.account,
+            movement.owner,
             movement.currency,
             tuple((method, cents(amount, signed=True)) for method, amount in movement.prior),
         )
@@ -49,7 +50,7 @@ class SandboxProvider(PaymentProvider):
         _check_owner(db, account, movement)
         if signed < 0:
             _check_refundable(db, movement, -signed)
-        entry = ledger.record(db, key, movement.order_id, movement.method_id, signed)
+        entry = ledger.record(db, key, movement.account, movement.method_id, signed)
         return Receipt(f"{self.environment}_{entry.seq}")
 
 
@@ -61,10 +62,10 @@ def cents(amount: float, signed: bool = False) -> int:
 
 
 def _replayed(earlier: ledger.Entry, key: str, movement: Movement, signed: int) -> Receipt:
-    if (earlier.order_id, earlier.method_id, earlier.cents) != (movement.order_id, movement.method_id, signed):
+    if (earlier.account, earlier.method_id, earlier.cents) != (movement.account, movement.method_id, signed):
         raise ToolFailure(
             "payment_idempotency_conflict",
-            f"payment key {key} already moved {earlier.cents / 100:+.2f} on {earlier.method_id} for {earlier.order_id}; "
+            f"payment key {key} already moved {earlier.cents / 100:+.2f} on {earlier.method_id} for {earlier.account}; "
             "a different movement needs a new key",
         )
     return Receipt(f"{SandboxProvider.environment}_{earlier.seq}", replayed=True)
@@ -72,24 +73,27 @@ def _replayed(earlier: ledger.Entry, key: str, movement: Movement, signed: int) 
 
 def _check_currency(account: ledger.Account, movement: Movement) -> None:
     if movement.currency != account.currency:
-        raise ToolFailure("currency_mismatch", f"order {account.order_id} is paid in {account.currency}, not {movement.currency}")
+        raise ToolFailure(
+            "currency_mismatch",
+            f"{movement.account_kind} {account.id} is paid in {account.currency}, not {movement.currency}",
+        )
 
 
 def _check_owner(db: sqlite3.Connection, account: ledger.Account, movement: Movement) -> None:
     owner = ledger.owner(db, movement.method_id) or ledger.attach(db, movement.method_id, movement.method_owner)
-    if owner != account.customer_id or movement.customer_id != account.customer_id:
+    if owner != account.owner or movement.owner != account.owner:
         raise ToolFailure(
             "payment_method_not_owned",
-            f"payment method {movement.method_id} belongs to {owner}, and order {account.order_id} to {account.customer_id}"
-            + ("" if movement.customer_id == account.customer_id else f", not {movement.customer_id}"),
+            f"payment method {movement.method_id} belongs to {owner}, and {movement.account_kind} {account.id} to {account.owner}"
+            + ("" if movement.owner == account.owner else f", not {movement.owner}"),
         )
 
 
 def _check_refundable(db: sqlite3.Connection, movement: Movement, asked: int) -> None:
-    charged, refunded = ledger.totals(db, movement.order_id).get(movement.order_id, (0, 0))
+    charged, refunded = ledger.totals(db, movement.account).get(movement.account, (0, 0))
     if refunded + asked > charged:
         raise ToolFailure(
             "refund_exceeds_refundable",
-            f"a refund of ${asked / 100:.2f} on order {movement.order_id} is more than the ${(charged - refunded) / 100:.2f} "
+            f"a refund of ${asked / 100:.2f} on {movement.account_kind} {movement.account} is more than the ${(charged - refunded) / 100:.2f} "
             "that remains refundable",
         )
