@@ -243,14 +243,14 @@ def test_generated_values_get_a_designed_answer(place, target, text):
 # --- the one top-level handler -------------------------------------------------------------------------------------
 
 
-def _broken_domain(name: str) -> None:
+def _broken_domain(name: str, tasks_dir: object = None) -> None:
     raise RuntimeError("[/x] boom")
 
 
 def test_an_unexpected_exception_is_a_bug_to_report_with_exit_2(monkeypatch):
     import passhat.cli.tasks
 
-    monkeypatch.setattr(passhat.cli.tasks, "load_domain", _broken_domain)
+    monkeypatch.setattr(passhat.cli.tasks, "load_checked_domain", _broken_domain)
     monkeypatch.delenv("PASSHAT_DEBUG", raising=False)
     result = CliRunner().invoke(main, ["tasks"])
     assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
@@ -263,7 +263,7 @@ def test_an_unexpected_exception_is_a_bug_to_report_with_exit_2(monkeypatch):
 def test_passhat_debug_shows_the_traceback(monkeypatch):
     import passhat.cli.tasks
 
-    monkeypatch.setattr(passhat.cli.tasks, "load_domain", _broken_domain)
+    monkeypatch.setattr(passhat.cli.tasks, "load_checked_domain", _broken_domain)
     monkeypatch.setenv("PASSHAT_DEBUG", "1")
     result = CliRunner().invoke(main, ["tasks"])
     assert isinstance(result.exception, RuntimeError)  # raised on: Python prints its traceback
@@ -298,10 +298,10 @@ def test_a_crash_during_a_run_is_exit_2_not_the_gate_verdict(tmp_path, monkeypat
 def test_a_file_the_system_refuses_is_an_error_naming_it_not_a_bug(monkeypatch):
     import passhat.cli.tasks
 
-    def refused(name: str) -> None:
+    def refused(name: str, tasks_dir: object = None) -> None:
         raise PermissionError(13, "Permission denied", "/srv/domains/retail/tasks")
 
-    monkeypatch.setattr(passhat.cli.tasks, "load_domain", refused)
+    monkeypatch.setattr(passhat.cli.tasks, "load_checked_domain", refused)
     result = CliRunner().invoke(main, ["tasks"])
     assert result.exit_code == 2
     assert result.output == "error: cannot use /srv/domains/retail/tasks: Permission denied.\n"
@@ -310,9 +310,9 @@ def test_a_file_the_system_refuses_is_an_error_naming_it_not_a_bug(monkeypatch):
 def test_ctrl_c_outside_a_run_exits_130(monkeypatch):
     import passhat.cli.tasks
 
-    def interrupted(name: str) -> None:
+    def interrupted(name: str, tasks_dir: object = None) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(passhat.cli.tasks, "load_domain", interrupted)
+    monkeypatch.setattr(passhat.cli.tasks, "load_checked_domain", interrupted)
     result = CliRunner().invoke(main, ["tasks"])
     assert result.exit_code == 130 and "interrupted" in result.output and "Traceback" not in result.output

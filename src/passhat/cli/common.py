@@ -1,6 +1,7 @@
 """What several `passhat` commands share: the consoles, the group that turns every failure into a message and an
 exit code, the parameter types that refuse what would otherwise surface as a traceback, the --out option, finding
-a run's folder, the --gate checks, and a domain's tags and gated tasks for the reports."""
+a run's folder, the --gate checks, the --domain and --tasks-dir options, and a domain's tags and gated tasks for the
+reports."""
 
 from __future__ import annotations
 
@@ -11,15 +12,16 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 import click
 from rich.console import Console
 from rich.text import Text
 
-from passhat.domains import load_domain
+from passhat.domains import DEFAULT_DOMAIN, load_domain
 from passhat.errors import UserError
 from passhat.metrics.gate import Gate, parse_gate
 from passhat.report import print_report, write_json
@@ -295,13 +297,53 @@ def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
         )
 
 
-def tags(domain_name: str) -> dict[str, list[str]]:
-    return {t.id: t.tags for t in load_domain(domain_name).tasks.values()}
+Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def gated_tasks(domain_name: str) -> set[str]:
-    """The tasks that declare a human gate of their own (``guards:`` in the task file)."""
-    return {t.id for t in load_domain(domain_name).tasks.values() if t.guards}
+def domain_options(purpose: str) -> Callable[[Command], Command]:
+    """--domain and --tasks-dir, as every command that selects tasks takes them; ``purpose`` ends --domain's help."""
+
+    def add(command: Command) -> Command:
+        command = click.option(
+            "--tasks-dir",
+            type=FilePath(exists=True, file_okay=False, path_type=str),
+            help="Folder of task files (*.yaml) added to the domain's own tasks.",
+        )(command)
+        return click.option(
+            "--domain",
+            default=DEFAULT_DOMAIN,
+            show_default=True,
+            help=f"Domain {purpose}: a built-in or installed domain's name, or the path of a domain folder.",
+        )(command)
+
+    return add
+
+
+# A report of stored trials needs the run's domain only for its task tags and gated tasks: when the domain cannot be
+# loaded any more (a domain folder deleted or broken since the run), the report renders without them.
+
+
+def tags(domain: str, tasks_dir: str | None = None) -> dict[str, list[str]]:
+    """Each task's tags. Every report asks for them first (then for gated_tasks): this says when they are gone."""
+    try:
+        tasks = load_domain(domain, tasks_dir).tasks
+    except UserError as exc:
+        err.print(
+            Text.assemble(("note:", "yellow"), f" the report leaves out the run's task tags and gated tasks: {exc}"),
+            soft_wrap=True,
+        )
+        return {}
+    return {t.id: t.tags for t in tasks.values()}
+
+
+def gated_tasks(domain: str, tasks_dir: str | None = None) -> set[str]:
+    """The tasks that declare a human gate of their own (``guards:`` in the task file); none when tags() noted
+    that the domain is gone."""
+    try:
+        tasks = load_domain(domain, tasks_dir).tasks
+    except UserError:
+        return set()
+    return {t.id for t in tasks.values() if t.guards}
 
 
 def print_report_and_json(report: dict[str, Any], json_path: Path | None) -> None:

@@ -120,9 +120,9 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
     reports = [
         build_report(
             store,
-            tags(store.config["domain"]),
+            tags(store.config["domain"], store.config.get("tasks_dir")),
             [t for t in ts if (t.task_id, t.persona) in shared],
-            gated_tasks(store.config["domain"]),
+            gated_tasks(store.config["domain"], store.config.get("tasks_dir")),
         )
         for store, ts in zip(stores, trials, strict=True)
     ]

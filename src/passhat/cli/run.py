@@ -29,6 +29,7 @@ from passhat.cli.common import (
     check_gate,
     checked_id,
     console,
+    domain_options,
     err,
     existing_run_dir,
     folder_problem,
@@ -41,6 +42,7 @@ from passhat.cli.common import (
     tags,
 )
 from passhat.config_file import load_config_file
+from passhat.domains import domain_ref
 from passhat.errors import UserError
 from passhat.grade import MODES
 from passhat.metrics.gate import Gate
@@ -56,7 +58,7 @@ PRICES_META = "passhat.prices"  # where --config leaves the file's price table f
 
 
 @main.command()
-@click.option("--domain", default="retail", show_default=True, help="Domain to evaluate in.")
+@domain_options("to evaluate in")
 @click.option(
     "--agent",
     default="reference:flaky",
@@ -209,7 +211,7 @@ def run(
             store.close()
             raise
     else:
-        config = new_config(**options, prices=ctx.meta.get(PRICES_META, {}))
+        config = new_config(**_as_stored(options), prices=ctx.meta.get(PRICES_META, {}))
         check_gate(gate, config.model_dump(), "--gate")
         run_id = checked_id(run_id or time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2), "--run-id")
         _make_out_folder(out)
@@ -228,7 +230,9 @@ def run(
                 soft_wrap=True,
             )
             sys.exit(130)
-        report = build_report(store, tags(config.domain), result.trials, gated_tasks(config.domain))
+        report = build_report(
+            store, tags(config.domain, config.tasks_dir), result.trials, gated_tasks(config.domain, config.tasks_dir)
+        )
     if result.decision:
         report["gate"] = result.gate_json()
     print_report_and_json(report, json_path)
@@ -238,6 +242,17 @@ def run(
             console.print(f"early stop: {result.skipped} of {result.planned} planned trials saved")
     if result.exit_code:
         sys.exit(result.exit_code)
+
+
+def _as_stored(options: dict[str, Any]) -> dict[str, Any]:
+    """The options with --domain and --tasks-dir as the run stores them, so that resume and the reports find the
+    same domain and tasks from any folder: a domain folder and a tasks folder by their absolute paths."""
+    tasks_dir = options.get("tasks_dir")
+    return {
+        **options,
+        "domain": domain_ref(options["domain"]),
+        "tasks_dir": str(Path(tasks_dir).resolve()) if tasks_dir else None,
+    }
 
 
 def _read_config_file(ctx: click.Context, path: Path | None) -> None:

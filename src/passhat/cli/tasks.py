@@ -11,17 +11,18 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.cli import main
-from passhat.cli.common import console, shown
+from passhat.cli.common import console, domain_options, shown
 from passhat.domains import domain_names, load_domain
 from passhat.errors import UserError
 from passhat.grade import GroundTruthError
 from passhat.grade.check import ANY_FAILURE, check_task
+from passhat.run.preflight import load_checked_domain
 from passhat.run.runner import select_tasks
 
 
 @main.command()
 def domains() -> None:
-    """List the domains."""
+    """List the domains: the built-in ones, then those installed packages register."""
     table = Table("domain", "tasks", "tools", "rules", "description")
     for name in domain_names():
         d = load_domain(name)
@@ -30,15 +31,15 @@ def domains() -> None:
 
 
 @main.group(invoke_without_command=True)
-@click.option("--domain", default="retail", show_default=True, help="Domain whose tasks to list.")
+@domain_options("whose tasks to list")
 @click.pass_context
-def tasks(ctx: click.Context, domain: str) -> None:
+def tasks(ctx: click.Context, domain: str, tasks_dir: str | None) -> None:
     """List a domain's tasks (`passhat tasks show ID` for one)."""
-    ctx.obj = domain
+    ctx.obj = (load_checked_domain(domain, tasks_dir), domain)
     if ctx.invoked_subcommand:
         return
     table = Table("id", "writes", "tags", "summary")
-    for t in load_domain(domain).tasks.values():
+    for t in ctx.obj[0].tasks.values():
         table.add_row(Text(t.id), str(len(t.actions)), Text(", ".join(t.tags)), Text(t.summary))
     console.print(table)
 
@@ -48,12 +49,11 @@ def tasks(ctx: click.Context, domain: str) -> None:
 @click.pass_context
 def tasks_show(ctx: click.Context, task_id: str) -> None:
     """Show one task in full."""
-    domain = load_domain(ctx.obj)
+    domain, named = ctx.obj
     task = domain.tasks.get(task_id)
     if task is None:
         raise UserError(
-            f"there is no task {shown(task_id)} (TASK_ID) in domain {shown(ctx.obj)}; "
-            f"`passhat tasks --domain {ctx.obj}` lists them."
+            f"there is no task {shown(task_id)} (TASK_ID) in domain {shown(named)}; `passhat tasks --domain {named}` lists them."
         )
     console.print(
         yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True), highlight=False, markup=False
@@ -61,12 +61,12 @@ def tasks_show(ctx: click.Context, task_id: str) -> None:
 
 
 @main.command()
-@click.option("--domain", default="retail", show_default=True, help="Domain whose tasks to prove.")
+@domain_options("whose tasks to prove")
 @click.option("--tasks", "task_ids", default="", help="Comma list of task ids (default: all).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every case, not only the ones that do not hold.")
-def check(domain: str, task_ids: str, verbose: bool) -> None:
+def check(domain: str, tasks_dir: str | None, task_ids: str, verbose: bool) -> None:
     """Prove each task: its ground truth earns reward 1 and each near miss of it fails for the right reason."""
-    d = load_domain(domain)
+    d = load_checked_domain(domain, tasks_dir)
     chosen = select_tasks(d, [t.strip() for t in task_ids.split(",") if t.strip()])
     broken = 0
     for task in chosen:

@@ -25,16 +25,18 @@ class Template:
     primary_keys: dict[str, tuple[str, ...]]
 
 
-_templates: dict[str, Template] = {}
+_templates: dict[tuple[str, object, int], Template] = {}
 _lock = threading.Lock()
 
 
 def template_for(domain: Domain) -> Template:
-    """The domain's seeded backend image, built on first use and kept for the process."""
+    """The domain's seeded backend image, built on first use and kept for the process: one per schema,
+    generator and seed, so a domain with tasks added shares its image, and two domains of one name do not."""
+    key = (domain.schema_sql, domain.generate, domain.data_seed)
     with _lock:
-        if domain.name not in _templates:
-            _templates[domain.name] = _build_template(domain)
-        return _templates[domain.name]
+        if key not in _templates:
+            _templates[key] = _build_template(domain)
+        return _templates[key]
 
 
 def _build_template(domain: Domain) -> Template:

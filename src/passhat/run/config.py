@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from passhat.domains import DEFAULT_DOMAIN
 from passhat.domains.model import Task
 from passhat.errors import UserError
 from passhat.grade import Mode
@@ -17,7 +18,8 @@ from passhat.store import ResultStore
 class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    domain: str = "retail"
+    domain: str = DEFAULT_DOMAIN  # a built-in or installed domain's name, or a domain folder's absolute path
+    tasks_dir: str | None = None  # the absolute path of the folder of task files added to the domain's (--tasks-dir)
     agent: str = "reference:flaky"
     user: str = "scripted"
     personas: list[str]

@@ -25,6 +25,7 @@ from passhat.llm import ModelHub, metering, role_models, scrub
 from passhat.run.audit_trail import RunTrail
 from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.early_stop import EarlyStop
+from passhat.run.preflight import load_checked_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
 from passhat.store import ResultStore, TrialRecord
@@ -52,7 +53,7 @@ def select_tasks(domain: Domain, ids: list[str] | None) -> list[Task]:
 
 def plan_trials(config: RunConfig, done: set[tuple[str, str, int]]) -> list[TrialSpec]:
     """The trials of the run not yet judged, in a fixed order."""
-    domain = load_domain(config.domain)
+    domain = load_domain(config.domain, config.tasks_dir)
     specs = []
     personas = {p.name: p for p in resolve_personas(",".join(config.personas))}.values()  # each once
     for task in select_tasks(domain, config.tasks):
@@ -85,7 +86,7 @@ async def execute(
     on_trial is called with each stored trial, on_skip once for each trial early_stop leaves out, so
     the two together account for every planned trial (a progress bar's total).
     """
-    domain = load_domain(config.domain)
+    domain = load_domain(config.domain, config.tasks_dir)
     specs = plan_trials(config, store.completed_keys())
     if early_stop:
         specs = early_stop.order(specs)
@@ -179,7 +180,7 @@ def resume_check(config: RunConfig, run_name: str) -> list[str]:
             f"run {run_name!r} was started with passhat {config.passhat_version}, this is passhat {passhat_version()}: "
             f"its stored trials and the missing ones would come from different code; {fresh.format('code')}."
         )
-    domain = load_domain(config.domain)
+    domain = load_checked_domain(config.domain, config.tasks_dir)
     gone = [t for t in dict.fromkeys(config.tasks) if t not in domain.tasks]
     if gone:
         raise UserError(
@@ -197,7 +198,7 @@ def resume_check(config: RunConfig, run_name: str) -> list[str]:
 
 def new_config(**options: object) -> RunConfig:
     """A RunConfig from CLI options, with names checked (domain, personas, tasks, agent, user)."""
-    domain = load_domain(str(options["domain"]))
+    domain = load_checked_domain(str(options["domain"]), options.get("tasks_dir"))  # type: ignore[arg-type]
     # names given twice count once; a list with no name in it (",") means the default, every one
     persona_names = [p.strip() for p in str(options.pop("personas") or "").split(",") if p.strip()]
     personas = list(dict.fromkeys(p.name for p in resolve_personas(",".join(persona_names) or "all")))
