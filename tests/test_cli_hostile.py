@@ -40,6 +40,7 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "tasks show": (["retail-001"], []),
     "domains": ([], []),
     "check": ([], ["--tasks", "retail-001"]),
+    "new-domain": (["shop2"], ["--path", "{out}"]),
 }
 # Exit 1 is a verdict, and says which.
 VERDICT = re.compile(r"DOES NOT MEET THE BAR|UNDECIDED|TAMPERED|DOES NOT HOLD|no trial could be judged")

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from passhat.dialogue import mentions
 from passhat.dialogue.dumps import dump_spans
 from passhat.dialogue.text import (
     clause_at,
@@ -585,3 +586,19 @@ def test_a_message_mostly_of_data_is_a_dump_as_a_whole() -> None:
 def test_answers_in_sentences_are_no_dump(text: str) -> None:
     seen = ['{"message": "The order has been delivered and can no longer be cancelled"}', _TOOL_RESULT]
     assert dump_spans(text, seen=seen, id_pattern=_RETAIL_IDS) == []
+
+
+@pytest.mark.parametrize(
+    "said, named",
+    [
+        ("I was born on 14 March 1987.", True),
+        ("born March 14th, 1987", True),
+        ("DOB 03/14/1987", True),
+        ("1987-03-14", True),
+        ("born 14 March 1988", False),  # another year
+        ("born on March 14", False),  # no year: not the date of birth the lookup used
+    ],
+)
+def test_a_date_in_any_usual_form_names_the_same_iso_date(said: str, named: bool) -> None:
+    """An identity lookup by date of birth uses what the customer said, however the customer wrote it."""
+    assert mentions(said, "1987-03-14") is named

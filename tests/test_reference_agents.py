@@ -93,3 +93,42 @@ def test_resolve_agent() -> None:
     assert DEFAULT_AGENT == "reference:flaky" and DEFAULT_AGENT in AGENTS
     with pytest.raises(UserError, match=r"--agent.*reference:perfect.*reference:flaky.*reference:hasty"):
         resolve_agent("reference:sloppy")
+
+
+def test_a_fact_with_no_value_on_the_backend_is_left_unsaid_not_a_crash(toy_domain) -> None:
+    """After a slip of its own, the thing a fact is about may be gone: the agent says what it can look up."""
+    import random
+
+    from passhat.agents.base import AgentSetup
+    from passhat.agents.reference import PROFILES, ReferenceAgent
+    from passhat.domains.model import FactSpec, Goal
+    from passhat.env import Environment
+
+    def status_of(account: str) -> Goal:
+        spec = FactSpec(fact="account_status", of={"account_id": account}, value="open")
+        return Goal(kind="info", request=[f"is {account} open?"], outcome="answered", tell=[spec])
+
+    env = Environment(toy_domain)
+    try:
+        agent = ReferenceAgent(AgentSetup(toy_domain, None, [], "", random.Random(0), env.db), PROFILES["perfect"])  # type: ignore[arg-type]
+        assert agent._facts(status_of("A-99"), "Found:") == ""
+        assert agent._facts(status_of("A-1"), "Found:") == "Found: account A-1 is open."
+    finally:
+        env.close()
+
+
+def test_an_agent_that_slips_never_hands_off_where_the_domain_has_no_hand_off_tool(toy_domain) -> None:
+    """The toy domain has no hand-off: a wrong decision is to decline, never a transfer it cannot make."""
+    import random
+
+    from passhat.agents.base import AgentSetup
+    from passhat.agents.reference import ErrorProfile, ReferenceAgent
+    from passhat.domains.model import Action, Goal
+
+    always_wrong = ErrorProfile(wrong_decisions=1.0)
+    close = Goal(
+        kind="close", request=["close A-1"], outcome="done", actions=[Action(tool="close_account", args={"account_id": "A-1"})]
+    )
+    for seed in range(20):
+        agent = ReferenceAgent(AgentSetup(toy_domain, None, [], "", random.Random(seed), None), always_wrong)  # type: ignore[arg-type]
+        assert agent._decision(close) == "decline"

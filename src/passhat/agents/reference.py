@@ -21,8 +21,8 @@ from typing import TypeVar
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact
-from passhat.domains.facts import derive_fact, worded
-from passhat.domains.model import Action, Goal
+from passhat.domains.facts import FactError, derive_fact, worded
+from passhat.domains.model import Action, FactSpec, Goal
 from passhat.env import tool_registry
 from passhat.trajectory import Event
 
@@ -205,7 +205,8 @@ class ReferenceAgent:
         """What to do about the goal: what its outcome says, unless the agent slips."""
         right = {"done": "carry_out", "transferred": "carry_out", "refused": "refuse", "answered": "answer"}[goal.outcome]
         wrong = {"done": ["decline", "transfer"], "refused": ["do_forbidden", "transfer"], "answered": ["transfer"]}
-        options = wrong.get(goal.outcome, [])
+        can_hand_off = any(spec.meta.ends_conversation for spec in self._tools.values())
+        options = [o for o in wrong.get(goal.outcome, []) if o != "transfer" or can_hand_off]
         if options and self._slips(self._profile.wrong_decisions):
             return self._rng.choice(options)
         return right
@@ -265,12 +266,20 @@ class ReferenceAgent:
 
     def _facts(self, goal: Goal, intro: str) -> str:
         """The goal's facts in sentences, derived from the backend as it is now (what the tools would show)."""
-        facts = [derive_fact(self._domain, self._setup.db, goal, spec) for spec in goal.tell]
+        facts = [fact for spec in goal.tell if (fact := self._derived(goal, spec))]
         if facts and self._slips(self._profile.wrong_facts):
             i = self._rng.randrange(len(facts))
             wrong = _misstated(*facts[i])
             facts = facts[:i] + ([wrong] if wrong else []) + facts[i + 1 :]
         return f"{intro} {'; '.join(sentence for _, sentence in facts)}." if facts else ""
+
+    def _derived(self, goal: Goal, spec: FactSpec) -> tuple[Fact, str] | None:
+        """The fact as the backend shows it now; None when it has no value (after a slip of the agent's own the
+        thing it is about may be gone): a careful agent says only what it can look up."""
+        try:
+            return derive_fact(self._domain, self._setup.db, goal, spec)
+        except FactError:
+            return None
 
 
 def _handed_over(described: str, result: Event) -> str | None:

@@ -24,6 +24,6 @@ def main() -> None:
 
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
-from passhat.cli import guard, reports, run, tasks  # noqa: E402, F401
+from passhat.cli import guard, reports, run, scaffold, tasks  # noqa: E402, F401
 
 __all__ = ["main"]

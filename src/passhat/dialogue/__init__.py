@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from passhat.dialogue.values import names_identifier, numbers_in
+from passhat.dialogue.values import dates_in, names_identifier, numbers_in
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 _YES = re.compile(
     r"^\W*(yes|yeah|yep|yup|sure|correct|confirm(ed)?|i confirm|go ahead|please do|please proceed|"
@@ -70,4 +72,6 @@ def mentions(text: str, value: object) -> bool:
         return all(mentions(text, v) for v in value)
     if isinstance(value, (int, float)):
         return any(float(n.value) == float(value) for n in numbers_in(text))
+    if isinstance(value, str) and _ISO_DATE.fullmatch(value) and any(d.value == value for d in dates_in(text)):
+        return True  # a date said in any usual form ("14 March 1987") names 1987-03-14; one without its year does not
     return bool(names_identifier(text, str(value))) or str(value).lower() in text.lower()

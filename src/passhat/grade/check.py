@@ -135,7 +135,8 @@ def _dumped(facts: list[TaskFact], events: list[Event]) -> str:
 
 
 def _counter_proposal(described: str, commitment: Commitment) -> str:
-    return f"Instead of the request to {described}, I can put everything on hold for now. Shall I go ahead?"
+    # what is offered instead must not itself be a write of any domain ("put it on hold" places a hold in a library)
+    return f"Instead of the request to {described}, I suggest we wait a few days. Shall I go ahead?"
 
 
 def _wrong_amount(described: str, commitment: Commitment) -> str:
