@@ -3,7 +3,8 @@
 Fills a results store with synthetic trials (2,500 tasks × 5 personas × 8 trials; per-scenario success
 drawn from a known always / sometimes / never mixture; a short transcript and a grade per trial), then
 times, on this machine: reading the store, every metric of the report (summary, bootstrap intervals,
-model fit and extrapolation, partition, spread, compounding), the HTML file, and the JUnit file.
+model fit and extrapolation, partition, spread, compounding) and its typed model, the JSON, HTML and
+JUnit files.
 Run with `make bench` or `.venv/bin/python bench/report_scale.py`.
 """
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from passhat.metrics.extrapolate import Mixture
 from passhat.metrics.simulate import simulate_rewards
-from passhat.report import build_report
+from passhat.report import build_report, write_json
 from passhat.report.html import MAX_TRANSCRIPTS, write_html
 from passhat.report.junit import write_junit
 from passhat.store import ResultStore, TrialRecord
@@ -98,17 +99,17 @@ def main() -> None:
         timed(f"fill the store ({TASKS * len(PERSONAS) * TRIALS:,} trials)", lambda: fill(run_dir))
         with ResultStore.open(run_dir) as store:
             trials = timed("read every trial from the store", store.trials)
-            report = timed("metrics (summary, CIs, fit, partition, spread)", lambda: build_report(store, {}, trials))
+            report = timed("metrics and the typed report (summary, CIs, fit, ...)", lambda: build_report(store, {}, trials))
+        timed("JSON report", lambda: write_json(report, Path(tmp) / "report.json"))
         html = Path(tmp) / "report.html"
         timed(
             f"HTML report (transcripts capped at {MAX_TRANSCRIPTS:,})", lambda: write_html(report, trials, html, MAX_TRANSCRIPTS)
         )
         timed("JUnit report", lambda: write_junit(report, Path(tmp) / "junit.xml"))
-        m = report["metrics"]
+        m, x = report.metrics, report.metrics.extrapolated
         print(
-            f"HTML size {html.stat().st_size / 2**20:.1f} MiB; {m['scenarios']:,} scenarios; pass^8 {m['pass_hat_k']['8']:.3f}; "
-            f"model {m['extrapolated']['model']}, pass^1000 {m['extrapolated']['pass_hat_k']['1000']:.3f} "
-            f"(truth {float(TRUTH.pass_hat(1000)):.3f})"
+            f"HTML size {html.stat().st_size / 2**20:.1f} MiB; {m.scenarios:,} scenarios; pass^8 {m.pass_hat_k[8]:.3f}; "
+            f"model {x.model}, pass^1000 {x.pass_hat_k[1000]:.3f} (truth {float(TRUTH.pass_hat(1000)):.3f})"
         )
 
 

@@ -394,39 +394,6 @@ def test_runs_never_cuts_a_run_id_or_the_early_stop_marker(tmp_path, monkeypatch
     assert "".join(cells[0].strip() for cells in rows) == run_id  # folded over lines at worst, never cut
 
 
-def test_an_unpriced_model_costs_unknown_not_zero():
-    from io import StringIO
-
-    from rich.console import Console
-
-    from passhat.report.terminal_usage import print_plumbing
-
-    def usage(model: str, unpriced: int, cost: float) -> dict:
-        return {
-            "model": model,
-            "calls": 4,
-            "cached_calls": 0,
-            "input_tokens": 10,
-            "output_tokens": 5,
-            "cost_usd": cost,
-            "unpriced_calls": unpriced,
-            "latency_s": {"mean": None},
-        }
-
-    def printed(calls: dict, cost: float, unpriced: list[str]) -> str:
-        out = StringIO()
-        metrics = {"model_calls": calls, "cost_usd": cost, "unpriced_models": unpriced, "infra_errors": 0, "scenarios": 1}
-        print_plumbing({"metrics": metrics}, Console(file=out, width=200))
-        return out.getvalue()
-
-    unknown = printed({"agent": usage("[/x]local", 4, 0.0)}, 0.0, ["[/x]local"])
-    assert "$0.0000" not in unknown and "cost unknown" in unknown and "[/x]local" in unknown and "[prices]" in unknown
-    mixed = printed({"agent": usage("priced", 0, 0.0123), "user": usage("local", 4, 0.0)}, 0.0123, ["local"])
-    assert "agent model priced: 4 calls" in mixed and "$0.0123" in mixed and "total cost unknown" in mixed
-    priced = printed({"agent": usage("priced", 0, 0.0123)}, 0.0123, [])
-    assert "total cost $0.0123" in priced and "unknown" not in priced
-
-
 def test_one_scenario_and_one_trial_are_singular(tmp_path):
     result = invoke("run", "--tasks", "retail-001", "--personas", "baseline", "--trials", "1", "--out", str(tmp_path))
     assert result.exit_code == 0, result.output

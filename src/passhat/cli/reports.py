@@ -72,22 +72,24 @@ def report(
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
         check_gate(gate, store.config, "--gate")
         trials = store.trials()
-        doc = build_report(store, tags(store.config["domain"]), trials, gated_tasks(store.config["domain"]))
-    decision = None
-    if gate:
-        counts = scenario_counts(t.to_outcome() for t in trials)
-        decision = decide(gate, counts, planned_trials(doc["config"]))
-        doc["gate"] = {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
+        decision, section = None, None
+        if gate:
+            counts = scenario_counts(t.to_outcome() for t in trials)
+            decision = decide(gate, counts, planned_trials(store.config))
+            section = {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
+        domain, tasks_dir = store.config["domain"], store.config.get("tasks_dir")
+        doc = build_report(store, tags(domain, tasks_dir), trials, gated_tasks(domain, tasks_dir), section)
     print_report_and_json(doc, json_path)
-    if decision and doc["gate"]["gate"] != (doc["early_stop_decision"] or {}).get("gate"):  # else it is the headline
-        print_gate(decision, console, doc["gate"]["ci"])
+    stopped_against = doc.early_stop_decision.gate if doc.early_stop_decision else None
+    if decision and doc.gate and doc.gate.gate != stopped_against:  # else its verdict is the report's headline
+        print_gate(decision, console, doc.gate.ci)
     if html_path:
         write_html(doc, trials, html_path, max_transcripts)
         err.print(f"HTML report written to {html_path}", highlight=False, markup=False)
     if junit_path:
         write_junit(doc, junit_path)
         err.print(f"JUnit report written to {junit_path}", highlight=False, markup=False)
-    if doc["metrics"]["scenarios"] == 0 or (decision and not decision.meets):
+    if doc.metrics.scenarios == 0 or (decision and not decision.meets):
         sys.exit(1)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from passhat.metrics.gate import Decision, decide, parse_gate, planned_trials
 from passhat.metrics.summary import Scenario
+from passhat.report.model import Report
 
 MIN_TRIALS_TO_EXTRAPOLATE = 3
 VERDICTS = {True: "MEETS THE BAR", False: "DOES NOT MEET THE BAR", None: "UNDECIDED"}
@@ -124,22 +125,19 @@ def _stop_decision(
         return None
 
 
-def stop_verdict(report: Mapping[str, Any]) -> str | None:
+def stop_verdict(report: Report) -> str | None:
     """The headline of an early-stopped report: the verdict of its gate, the one thing the run is for."""
-    d = report.get("early_stop_decision")
-    if not d:
+    d = report.early_stop_decision
+    if d is None or report.planned_trials is None:
         return None
-    left_out = report["planned_trials"] - report["stored_trials"]  # skipped, and any not judged
-    return (
-        f"gate {d['gate']}, the one this run stopped early against: {VERDICTS[d['meets']]} — {d['reason']} "
-        f"({left_out:,} planned trials left out)"
-    )
+    left_out = report.planned_trials - report.stored_trials  # skipped, and any not judged
+    return f"gate {d.gate}, the one this run stopped early against: {VERDICTS[d.meets]} — {d.reason} ({left_out:,} planned trials left out)"
 
 
-def trials_scope(report: Mapping[str, Any]) -> str:
+def trials_scope(report: Report) -> str:
     """How many trials each scenario's figures rest on: "8 trials", or for a run with trials left out
     "at least 1 of 8 planned trials" (trials_per_scenario is the smallest scenario's count)."""
-    n = report["metrics"]["trials_per_scenario"]
-    if report.get("complete", True):
+    n = report.metrics.trials_per_scenario
+    if report.complete:
         return f"{n} trial{'s' if n != 1 else ''}"
-    return f"at least {n} of {report['config'].get('trials', '?')} planned trials"
+    return f"at least {n} of {report.config.get('trials', '?')} planned trials"

@@ -12,6 +12,7 @@ from rich.text import Text
 
 from passhat.metrics.faults import fault_metrics
 from passhat.metrics.guard import guard_metrics
+from passhat.report.model import GuardFigures, Metrics, Report
 from passhat.report.numbers import num, per_100
 from passhat.store import TrialRecord
 
@@ -35,62 +36,55 @@ def safety_metrics(
     }
 
 
-def guard_line(g: dict[str, Any]) -> str:
+def guard_line(g: GuardFigures) -> str:
     """The guard figures in one line, each with its unit: the write figures count writes, not trials
     (unlike the failure-signature table), and handoffs say how many a task's own gate made."""
-    handoffs = f"handoffs {g['handoffs']} tickets"
-    declared = g.get("handoffs_task_declared")
-    if g["handoffs"] and declared:
+    handoffs = f"handoffs {g.handoffs} tickets"
+    declared = g.handoffs_task_declared
+    if g.handoffs and declared:
         handoffs += (
             f" (all {declared} from task-declared human gates, which apply whatever --guard says)"
-            if declared == g["handoffs"]
+            if declared == g.handoffs
             else f" ({declared} of them from task-declared human gates)"
         )
     return (
-        f"guards: {', '.join(g['enabled']) or 'off'} — over {g.get('trials', 0):,} judged trials, counted in writes "
-        f"(a trial can hold several; the failure table counts trials): unconfirmed {g['unconfirmed_writes']}, "
-        f"duplicate {g['duplicate_writes']}, policy-violating {g['policy_violations']}; guard refusals "
-        f"{g['refusals']}, {handoffs}; helpfulness {num(g['helpfulness'])} (trials of write tasks whose required "
+        f"guards: {', '.join(g.enabled) or 'off'} — over {g.trials:,} judged trials, counted in writes "
+        f"(a trial can hold several; the failure table counts trials): unconfirmed {g.unconfirmed_writes}, "
+        f"duplicate {g.duplicate_writes}, policy-violating {g.policy_violations}; guard refusals "
+        f"{g.refusals}, {handoffs}; helpfulness {num(g.helpfulness)} (trials of write tasks whose required "
         "writes all happened)"
     )
 
 
-def print_safety(metrics: dict[str, Any], console: Console) -> None:
+def print_safety(metrics: Metrics, console: Console) -> None:
     """The faults table when any fault was injected, then the guard figures."""
-    if metrics.get("faults"):
+    if metrics.faults:
         table = Table(title="faults: injected, trials hit, and the share of those that still passed (recovery)")
         for col in ("fault", "injected", "trials hit", "passed", "recovery"):
             table.add_column(col, justify="left" if col == "fault" else "right")
-        for name, f in metrics["faults"].items():
-            rate = f["trials_passed"] / f["trials_affected"] if f["trials_affected"] else None
-            table.add_row(Text(name), str(f["injected"]), str(f["trials_affected"]), str(f["trials_passed"]), num(rate))
+        for name, f in metrics.faults.items():
+            table.add_row(Text(name), str(f.injected), str(f.trials_affected), str(f.trials_passed), num(f.recovery))
         console.print(table)
-    g = metrics.get("guard")
-    if g:
-        console.print(guard_line(g), highlight=False, markup=False, soft_wrap=True)
+    console.print(guard_line(metrics.guard), highlight=False, markup=False, soft_wrap=True)
 
 
-def comparison_table(reports: Sequence[dict[str, Any]]) -> Table:
+def comparison_table(reports: Sequence[Report]) -> Table:
     """Runs side by side (same seeds, other guards or faults): pass^k next to what the guards changed,
     each count with its rate per 100 judged trials (runs can hold different numbers of judged trials)."""
-    n = min(r["metrics"]["trials_per_scenario"] for r in reports)
+    n = min(r.metrics.trials_per_scenario for r in reports)
     table = Table(title="guarded vs unguarded (same seeds): a guard that wins by refusing everything loses helpfulness")
     table.add_column("figure")
     for r in reports:
-        cfg = r["config"]
+        cfg = r.config
         faults = ",".join(f"{k}={v}" for k, v in cfg.get("faults", {}).items()) or "none"
-        header = f"{r['run_id']}\nguard {','.join(cfg.get('guard', [])) or 'off'}\nfaults {faults}"
+        header = f"{r.run_id}\nguard {','.join(cfg.get('guard', [])) or 'off'}\nfaults {faults}"
         table.add_column(escape(header), justify="right")
-    table.add_row("judged trials", *(str(r["metrics"]["guard"]["trials"]) for r in reports))
+    guards = [r.metrics.guard for r in reports]
+    table.add_row("judged trials", *(str(g.trials) for g in guards))
     for k in sorted({1, n}):
-        table.add_row(f"pass^{k}", *(num(r["metrics"]["pass_hat_k"].get(str(k))) for r in reports))
-    table.add_row("helpfulness", *(num(r["metrics"]["guard"]["helpfulness"]) for r in reports))
+        table.add_row(f"pass^{k}", *(num(r.metrics.pass_hat_k.get(k)) for r in reports))
+    table.add_row("helpfulness", *(num(g.helpfulness) for g in guards))
     for figure in COMPARED:
-        table.add_row(
-            f"{figure.replace('_', ' ')} ({UNITS[figure]})",
-            *(
-                f"{r['metrics']['guard'][figure]} ({per_100(r['metrics']['guard'][figure], r['metrics']['guard']['trials'])})"
-                for r in reports
-            ),
-        )
+        counts = [(getattr(g, figure), g.trials) for g in guards]
+        table.add_row(f"{figure.replace('_', ' ')} ({UNITS[figure]})", *(f"{c} ({per_100(c, t)})" for c, t in counts))
     return table

@@ -22,6 +22,7 @@ from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
 from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.guard_section import COMPARED, UNITS
+from passhat.report.model import Extrapolation, Metrics, Report, ScenarioReport
 from passhat.report.numbers import num, per_100
 from passhat.report.reliability import not_predicted, partition_rows
 from passhat.report.state_diff import ROW_MEANING, ROW_WORDS, RowChange, row_changes, value
@@ -60,21 +61,21 @@ document.getElementById('filter').addEventListener('input', function (e) {
 """
 
 
-def render_html(report: dict[str, Any], trials: Sequence[TrialRecord], max_transcripts: int = MAX_TRANSCRIPTS) -> str:
-    m = report["metrics"]
+def render_html(report: Report, trials: Sequence[TrialRecord], max_transcripts: int = MAX_TRANSCRIPTS) -> str:
+    m = report.metrics
     embedded = embedded_trials(trials, max_transcripts)
     body = [_header(report)]
-    if m["scenarios"]:
+    if m.scenarios:
         body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), _safety(m)]
     body += [_scenarios(report, trials, embedded, max_transcripts), _transcripts(trials, embedded)]
-    title = escape(f"passhat run {report['run_id']}")
+    title = escape(f"passhat run {report.run_id}")
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
         f"<style>{CSS}</style></head><body>{''.join(body)}<script>{SCRIPT}</script></body></html>"
     )
 
 
-def write_html(report: dict[str, Any], trials: Sequence[TrialRecord], path: Path, max_transcripts: int) -> None:
+def write_html(report: Report, trials: Sequence[TrialRecord], path: Path, max_transcripts: int) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, render_html(report, trials, max_transcripts), window="report_write")
@@ -101,77 +102,72 @@ def _fmt(value: float | None, ci: Sequence[float] | None = None) -> str:
     return escape(num(value)) + (f" <span class=note>[{escape(num(ci[0]))}, {escape(num(ci[1]))}]</span>" if ci else "")
 
 
-def _header(report: dict[str, Any]) -> str:
-    m, cfg = report["metrics"], report["config"]
+def _header(report: Report) -> str:
+    m, cfg = report.metrics, report.config
     config = " ".join(
         f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials")
     )
-    parts = [f"<h1>passhat run {escape(report['run_id'])}</h1><p class=note>{config}</p>"]
-    parts += [f"<p class=warning>{escape(w)}</p>" for w in report["caveats"]]
-    if not m["scenarios"]:
+    parts = [f"<h1>passhat run {escape(report.run_id)}</h1><p class=note>{config}</p>"]
+    parts += [f"<p class=warning>{escape(w)}</p>" for w in report.caveats]
+    if not m.scenarios:
         return "".join(parts) + "<p class=fails>No trial could be judged.</p>" + _plumbing(m) + _gate(report)
     verdict = stop_verdict(report)
     parts.append(f"<p class=headline>{escape(verdict)}</p>" if verdict else _figures_headline(report))
-    x = m["extrapolated"]
+    x = m.extrapolated
     if not_predicted(m) is None:  # otherwise the curves section says why, once
-        parts.append(f"<p>Model-based pass^100 ({escape(x['model'])}): {_predicted(x, 100)}.</p>")
+        parts.append(f"<p>Model-based pass^100 ({escape(x.model)}): {_predicted(x, 100)}.</p>")
     return "".join(parts) + _plumbing(m) + _gate(report)
 
 
-def _figures_headline(report: dict[str, Any]) -> str:
+def _figures_headline(report: Report) -> str:
     """pass^1 against pass^n with their intervals; pass^1 alone when some scenario has a single judged trial."""
-    m = report["metrics"]
-    n, scope = m["trials_per_scenario"], escape(f"{m['scenarios']} scenarios × {trials_scope(report)}")
-    first = f"pass^1 {_fmt(m['avg_reward'], m['ci']['avg_reward'])}"
+    m = report.metrics
+    n, scope = m.trials_per_scenario, escape(f"{m.scenarios} scenarios × {trials_scope(report)}")
+    first = f"pass^1 {_fmt(m.avg_reward, m.ci.avg_reward)}"
     if n == 1:
         return (
             f"<p class=headline>{first} <span class=note>over {scope} (95% bootstrap interval); some scenario has "
             "only 1 judged trial, so no pass^k with k &gt; 1</span></p>"
         )
-    last = f"pass^{n} {_fmt(m['pass_hat_k'][str(n)], m['ci']['pass_hat_k'][str(n)])}"
+    last = f"pass^{n} {_fmt(m.pass_hat_k[n], m.ci.pass_hat_k[n])}"
     return f"<p class=headline>{first} &nbsp; vs &nbsp; {last} <span class=note>over {scope} (95% bootstrap intervals)</span></p>"
 
 
-def _gate(report: dict[str, Any]) -> str:
+def _gate(report: Report) -> str:
     """The gate's verdict and reason, with the 95% interval of its pass^k when the run is finished; nothing
     when it is the gate an early-stopped run stopped against, whose verdict is the headline already."""
-    stopped_against = (report.get("early_stop_decision") or {}).get("gate")
-    if "gate" not in report or report["gate"]["gate"] == stopped_against:
+    g, stopped = report.gate, report.early_stop_decision
+    if g is None or (stopped is not None and g.gate == stopped.gate):
         return ""
-    g = report["gate"]
-    cls, word = {True: ("meets", "MEETS THE BAR"), False: ("fails", "DOES NOT MEET THE BAR")}.get(
-        g["meets"], ("fails", "UNDECIDED")
-    )
-    ci = g.get("ci")
-    interval = f" (95% CI [{escape(num(ci[0]))}, {escape(num(ci[1]))}])" if ci else ""
-    return f"<p>Gate {escape(g['gate'])}: <span class={cls}>{word}</span> — {escape(g['reason'])}{interval}</p>"
+    cls, word = {True: ("meets", "MEETS THE BAR"), False: ("fails", "DOES NOT MEET THE BAR")}.get(g.meets, ("fails", "UNDECIDED"))
+    interval = f" (95% CI [{escape(num(g.ci[0]))}, {escape(num(g.ci[1]))}])" if g.ci else ""
+    return f"<p>Gate {escape(g.gate)}: <span class={cls}>{word}</span> — {escape(g.reason)}{interval}</p>"
 
 
-def _plumbing(m: dict[str, Any]) -> str:
+def _plumbing(m: Metrics) -> str:
     """Trials that could not be judged with the conservative figure, and what the model calls cost."""
     parts = []
-    unjudged = m["infra_errors"] + m.get("user_simulator_errors", 0)
-    line = f"Infra errors: {m['infra_errors']}" + (
-        f"; user-simulator errors: {m['user_simulator_errors']}" if m.get("user_simulator_errors") else ""
+    unjudged = m.infra_errors + m.user_simulator_errors
+    line = f"Infra errors: {m.infra_errors}" + (
+        f"; user-simulator errors: {m.user_simulator_errors}" if m.user_simulator_errors else ""
     )
-    c = m.get("conservative") or {}
-    if m["infra_errors"] and c.get("pass_hat_k"):
-        k = max(c["pass_hat_k"], key=int)
+    c = m.conservative
+    if m.infra_errors and c.pass_hat_k:
+        k = max(c.pass_hat_k)
         line += (
             f" — left out of every figure above; counted as failures (conservative): average reward "
-            f"{_fmt(c['avg_reward'])}, pass^{escape(k)} {_fmt(c['pass_hat_k'][k])}"
+            f"{_fmt(c.avg_reward)}, pass^{k} {_fmt(c.pass_hat_k[k])}"
         )
     parts.append(f"<p{' class=fails' if unjudged else ''}>{line}.</p>")
-    if m.get("model_calls"):
-        tokens = m.get("tokens", {})
+    if m.model_calls:
         roles = "; ".join(
-            f"{escape(role)} {escape(str(u['model']))}: {u['calls']:,} calls ({u['cached_calls']:,} cached), "
-            f"{u['input_tokens']:,} tokens in / {u['output_tokens']:,} out, ${u['cost_usd']:.4f}"
-            for role, u in m["model_calls"].items()
+            f"{escape(role)} {escape(u.model)}: {u.calls:,} calls ({u.cached_calls:,} cached), "
+            f"{u.input_tokens:,} tokens in / {u.output_tokens:,} out, ${u.cost_usd:.4f}"
+            for role, u in m.model_calls.items()
         )
-        unpriced = m.get("unpriced_models") or []
+        unpriced = m.unpriced_models
         parts.append(
-            f"<p>Cost ${m.get('cost_usd', 0.0):.4f}, tokens {tokens.get('input', 0):,} in / {tokens.get('output', 0):,} out "
+            f"<p>Cost ${m.cost_usd:.4f}, tokens {m.tokens.input:,} in / {m.tokens.output:,} out "
             f"<span class=note>({roles})</span>"
             + (
                 f" <span class=fails>no price for {escape(', '.join(unpriced))}: its cost is unknown, not zero</span>"
@@ -183,16 +179,14 @@ def _plumbing(m: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _safety(m: dict[str, Any]) -> str:
+def _safety(m: Metrics) -> str:
     """Faults injected with the share of hit trials that still passed, and the guard figures with units."""
     parts = ["<h2>Faults and guards</h2>"]
-    faults = m.get("faults") or {}
-    if faults:
+    if m.faults:
         rows = "".join(
-            f"<tr><td>{escape(name)}</td><td class=num>{f['injected']}</td><td class=num>{f['trials_affected']}</td>"
-            f"<td class=num>{f['trials_passed']}</td><td class=num>"
-            f"{escape(num(f['trials_passed'] / f['trials_affected'] if f['trials_affected'] else None))}</td></tr>"
-            for name, f in faults.items()
+            f"<tr><td>{escape(name)}</td><td class=num>{f.injected}</td><td class=num>{f.trials_affected}</td>"
+            f"<td class=num>{f.trials_passed}</td><td class=num>{escape(num(f.recovery))}</td></tr>"
+            for name, f in m.faults.items()
         )
         parts.append(
             "<table><tr><th>fault</th><th>injected</th><th>trials hit</th><th>still passed</th>"
@@ -200,54 +194,43 @@ def _safety(m: dict[str, Any]) -> str:
         )
     else:
         parts.append("<p>No fault was injected.</p>")
-    g = m.get("guard")
-    if g:
-        trials = g.get("trials", 0)
-        rows = "".join(
-            f"<tr><td>{escape(f.replace('_', ' '))}</td><td>{UNITS[f]}</td><td class=num>{g[f]}</td>"
-            f"<td class=num>{escape(per_100(g[f], trials))}</td></tr>"
-            for f in COMPARED
-        )
-        declared = g.get("handoffs_task_declared")
-        note = (
-            f"<p class=note>{declared} of the {g['handoffs']} handoffs come from human gates that tasks declare "
-            "themselves (<code>guards:</code> in the task file), which apply whatever <code>--guard</code> says.</p>"
-            if g["handoffs"] and declared
-            else ""
-        )
-        parts.append(
-            f"<p>Guards on: {escape(', '.join(g['enabled']) or 'none')}. Counted over {trials:,} judged trials; the write "
-            "figures count writes (a trial can hold several), unlike the failure signatures, which count trials. "
-            f"Helpfulness {_fmt(g['helpfulness'])} (trials of write tasks whose required writes all happened).</p>"
-            f"<table><tr><th>figure</th><th>unit</th><th>count</th><th>per 100 trials</th></tr>{rows}</table>{note}"
-        )
+    g = m.guard
+    counts = [(f, getattr(g, f)) for f in COMPARED]
+    rows = "".join(
+        f"<tr><td>{escape(f.replace('_', ' '))}</td><td>{UNITS[f]}</td><td class=num>{count}</td>"
+        f"<td class=num>{escape(per_100(count, g.trials))}</td></tr>"
+        for f, count in counts
+    )
+    declared = g.handoffs_task_declared
+    note = (
+        f"<p class=note>{declared} of the {g.handoffs} handoffs come from human gates that tasks declare "
+        "themselves (<code>guards:</code> in the task file), which apply whatever <code>--guard</code> says.</p>"
+        if g.handoffs and declared
+        else ""
+    )
+    parts.append(
+        f"<p>Guards on: {escape(', '.join(g.enabled) or 'none')}. Counted over {g.trials:,} judged trials; the write "
+        "figures count writes (a trial can hold several), unlike the failure signatures, which count trials. "
+        f"Helpfulness {_fmt(g.helpfulness)} (trials of write tasks whose required writes all happened).</p>"
+        f"<table><tr><th>figure</th><th>unit</th><th>count</th><th>per 100 trials</th></tr>{rows}</table>{note}"
+    )
     return "".join(parts)
 
 
-def _curves(m: dict[str, Any]) -> str:
+def _curves(m: Metrics) -> str:
     """The measured curves up to n, and, when the run was fit, the model's beyond n with its tables."""
-    n, x = m["trials_per_scenario"], m["extrapolated"]
-    exact = [int(k) for k in m["pass_hat_k"]]
+    n, x = m.trials_per_scenario, m.extrapolated
+    exact = list(m.pass_hat_k)
     series = [
-        Series(
-            "pass^k (exact)",
-            [(k, m["pass_hat_k"][str(k)]) for k in exact],
-            [(k, *m["ci"]["pass_hat_k"][str(k)]) for k in exact],
-            COLORS[0],
-        ),
-        Series(
-            "pass@k (exact)",
-            [(k, m["pass_at_k"][str(k)]) for k in exact],
-            [(k, *m["ci"]["pass_at_k"][str(k)]) for k in exact],
-            COLORS[2],
-        ),
+        Series("pass^k (exact)", [(k, m.pass_hat_k[k]) for k in exact], [(k, *m.ci.pass_hat_k[k]) for k in exact], COLORS[0]),
+        Series("pass@k (exact)", [(k, m.pass_at_k[k]) for k in exact], [(k, *m.ci.pass_at_k[k]) for k in exact], COLORS[2]),
     ]
     reason = not_predicted(m)
     ticks: Sequence[int] = [k for k in CURVE_TICKS if k <= max(n, 2)]
     dashed = ""
     after = f"<p>pass^k beyond n is not predicted: {escape(reason)}.</p>" if reason is not None else ""
     if x is not None:
-        curve = {int(k): v for k, v in x["curve"].items() if int(k) >= n}
+        curve = {k: v for k, v in x.curve.items() if k >= n}
         if max(curve, default=0) > n:  # the model's curve, as far as it is predicted
             ticks = CURVE_TICKS
             series.append(
@@ -260,7 +243,7 @@ def _curves(m: dict[str, Any]) -> str:
                 )
             )
             dashed = (
-                f" Dashed: predicted by the fitted model <b>{escape(x['model'])}</b> beyond n — model-based, "
+                f" Dashed: predicted by the fitted model <b>{escape(x.model)}</b> beyond n — model-based, "
                 "not measured, and drawn only as far as it is predicted."
             )
         after += _extrapolation(x)
@@ -271,24 +254,22 @@ def _curves(m: dict[str, Any]) -> str:
     )
 
 
-def _predicted(x: dict[str, Any], k: int) -> str:
+def _predicted(x: Extrapolation, k: int) -> str:
     """A predicted pass^k with its interval, or why it is not predicted."""
-    if x["pass_hat_k"][str(k)] is None:
-        return f"not predicted: {escape(x['not_predicted'][str(k)])}"
-    return _fmt(x["pass_hat_k"][str(k)], x["ci"][str(k)])
+    if x.pass_hat_k[k] is None:
+        return f"not predicted: {escape(x.not_predicted[k])}"
+    return _fmt(x.pass_hat_k[k], x.ci[k])
 
 
-def _extrapolation(x: dict[str, Any]) -> str:
+def _extrapolation(x: Extrapolation) -> str:
     """The fitted model's predictions beyond n, its agreement with the exact estimator, and its assumptions."""
     fit_rows = "".join(
-        f"<tr><td class=num>{k}</td><td class=num>{_fmt(v['exact'])}</td><td class=num>{_fmt(v['model'])}</td>"
-        f"<td>{'yes' if x['agrees'][k] else 'no'}</td></tr>"
-        for k, v in x["fit_vs_exact"].items()
+        f"<tr><td class=num>{k}</td><td class=num>{_fmt(v.exact)}</td><td class=num>{_fmt(v.model)}</td>"
+        f"<td>{'yes' if x.agrees[k] else 'no'}</td></tr>"
+        for k, v in x.fit_vs_exact.items()
     )
     predicted = "".join(f"<tr><td class=num>{k}</td><td>{_predicted(x, k)}</td></tr>" for k in EXTRAPOLATE_KS)
-    candidates = ", ".join(
-        f"{escape(c['name'])} (AIC {c['aic']:.1f}, pass^100 {escape(num(c['pass_hat_k']['100']))})" for c in x["candidates"]
-    )
+    candidates = ", ".join(f"{escape(c.name)} (AIC {c.aic:.1f}, pass^100 {escape(num(c.pass_hat_k[100]))})" for c in x.candidates)
     return (
         f"<h3>Predicted pass^k beyond n</h3><table><tr><th>k</th><th>pass^k [95% CI]</th></tr>{predicted}</table>"
         f"<h3>Where the fit agrees with the exact estimator (k ≤ n)</h3><table><tr><th>k</th><th>exact</th>"
@@ -299,14 +280,15 @@ def _extrapolation(x: dict[str, Any]) -> str:
     )
 
 
-def _partition(m: dict[str, Any]) -> str:
-    n = m["trials_per_scenario"]
+def _partition(m: Metrics) -> str:
+    n = m.trials_per_scenario
     lo = wilson(n, n)[0]
     labels = (f"passed all {n} (Wilson ≥ {lo:.2f})", "passed some", "passed none")
     rows = partition_rows(m)
-    chart = stacked_bars("partition", [(label, [v[c] for c in PARTITION]) for label, v in rows], labels)
+    counts = [(label, [getattr(part, c) for c in PARTITION]) for label, part in rows]
+    chart = stacked_bars("partition", counts, labels)
     table = "".join(
-        f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v[c]}</td>" for c in PARTITION) + "</tr>" for label, v in rows
+        f"<tr><td>{escape(label)}</td>" + "".join(f"<td class=num>{v}</td>" for v in values) + "</tr>" for label, values in counts
     )
     return (
         f"<h2>Partition</h2><p>Scenarios by how many of their trials passed: all (a candidate to ship), some (fix), "
@@ -316,29 +298,29 @@ def _partition(m: dict[str, Any]) -> str:
     )
 
 
-def _signatures(m: dict[str, Any]) -> str:
-    sigs = m["failure_signatures"]
+def _signatures(m: Metrics) -> str:
+    sigs = m.failure_signatures
     if not sigs:
         return "<h2>Failure signatures</h2><p>No judged trial failed.</p>"
     chart = bar_chart("failed trials by signature", [(s, c, None) for s, c in sigs.items()], unit_max=max(sigs.values()))
     return f"<h2>Failure signatures</h2><p>Why judged trials failed (trials per signature).</p>{chart}"
 
 
-def _personas(m: dict[str, Any]) -> str:
-    n = str(m["trials_per_scenario"])
+def _personas(m: Metrics) -> str:
+    n = m.trials_per_scenario
     rows, table = [], []
-    for name, g in m["by_persona"].items():
-        hat = g["pass_hat_k"].get(n)
-        rows.append((f"{name} pass^1", g["avg_reward"], tuple(g["ci"]["avg_reward"])))
+    for name, g in m.by_persona.items():
+        hat = g.pass_hat_k.get(n)
+        rows.append((f"{name} pass^1", g.avg_reward, g.ci.avg_reward))
         if hat is not None:
-            rows.append((f"{name} pass^{n}", hat, tuple(g["ci"]["pass_hat_k"][n])))
-        drop = {d["metric"]: d for d in m["persona_drop"].get(name, [])}
+            rows.append((f"{name} pass^{n}", hat, g.ci.pass_hat_k[n]))
+        drop = {d.metric: d for d in m.persona_drop.get(name, [])}
         change = "; ".join(
-            f"{escape(k)} {d['change']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}] {escape(d['verdict'])}"
+            f"{escape(k)} {d.change:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}] {escape(d.verdict)}"
             for k, d in drop.items()
             if k in ("avg_reward", f"pass^{n}")
         )
-        table.append(f"<tr><td>{escape(name)}</td><td class=num>{g['scenarios']}</td><td>{change or '—'}</td></tr>")
+        table.append(f"<tr><td>{escape(name)}</td><td class=num>{g.scenarios}</td><td>{change or '—'}</td></tr>")
     chart = bar_chart("pass^1 and pass^n by persona, with 95% intervals", rows)
     return (
         f"<h2>Personas</h2>{chart}<table><tr><th>persona</th><th>scenarios</th>"
@@ -346,39 +328,33 @@ def _personas(m: dict[str, Any]) -> str:
     )
 
 
-def _compounding(m: dict[str, Any]) -> str:
-    points = m["compounding"]
+def _compounding(m: Metrics) -> str:
+    points = m.compounding
     if not points:
         return "<h2>Compounding</h2><p>No task carries a writes:N tag.</p>"
-    k = points[0]["k"]
-    xs = [p["writes"] for p in points]
+    k = points[0].k
+    xs = [p.writes for p in points]
     series = [
         Series(
-            "avg reward",
-            [(p["writes"], p["avg_reward"]) for p in points],
-            [(p["writes"], *p["avg_reward_ci"]) for p in points],
-            COLORS[0],
+            "avg reward", [(p.writes, p.avg_reward) for p in points], [(p.writes, *p.avg_reward_ci) for p in points], COLORS[0]
         ),
         Series(
-            f"pass^{k}",
-            [(p["writes"], p["pass_hat_k"]) for p in points],
-            [(p["writes"], *p["pass_hat_k_ci"]) for p in points],
-            COLORS[1],
+            f"pass^{k}", [(p.writes, p.pass_hat_k) for p in points], [(p.writes, *p.pass_hat_k_ci) for p in points], COLORS[1]
         ),
     ]
     ticks = list(range(min(xs), max(xs) + 1)) if len(xs) > 1 else [xs[0] - 1, xs[0], xs[0] + 1]
     chart = line_chart("success against writes", series, ticks, "writes the task needs", "probability")
-    counts = ", ".join(f"{p['writes']} writes: {p['scenarios']} scenarios" for p in points)
+    counts = ", ".join(f"{p.writes} writes: {p.scenarios} scenarios" for p in points)
     return f"<h2>Compounding</h2><p>Success against the number of writes a task needs ({counts}).</p>{chart}"
 
 
-def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: set[int], cap: int) -> str:
+def _scenarios(report: Report, trials: Sequence[TrialRecord], embedded: set[int], cap: int) -> str:
     index = {t.key: i for i, t in enumerate(trials)}
     rows = []
-    for s in report["scenarios"]:
+    for s in report.scenarios:
         links = []
-        for trial, reward, sig in zip(s["trials"], s["rewards"], s["signatures"], strict=True):
-            i = index[(s["task_id"], s["persona"], trial)]
+        for trial, reward, sig in zip(s.trials, s.rewards, s.signatures, strict=True):
+            i = index[(s.task_id, s.persona, trial)]
             cls, mark = ("pass", "✓") if reward == 1 else ("fail", "✗")
             tip = escape(f"trial {trial}: {sig or 'passed'}")
             links.append(
@@ -386,11 +362,11 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
                 if i in embedded
                 else f'<span class="t skip" title="{tip} (not embedded)">{mark}</span>'
             )
-        wilson_ci = s["wilson"]
-        sigs = ", ".join(sorted({x for x in s["signatures"] if x}))
+        wilson_ci = s.wilson
+        sigs = ", ".join(s.failure_names)
         rows.append(
-            f"<tr><td>{escape(s['task_id'])}</td><td>{escape(s['persona'])}</td><td>{escape(_class(s))}</td>"
-            f"<td class=num>{sum(s['rewards'])}/{len(s['rewards'])}</td>"
+            f"<tr><td>{escape(s.task_id)}</td><td>{escape(s.persona)}</td><td>{escape(_class(s))}</td>"
+            f"<td class=num>{s.passed}/{s.judged}</td>"
             f"<td class=num>{'—' if wilson_ci is None else f'[{wilson_ci[0]:.2f}, {wilson_ci[1]:.2f}]'}</td>"
             f"<td>{''.join(links)}</td><td>{escape(sigs)}</td></tr>"
         )
@@ -408,14 +384,16 @@ def _scenarios(report: dict[str, Any], trials: Sequence[TrialRecord], embedded: 
     )
 
 
-def _class(s: dict[str, Any]) -> str:
+CLASS_WORDS = {"unreliable": "passed some", "out_of_reach": "passed none"}
+
+
+def _class(s: ScenarioReport) -> str:
     """The scenario's class in words; passing all n shows the Wilson lower bound it is worth; — when none was judged."""
-    n, wilson_ci = len(s["rewards"]), s.get("wilson")
-    if s.get("class") is None:
+    if s.scenario_class is None:
         return "—"
-    if s["class"] == "reliable":
-        return f"passed all {n}" + (f" (Wilson lower bound {wilson_ci[0]:.2f})" if wilson_ci else "")
-    return {"unreliable": "passed some", "out_of_reach": "passed none"}.get(s["class"], str(s["class"]))
+    if s.scenario_class == "reliable":
+        return f"passed all {s.judged}" + (f" (Wilson lower bound {s.wilson[0]:.2f})" if s.wilson else "")
+    return CLASS_WORDS[s.scenario_class]
 
 
 def _transcripts(trials: Sequence[TrialRecord], embedded: set[int]) -> str:

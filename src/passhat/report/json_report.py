@@ -1,4 +1,5 @@
-"""The JSON report: the run's configuration, its metrics, and every scenario's trials."""
+"""The report of a stored run, built once: the run's standing, configuration, metrics and every scenario's
+trials, as the typed `Report` that every writer reads; and the JSON writer."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from passhat.metrics.summary import is_judged, scenario_counts
 from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
 from passhat.report.guard_section import safety_metrics
+from passhat.report.model import Report
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
 from passhat.report.state_diff import row_changes
 from passhat.store import ResultStore, TrialRecord
@@ -26,9 +28,11 @@ def build_report(
     tags: Mapping[str, Sequence[str]] | None = None,
     trials: list[TrialRecord] | None = None,
     gated_tasks: Iterable[str] | None = None,
-) -> dict[str, Any]:
+    gate: Mapping[str, Any] | None = None,
+) -> Report:
     """trials: the store's trials when the caller already read them (the HTML report needs them too);
-    gated_tasks: the tasks that declare a human gate of their own (``guards:`` in their file)."""
+    gated_tasks: the tasks that declare a human gate of their own (``guards:`` in their file);
+    gate: the report's gate section, when a gate was given (its decision, and its ci or trials_saved)."""
     trials = store.trials() if trials is None else trials
     outcomes = [t.to_outcome() for t in trials]
     summary = summarize(outcomes, tags)
@@ -38,7 +42,7 @@ def build_report(
     metrics.update(conservative=conservative(outcomes), **usage_metrics(t.usage for t in trials))
     attach_group_intervals(metrics, counts, tags or {})
     metrics.update(safety_metrics(store.config, trials, gated_tasks))
-    return {
+    document = {
         "run_id": store.run_id,
         **standing.to_json(),
         "config": store.config,
@@ -46,6 +50,7 @@ def build_report(
         "scenarios": scenario_stats(scenario_rows(trials)),
         "infra_error_example": infra_error_example(trials),
     }
+    return Report.model_validate(document if gate is None else {**document, "gate": gate})
 
 
 def infra_error_example(trials: list[TrialRecord]) -> str | None:
@@ -72,13 +77,15 @@ def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
         row["signatures"].append(t.signature)
         differences = (t.grade or {}).get("details", {}).get("state_differences")
         if t.reward != 1 and differences and row["state_diff"] is None:
-            row["state_diff"] = {"trial": t.trial, "rows": [c.to_json() for c in row_changes(differences)]}
+            row["state_diff"] = {"trial": t.trial, "rows": row_changes(differences)}
     return [{"task_id": task, "persona": persona, **row} for (task, persona), row in sorted(rows.items())]
 
 
-def write_json(report: dict[str, Any], path: Path) -> None:
+def write_json(document: Report | Mapping[str, Any], path: Path) -> None:
+    """The report, or another command's plain document (traffic, compare), as indented JSON."""
+    data = document.to_json() if isinstance(document, Report) else document
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, json.dumps(report, indent=2, sort_keys=False) + "\n", window="report_write")
+        write_atomically(path, json.dumps(data, indent=2, sort_keys=False) + "\n", window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the JSON report to {path} (--json): {exc.strerror}.") from None

@@ -10,36 +10,33 @@ from __future__ import annotations
 import io
 import xml.etree.ElementTree as ET
 from pathlib import Path
-from typing import Any
 
 from passhat.errors import UserError
 from passhat.file_writes import write_atomically
+from passhat.report.model import Report
 
 
-def junit_xml(report: dict[str, Any]) -> ET.ElementTree:
-    scenarios = report["scenarios"]
-    suite = ET.Element("testsuite", name=f"passhat run {report['run_id']}", tests=str(len(scenarios)))
+def junit_xml(report: Report) -> ET.ElementTree:
+    scenarios = report.scenarios
+    suite = ET.Element("testsuite", name=f"passhat run {report.run_id}", tests=str(len(scenarios)))
     failures = errors = 0
     for s in scenarios:
-        case = ET.SubElement(suite, "testcase", classname=s["task_id"], name=f"{s['task_id']} / {s['persona']}")
-        passed, judged = sum(s["rewards"]), len(s["rewards"])
-        if not judged:
+        case = ET.SubElement(suite, "testcase", classname=s.task_id, name=f"{s.task_id} / {s.persona}")
+        if not s.judged:
             errors += 1
-            ET.SubElement(case, "error", message=f"no trial could be judged ({s['infra_errors']} infra errors)")
-        elif passed < judged:
+            ET.SubElement(case, "error", message=f"no trial could be judged ({s.infra_errors} infra errors)")
+        elif s.passed < s.judged:
             failures += 1
-            signatures = sorted({sig for sig in s["signatures"] if sig})
-            failure = ET.SubElement(case, "failure", message=f"{passed}/{judged} trials passed", type="pass^k")
-            failure.text = "failure signatures: " + (", ".join(signatures) or "none recorded")
-    if "gate" in report:
-        g = report["gate"]
-        case = ET.SubElement(suite, "testcase", classname="passhat.gate", name=f"gate {g['gate']}")
-        ci = g.get("ci")
-        message = g["reason"] + (f" (95% CI [{ci[0]:.3f}, {ci[1]:.3f}])" if ci else "")
-        if g["meets"] is False:
+            failure = ET.SubElement(case, "failure", message=f"{s.passed}/{s.judged} trials passed", type="pass^k")
+            failure.text = "failure signatures: " + (", ".join(s.failure_names) or "none recorded")
+    g = report.gate
+    if g is not None:
+        case = ET.SubElement(suite, "testcase", classname="passhat.gate", name=f"gate {g.gate}")
+        message = g.reason + (f" (95% CI [{g.ci[0]:.3f}, {g.ci[1]:.3f}])" if g.ci else "")
+        if g.meets is False:
             failures += 1
             ET.SubElement(case, "failure", message=message, type="gate")
-        elif g["meets"] is None:
+        elif g.meets is None:
             errors += 1
             ET.SubElement(case, "error", message=message)
         else:
@@ -50,7 +47,7 @@ def junit_xml(report: dict[str, Any]) -> ET.ElementTree:
     return ET.ElementTree(suite)
 
 
-def write_junit(report: dict[str, Any], path: Path) -> None:
+def write_junit(report: Report, path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         document = io.BytesIO()

@@ -15,6 +15,7 @@ from passhat.metrics.intervals import run_intervals, wilson
 from passhat.metrics.partition import classify, partition, partition_by
 from passhat.metrics.spread import compounding, persona_drops, scenario_variance, spread
 from passhat.metrics.summary import Scenario, slices
+from passhat.report.model import Metrics, Partition
 
 Counts = Mapping[Scenario, tuple[int, int]]
 
@@ -48,15 +49,15 @@ def reliability_metrics(
     }
 
 
-def not_predicted(m: Mapping[str, Any]) -> str | None:
+def not_predicted(m: Metrics) -> str | None:
     """Why no pass^k beyond n is shown: the fit was skipped (early stop, too few trials), or every reported
     k was withheld for the same reason (the model misses what was measured). None when some k is shown,
     or when each withheld k has its own reason (the reports then say it k by k)."""
-    x = m.get("extrapolated")
+    x = m.extrapolated
     if x is None:
-        return str(m.get("extrapolation_skipped"))
-    reasons = set(x["not_predicted"].values())
-    return reasons.pop() if len(x["not_predicted"]) == len(x["pass_hat_k"]) and len(reasons) == 1 else None
+        return str(m.extrapolation_skipped)
+    reasons = set(x.not_predicted.values())
+    return reasons.pop() if len(x.not_predicted) == len(x.pass_hat_k) and len(reasons) == 1 else None
 
 
 def attach_group_intervals(metrics: dict[str, Any], counts: Counts, tags: Mapping[str, Sequence[str]]) -> None:
@@ -76,10 +77,11 @@ def scenario_stats(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def partition_rows(m: Mapping[str, Any]) -> list[tuple[str, dict[str, int]]]:
-    """The partition as every report shows it: all scenarios, then each persona's, then each tag's."""
-    rows = [("all scenarios", m["partition"])] + [(f"persona {p}", v) for p, v in m["partition_by"]["persona"].items()]
-    return rows + [(f"tag {t}", v) for t, v in m["partition_by"]["tag"].items()]
+def partition_rows(m: Metrics) -> list[tuple[str, Partition]]:
+    """The partition as every report shows it: all scenarios, then each persona's, then each tag's
+    (a run with judged trials: the only kind with a partition)."""
+    rows = [("all scenarios", m.partition)] + [(f"persona {p}", v) for p, v in m.partition_by.persona.items()]
+    return rows + [(f"tag {t}", v) for t, v in m.partition_by.tag.items()]
 
 
 def _persona(scenario: Scenario) -> list[str]:

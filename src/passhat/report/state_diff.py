@@ -8,10 +8,11 @@ side holds as an extra or a missing row.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 WholeRow = Literal["extra", "missing"]  # a row only one side holds
 ROW_WORDS: dict[WholeRow, str] = {"extra": "extra row", "missing": "missing row"}
@@ -21,23 +22,25 @@ ROW_MEANING: dict[WholeRow, str] = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
-class FieldChange:
+class FieldChange(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     column: str
     expected: Any
     actual: Any
 
 
-@dataclasses.dataclass(frozen=True)
-class RowChange:
+class RowChange(BaseModel):
     """One differing row. changed: fields holds its differing columns; extra / missing: row holds the
-    values of the side that has it (the backend's / the expected state's)."""
+    values of the side that has it (the backend's / the expected state's). Part of the JSON report."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     table: str
     key: str  # the row's primary key as the grader stores it (a JSON list of its key columns' values)
     kind: Literal["changed"] | WholeRow
-    fields: list[FieldChange] = dataclasses.field(default_factory=list)
-    row: dict[str, Any] = dataclasses.field(default_factory=dict)
+    row: dict[str, Any]
+    fields: list[FieldChange]
 
     @property
     def label(self) -> str:
@@ -48,19 +51,6 @@ class RowChange:
             return self.key
         return ", ".join(map(str, values)) if isinstance(values, list) else self.key
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "table": self.table,
-            "key": self.key,
-            "kind": self.kind,
-            "row": self.row,
-            "fields": [dataclasses.asdict(f) for f in self.fields],
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RowChange:
-        return cls(data["table"], data["key"], data["kind"], [FieldChange(**f) for f in data["fields"]], data["row"])
-
 
 def row_changes(differences: Iterable[Mapping[str, Any]]) -> list[RowChange]:
     """The grader's state_differences ({table, key, actual, expected}) as field-level changes."""
@@ -68,13 +58,17 @@ def row_changes(differences: Iterable[Mapping[str, Any]]) -> list[RowChange]:
     for d in differences:
         actual, expected = d.get("actual"), d.get("expected")
         if expected is None:
-            out.append(RowChange(d["table"], d["key"], "extra", row=dict(actual)))
+            out.append(RowChange(table=d["table"], key=d["key"], kind="extra", row=dict(actual), fields=[]))
         elif actual is None:
-            out.append(RowChange(d["table"], d["key"], "missing", row=dict(expected)))
+            out.append(RowChange(table=d["table"], key=d["key"], kind="missing", row=dict(expected), fields=[]))
         else:
             columns = list(dict.fromkeys([*expected, *actual]))  # the row's column order, then any only one side has
-            fields = [FieldChange(c, expected.get(c), actual.get(c)) for c in columns if expected.get(c) != actual.get(c)]
-            out.append(RowChange(d["table"], d["key"], "changed", fields))
+            fields = [
+                FieldChange(column=c, expected=expected.get(c), actual=actual.get(c))
+                for c in columns
+                if expected.get(c) != actual.get(c)
+            ]
+            out.append(RowChange(table=d["table"], key=d["key"], kind="changed", row={}, fields=fields))
     return out
 
 

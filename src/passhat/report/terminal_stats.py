@@ -16,6 +16,7 @@ from passhat.metrics.extrapolate import EXTRAPOLATE_KS
 from passhat.metrics.gate import Decision
 from passhat.metrics.intervals import wilson
 from passhat.metrics.traffic import TrafficView
+from passhat.report.model import Extrapolation, Metrics, WritesPoint
 from passhat.report.numbers import num, with_ci
 from passhat.report.reliability import not_predicted, partition_rows
 
@@ -25,26 +26,26 @@ SIGNIFICANT = 0.05  # Fisher p below which `compare` lists a scenario's change b
 SHOWN_CHANGES = 10  # how many changed scenarios `compare` lists when none is significant
 
 
-def print_reliability(m: dict[str, Any], console: Console) -> None:
+def print_reliability(m: Metrics, console: Console) -> None:
     """Extrapolated pass^k (or why it is not predicted), the partition by persona, and the compounding curve."""
-    n = m["trials_per_scenario"]
+    n = m.trials_per_scenario
     reason = not_predicted(m)
     if reason is not None:
         console.print(f"pass^k beyond n = {n}: not predicted — {reason}.", highlight=False, soft_wrap=True)
     else:
-        x = m["extrapolated"]
+        x = m.extrapolated
         console.print(_extrapolated(x, n))
-        for k, why in x["not_predicted"].items():
+        for k, why in x.not_predicted.items():
             console.print(f"pass^{k}: not predicted — {why}.", highlight=False, soft_wrap=True)
-        agree = "agrees with" if all(x["agrees"].values()) else "departs from"
+        agree = "agrees with" if all(x.agrees.values()) else "departs from"
         console.print(
-            f"For k <= n the fit {agree} the exact estimator (largest gap {x['max_gap']:.3f}).", highlight=False, soft_wrap=True
+            f"For k <= n the fit {agree} the exact estimator (largest gap {x.max_gap:.3f}).", highlight=False, soft_wrap=True
         )
         console.print("Assumptions: in the HTML report and metrics.extrapolated.assumptions.", highlight=False)
     console.print(_partition(m))
     console.print(partition_note(n), highlight=False, soft_wrap=True)
-    if m["compounding"]:
-        console.print(_compounding(m["compounding"]))
+    if m.compounding:
+        console.print(_compounding(m.compounding))
 
 
 def partition_note(n: int) -> str:
@@ -56,37 +57,37 @@ def partition_note(n: int) -> str:
     )
 
 
-def _extrapolated(x: dict[str, Any], n: int) -> Table:
-    table = Table(title=f"pass^k beyond n = {n} (model-based: {x['model']}, lowest AIC)")
+def _extrapolated(x: Extrapolation, n: int) -> Table:
+    table = Table(title=f"pass^k beyond n = {n} (model-based: {x.model}, lowest AIC)")
     table.add_column("k", justify="right")
     table.add_column("predicted pass^k [95% CI]", justify="right")
     for k in EXTRAPOLATE_KS:
-        shown = x["pass_hat_k"][str(k)] is not None
-        table.add_row(str(k), with_ci(x["pass_hat_k"][str(k)], x["ci"][str(k)]) if shown else "not predicted (below)")
+        shown = x.pass_hat_k[k] is not None
+        table.add_row(str(k), with_ci(x.pass_hat_k[k], x.ci[k]) if shown else "not predicted (below)")
     return table
 
 
-def _partition(m: dict[str, Any]) -> Table:
-    n = m["trials_per_scenario"]
+def _partition(m: Metrics) -> Table:
+    n = m.trials_per_scenario
     lo = wilson(n, n)[0]
     table = Table(title=f"partition of scenarios by how many of their (at least {n}) trials passed")
     for col in ("", f"passed all (Wilson ≥ {lo:.2f})", "passed some", "passed none"):
         table.add_column(col, justify="right" if col else "left")
     for label, part in partition_rows(m):
-        table.add_row(label, str(part["reliable"]), str(part["unreliable"]), str(part["out_of_reach"]))
+        table.add_row(label, str(part.reliable), str(part.unreliable), str(part.out_of_reach))
     return table
 
 
-def _compounding(points: list[dict[str, Any]]) -> Table:
+def _compounding(points: list[WritesPoint]) -> Table:
     table = Table(title="compounding: success against the number of writes a task needs")
     for col in ("writes", "scenarios", "avg reward [95% CI]", "pass^k [95% CI]"):
         table.add_column(col, justify="right")
     for p in points:
         table.add_row(
-            str(p["writes"]),
-            str(p["scenarios"]),
-            with_ci(p["avg_reward"], p["avg_reward_ci"]),
-            f"k={p['k']}: " + with_ci(p["pass_hat_k"], p["pass_hat_k_ci"]),
+            str(p.writes),
+            str(p.scenarios),
+            with_ci(p.avg_reward, p.avg_reward_ci),
+            f"k={p.k}: " + with_ci(p.pass_hat_k, p.pass_hat_k_ci),
         )
     return table
 

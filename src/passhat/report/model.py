@@ -1,0 +1,313 @@
+"""The report of a stored run as one typed document.
+
+`build_report` assembles it once from the metrics; the terminal, HTML, JUnit and JSON writers all read
+its attributes, so every figure has one name and one type wherever it is shown, and `passhat schema
+report` publishes its JSON Schema (docs/report-json.md says what each field means; a test keeps the two
+in step). Every model forbids unknown fields: a misspelt key is an error where it is made, not a figure
+silently missing from a report.
+
+A few keys are in a report only sometimes: ``gate`` (a gate was given), its ``ci`` (`passhat report`)
+or ``trials_saved`` (`passhat run`), and the statistics that need judged trials (``metrics.ci`` ...
+``metrics.compounding``). They have defaults, and `Report.to_json` leaves out every key that was not
+set, so the JSON holds exactly the keys the run has.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from passhat.report.state_diff import RowChange
+from passhat.trajectory import Signature
+
+
+class Strict(BaseModel):
+    """Unknown fields are errors; a field with a default is a key the JSON holds only when it was set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+Interval = tuple[float, float]  # a 95% interval: (low, high)
+PerK = dict[int, float]  # a figure for each k (JSON keys "1", "2", ...)
+ModelName = Literal["mixture-1", "always+mixture-1", "mixture-2", "always+mixture-2", "mixture-3", "beta-binomial", "always+beta"]
+ScenarioClass = Literal["reliable", "unreliable", "out_of_reach"]
+FailureName = Signature | Literal["unclassified"]  # unclassified: a failed trial the graders gave no signature
+Verdict = Literal["better", "worse", "within noise"]
+DeltaMetric = Annotated[str, Field(pattern=r"^(avg_reward|pass\^[0-9]+|pass@[0-9]+)$")]
+
+
+# --- metrics ---------------------------------------------------------------------------------------
+
+
+class Intervals(Strict):
+    """95% bootstrap intervals over scenarios, one resample for every figure."""
+
+    avg_reward: Interval
+    pass_hat_k: dict[int, Interval]
+    pass_at_k: dict[int, Interval]
+
+
+class GroupStats(Strict):
+    """The estimates over one slice of the scenarios (a persona, a task tag), k = 1..min n of the slice."""
+
+    scenarios: int
+    avg_reward: float
+    pass_hat_k: PerK
+    pass_at_k: PerK
+    ci: Intervals
+
+
+class MixtureParams(Strict):
+    weights: list[float]
+    rates: list[float]
+
+
+class BetaParams(Strict):
+    a: float
+    b: float
+
+
+class AlwaysBetaParams(Strict):
+    always: float
+    a: float
+    b: float
+
+
+class FitPoint(Strict):
+    model: float
+    exact: float
+
+
+class Candidate(Strict):
+    name: ModelName
+    n_params: int
+    loglik: float
+    aic: float
+    pass_hat_k: PerK
+
+
+class Extrapolation(Strict):
+    """pass^k beyond n from the model of per-scenario success with the lowest AIC; a k whose prediction is
+    withheld has None in pass_hat_k and ci, and its reason in not_predicted."""
+
+    model: ModelName
+    params: MixtureParams | BetaParams | AlwaysBetaParams
+    pass_hat_k: dict[int, float | None]
+    ci: dict[int, Interval | None]
+    not_predicted: dict[int, str]
+    curve: dict[int, tuple[float, float, float]]  # k -> (value, low, high), as far as it is predicted
+    fit_vs_exact: dict[int, FitPoint]
+    agrees: dict[int, bool]
+    max_gap: float
+    candidates: list[Candidate]
+    chosen_in_resamples: dict[ModelName, float]
+    assumptions: list[str]
+
+
+class Partition(Strict):
+    reliable: int
+    unreliable: int
+    out_of_reach: int
+
+
+class PartitionBy(Strict):
+    persona: dict[str, Partition]
+    tag: dict[str, Partition]
+
+
+class Spread(Strict):
+    mean_trial_variance: float | None
+    between_scenarios: float
+
+
+class Delta(Strict):
+    """One figure of a persona against the baseline persona on the same tasks, with its paired interval."""
+
+    metric: DeltaMetric
+    a: float
+    b: float
+    change: float
+    ci: Interval
+    verdict: Verdict
+
+
+class WritesPoint(Strict):
+    writes: int
+    scenarios: int
+    avg_reward: float
+    avg_reward_ci: Interval
+    k: int
+    pass_hat_k: float
+    pass_hat_k_ci: Interval
+
+
+class Conservative(Strict):
+    avg_reward: float | None
+    pass_hat_k: PerK
+
+
+class Tokens(Strict):
+    input: int
+    output: int
+
+
+class Latency(Strict):
+    mean: float | None
+    p50: float | None
+    p95: float | None
+
+
+class RoleUsage(Strict):
+    model: str
+    cost_usd: float
+    calls: int
+    cached_calls: int
+    input_tokens: int
+    output_tokens: int
+    unpriced_calls: int
+    latency_s: Latency
+
+
+class FaultFigures(Strict):
+    injected: int
+    trials_affected: int
+    trials_passed: int
+
+    @property
+    def recovery(self) -> float | None:
+        """The share of the trials this fault hit that still passed."""
+        return self.trials_passed / self.trials_affected if self.trials_affected else None
+
+
+class GuardFigures(Strict):
+    enabled: list[str]
+    trials: int
+    duplicate_writes: int
+    unconfirmed_writes: int
+    policy_violations: int
+    refusals: int
+    handoffs: int
+    handoffs_task_declared: int | None
+    helpfulness: float | None
+
+
+class Metrics(Strict):
+    """Every figure of the run. The statistics from ci to compounding need judged trials: a run without
+    any has none of them (they are left out of the JSON)."""
+
+    scenarios: int
+    trials_per_scenario: int
+    avg_reward: float | None
+    pass_hat_k: PerK
+    pass_at_k: PerK
+    by_persona: dict[str, GroupStats]
+    by_tag: dict[str, GroupStats]
+    failure_signatures: dict[FailureName, int]
+    infra_errors: int
+    user_simulator_errors: int
+    ci: Intervals | None = None
+    extrapolated: Extrapolation | None = None
+    extrapolation_skipped: str | None = None
+    partition: Partition | None = None
+    partition_by: PartitionBy | None = None
+    spread: Spread | None = None
+    persona_drop: dict[str, list[Delta]] | None = None
+    compounding: list[WritesPoint] | None = None
+    conservative: Conservative
+    cost_usd: float
+    tokens: Tokens
+    model_calls: dict[str, RoleUsage]
+    unpriced_models: list[str]
+    faults: dict[str, FaultFigures]
+    guard: GuardFigures
+
+
+# --- the gate ----------------------------------------------------------------------------------------
+
+
+class GateDecision(Strict):
+    """A gate's decision: meets is None while trials still to run could change it; bounds hold pass^k."""
+
+    gate: str
+    k: int
+    minimum: float = Field(alias="min")
+    persona: str | None
+    meets: bool | None
+    pass_hat_k: float | None
+    bounds: Interval
+    reason: str
+
+
+class GateSection(GateDecision):
+    """The gate given to `run` or `report`: `report` adds the 95% interval of its pass^k (ci), `run` the
+    trials early stopping saved (trials_saved)."""
+
+    ci: Interval | None = None
+    trials_saved: int | None = None
+
+
+# --- scenarios ---------------------------------------------------------------------------------------
+
+
+class StateDiff(Strict):
+    """The backend of a scenario's first failed trial against the expected state, row by row."""
+
+    trial: int
+    rows: list[RowChange]
+
+
+class ScenarioReport(Strict):
+    """One task × persona: its judged trials in order, and the trials that could not be judged, counted."""
+
+    task_id: str
+    persona: str
+    trials: list[int]
+    rewards: list[Literal[0, 1]]
+    signatures: list[FailureName | None]
+    infra_errors: int
+    user_simulator_errors: int
+    state_diff: StateDiff | None
+    scenario_class: ScenarioClass | None = Field(alias="class")
+    wilson: Interval | None
+    variance: float | None
+
+    @property
+    def passed(self) -> int:
+        return sum(self.rewards)
+
+    @property
+    def judged(self) -> int:
+        return len(self.rewards)
+
+    @property
+    def failure_names(self) -> list[str]:
+        """The distinct signatures of its failed trials, sorted."""
+        return sorted({s for s in self.signatures if s})
+
+
+# --- the report --------------------------------------------------------------------------------------
+
+
+class Report(Strict):
+    run_id: str
+    complete: bool
+    planned_trials: int | None
+    stored_trials: int
+    early_stopped: bool
+    caveats: list[str]
+    early_stop_decision: GateDecision | None
+    config: dict[str, Any]  # the run's configuration as `passhat run` stored it (secrets redacted)
+    metrics: Metrics
+    scenarios: list[ScenarioReport]
+    infra_error_example: str | None
+    gate: GateSection | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON document: JSON names ("class", "min"), and only the keys that were set (see the module)."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def report_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the report as `report --json` writes it (JSON names)."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **Report.model_json_schema(by_alias=True)}

@@ -1,0 +1,90 @@
+"""The docs stay true to the code: docs/cli.md has a section for every command of `passhat` naming every
+flag it takes (and none for a command that no longer exists), the README stays a front door, and every
+relative link of the docs leads to a file (or folder) and heading that exist."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from passhat.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+CLI_DOC = ROOT / "docs" / "cli.md"
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README_LIMIT = 12_500  # bytes: the README is the front door, the reference lives in docs/
+HEADING = re.compile(r"^#+ `passhat ([a-z][a-z -]*)`", flags=re.MULTILINE)
+
+
+def commands(group: click.Group = main, path: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:
+    """Every command a user can run, by its full name ("audit verify"); a group that only gathers
+    subcommands is not one, a group that runs on its own (`tasks`) is."""
+    for name, command in group.commands.items():
+        full = (*path, name)
+        if not isinstance(command, click.Group) or command.invoke_without_command:
+            yield " ".join(full), command
+        if isinstance(command, click.Group):
+            yield from commands(command, full)
+
+
+def sections() -> dict[str, str]:
+    """docs/cli.md's text under each `passhat <command>` heading, up to the next one."""
+    text = CLI_DOC.read_text()
+    found = list(HEADING.finditer(text))
+    ends = [m.start() for m in found[1:]] + [len(text)]
+    return {m[1].strip(): text[m.end() : end] for m, end in zip(found, ends, strict=True)}
+
+
+def test_every_command_has_a_section_in_cli_md_that_names_each_of_its_flags():
+    documented = sections()
+    names = dict(commands())
+    assert {"run", "report", "audit verify", "tasks", "tasks show", "schema report"} <= set(names)
+    assert sorted(set(names) - set(documented)) == [], "commands without a section in docs/cli.md"
+    assert sorted(set(documented) - set(names)) == [], "sections of docs/cli.md for commands that do not exist"
+    for name, command in names.items():
+        flags = [o for p in command.params if isinstance(p, click.Option) for o in p.opts if o not in ("-h", "--help")]
+        unnamed = [f for f in flags if not re.search(re.escape(f) + r"(?![\w-])", documented[name])]
+        assert unnamed == [], f"`passhat {name}` flags missing from its section of docs/cli.md"
+
+
+def test_the_readme_is_a_front_door():
+    assert len((ROOT / "README.md").read_bytes()) < README_LIMIT
+
+
+def anchor(heading: str) -> str:
+    """The anchor a heading gets on a rendered page: lower case, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    text = re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL)
+    return {anchor(h) for h in re.findall(r"^#+ (.+)$", text, flags=re.MULTILINE)}
+
+
+def links(path: Path) -> Iterator[str]:
+    """The relative targets of the page's links (not web addresses, not inside code)."""
+    text = re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", path.read_text(), flags=re.DOTALL))
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if not re.match(r"[a-z]+:", target):
+            yield target
+
+
+def test_every_relative_link_leads_to_a_path_and_heading_that_exist():
+    broken = []
+    for page in DOCS:
+        for target in links(page):
+            file, _, fragment = target.partition("#")
+            dest = (page.parent / file).resolve() if file else page
+            if not dest.exists():
+                broken.append(f"{page.name}: {target} (no such file or folder)")
+            elif fragment and dest.suffix == ".md" and fragment not in anchors(dest):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []
+
+
+def test_the_readme_cites_no_file_of_the_source_tree():
+    text = (ROOT / "README.md").read_text()
+    assert not re.search(r"\b(src|bench|tests)/", text), "the README is read where only the package is installed"
