@@ -143,7 +143,7 @@ async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event], bounds:
                     ),
                 )
             else:
-                event = _execute(path, call, events, bounds.argument_bytes)
+                event = execute_call(path, call, events, bounds.argument_bytes)
             events.append(event)
             handed_off |= event.ok and path.env.tools[call.name].meta.ends_conversation
         if turn.text or not turn.tool_calls:
@@ -155,8 +155,9 @@ async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event], bounds:
     return "\n".join(said), handed_off
 
 
-def _execute(path: ToolPath, call: ToolCall, events: list[Event], argument_bytes: int) -> Event:
-    """One of the agent's calls, as an event. Arguments over ``argument_bytes`` and arguments no tool
+def execute_call(path: ToolPath, call: ToolCall, events: list[Event], argument_bytes: int) -> Event:
+    """One of the agent's calls, as an event: the one way a call reaches the tools, for a trial's orchestrator
+    and for every other caller of a trial's tools (the MCP server). Arguments over ``argument_bytes`` and arguments no tool
     could take (text that is not JSON or that Python cannot read, values SQLite or the store cannot
     carry) get an error result here, before any guard or fault sees them; the call is then the agent's,
     judged like any other."""

@@ -1,0 +1,300 @@
+"""Any domain's tools as an MCP server, each MCP session on a backend fork of its own.
+
+An agent that reaches its tools over MCP (its own framework, its own service) meets here the tools an agent inside
+``passhat run`` meets, on the same way to the backend: every call goes through ``execute_call`` (a trial's argument
+checks), then the guards and the fault injector of ``trial_tool_path``, and is recorded as the ``Event`` a trial
+stores, so what a session did can be graded like a trial.
+
+Tools. Name, description and input schema are the ones the LLM agent of a run sees (with the guards' additions, such
+as the idempotency key of a write); the annotations come from the tool's metadata: a tool that does not write is
+read-only, a write is destructive, and idempotent when its metadata says so; no tool reaches outside the backend
+(a closed world). A call that fails (an error or not-found result, arguments that do not fit, a tool that does not
+exist, a guard's refusal, an injected fault) answers an error result (``isError``) holding the three-shape result
+as structured content and as JSON text: never a protocol error, so the agent can read it and recover.
+
+Sessions. A session gets a fresh fork of the domain's backend when it first lists or calls a tool, and loses it
+when it ends:
+
+- over stdio the connection is the session (one per process), ended when the client closes the server's stdin;
+- over streamable HTTP each MCP session (``Mcp-Session-Id``, opened by ``initialize``) is one, ended when its client
+  ends it (HTTP DELETE, which the SDK's client sends when it closes) or when the server stops; sessions do not
+  expire on their own. Protocol revision 2026-07-28 has no sessions: a request of that revision is answered
+  -32022 (unsupported protocol version) naming the handshake versions, so a client that negotiates (the SDK's
+  default ``mode="auto"``) falls back to the handshake and gets a session.
+
+Session *n* (numbered from 1 in opening order) draws its faults from ``trial_seed(seed, "mcp", "session", n)``: the
+same seed and the same calls give the same faults, session by session.
+
+In-process API, for a harness that runs an agent against this server::
+
+    server = McpDomainServer(domain, guards=["confirmation"], faults={"timeout": 0.1}, seed=0, on_session_end=grade)
+    await server.serve_stdio()                  # or: await server.serve_http(listening_socket(host, port), host)
+    server.stop()                               # ends serve_http, from any thread
+    server.session_ids()                        # every session so far, in opening order
+    server.session_events(session_id)           # its events: each call, and at its end the operator's decisions
+    server.session(session_id)                  # the McpSession: number, seed, env (its fork), path, events, audit
+
+``on_session_end(session)`` runs when a session ends, once the simulated operator has settled the session's
+human-gate tickets and before its fork closes: the moment to read its final backend (to grade it, say). A session's
+events stay readable after it ended, for as long as the server object lives.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import socket
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import mcp.types as types
+import uvicorn
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
+from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from starlette.datastructures import Headers
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import passhat
+from passhat.agents.base import ToolCall
+from passhat.domains.model import Domain
+from passhat.domains.toolkit import ToolMeta
+from passhat.env import Environment
+from passhat.errors import UserError
+from passhat.guard import ToolPath
+from passhat.run.seeding import trial_seed
+from passhat.run.tool_path import trial_tool_path
+from passhat.run.trial import GENEROUS_BOUNDS, execute_call
+from passhat.safe_files import shown
+from passhat.trajectory import Event
+
+CONNECTION_SESSION = "stdio"  # the session of a connection its transport gives no id of its own (stdio, in-process)
+MCP_PATH = "/mcp"  # where the streamable HTTP endpoint answers
+
+
+@dataclasses.dataclass
+class McpSession:
+    """One MCP session's world: its number and fault seed, its backend fork and the way to it, and what it did."""
+
+    id: str
+    number: int
+    seed: int
+    env: Environment
+    path: ToolPath
+    events: list[Event] = dataclasses.field(default_factory=list)
+    open: bool = True
+
+    @property
+    def audit(self) -> list[dict[str, Any]]:
+        """The session's audit records, with the audit guard on."""
+        return self.path.audit
+
+
+class McpDomainServer:
+    """A domain's tools over MCP (stdio or streamable HTTP), one backend fork per session (see the module)."""
+
+    def __init__(
+        self,
+        domain: Domain,
+        *,
+        guards: Sequence[str] = (),
+        faults: dict[str, float] | None = None,
+        seed: int = 0,
+        on_session_end: Callable[[McpSession], None] | None = None,
+    ):
+        self.domain, self.guards, self.faults, self.seed = domain, list(guards), dict(faults or {}), seed
+        self.on_session_end = on_session_end
+        self._sessions: dict[str, McpSession] = {}
+        self._http: uvicorn.Server | None = None
+        self._stopping = False  # stop() came, perhaps before serve_http made its server
+        self.server: Server[Any] = Server(
+            f"passhat-{domain.name}",
+            version=passhat.__version__,
+            description=domain.description,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    # -- sessions ---------------------------------------------------------------------------------------------------
+
+    def session_ids(self) -> list[str]:
+        return list(self._sessions)
+
+    def session(self, session_id: str) -> McpSession:
+        return self._sessions[session_id]
+
+    def session_events(self, session_id: str) -> list[Event]:
+        return list(self._sessions[session_id].events)
+
+    def end_session(self, session_id: str) -> None:
+        """Settle the session's tickets, hand it to ``on_session_end``, close its fork. A session that never used a
+        tool has no fork to close, and ending a session twice does nothing."""
+        session = self._sessions.get(session_id)
+        if session is None or not session.open:
+            return
+        session.open = False
+        try:
+            session.events += session.path.settle()
+            if self.on_session_end is not None:
+                self.on_session_end(session)
+        finally:
+            session.env.close()
+
+    def close(self) -> None:
+        """End every session (the server stops)."""
+        for session_id in self.session_ids():
+            self.end_session(session_id)
+
+    def _session_of(self, ctx: ServerRequestContext[Any, Any]) -> McpSession:
+        """The request's session, opened (with its fork) on its first request."""
+        request = ctx.request  # the HTTP request over streamable HTTP; None over stdio
+        session_id = (request.headers.get(MCP_SESSION_ID_HEADER) if request is not None else None) or CONNECTION_SESSION
+        return self._sessions.get(session_id) or self._open(session_id)
+
+    def _open(self, session_id: str) -> McpSession:
+        number = len(self._sessions) + 1
+        seed = trial_seed(self.seed, "mcp", "session", number)
+        env = Environment(self.domain)
+        # as in a trial: keys derive from the seed (the same seed gives the same trajectory), the session names the conversation
+        path = trial_tool_path(env, seed, self.faults, self.guards, f"seed-{seed}", f"mcp-session-{number}")
+        session = self._sessions[session_id] = McpSession(session_id, number, seed, env, path)
+        return session
+
+    # -- the MCP handlers ---------------------------------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        session = self._session_of(ctx)
+        tools = [mcp_tool(schema, session.env.tools[schema["name"]].meta) for schema in session.path.tool_schemas()]
+        return types.ListToolsResult(tools=tools)
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        session = self._session_of(ctx)
+        call = ToolCall(f"mcp-{ctx.request_id}", params.name, params.arguments or {})
+        event = execute_call(session.path, call, session.events, GENEROUS_BOUNDS.argument_bytes)
+        session.events.append(event)
+        return tool_result(event.result)  # type: ignore[arg-type]  # a tool event always has its result
+
+    # -- transports ---------------------------------------------------------------------------------------------------
+
+    async def serve_stdio(self) -> None:
+        """Serve one session over this process's stdin and stdout until the client closes stdin."""
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
+        finally:
+            self.close()
+
+    async def serve_http(self, sock: socket.socket, host: str = "127.0.0.1") -> None:
+        """Serve streamable HTTP at ``MCP_PATH`` on a listening socket until ``stop()`` (or Ctrl-C in the main thread)."""
+        self._http = uvicorn.Server(uvicorn.Config(self.http_app(host), log_config=None, log_level="warning"))
+        self._http.should_exit = self._stopping
+        try:
+            await self._http.serve(sockets=[sock])
+        finally:
+            self.close()
+
+    def stop(self) -> None:
+        """Ask ``serve_http`` to finish, or not to start serving if it has not yet (it ends every session on its way out)."""
+        self._stopping = True
+        if self._http is not None:
+            self._http.should_exit = True
+
+    def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
+        """The streamable HTTP app: the SDK's (which guards a loopback ``host`` against DNS rebinding), with sessions
+        that last until their client ends them, behind the boundary that tells this server when they do."""
+        app = self.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host, session_idle_timeout=None)
+        return _SessionBoundary(app, self.end_session)
+
+
+class _SessionBoundary:
+    """In front of the SDK's HTTP app: refuses requests that belong to no session (protocol 2026-07-28), and ends a
+    session when its client's DELETE succeeds."""
+
+    def __init__(self, app: ASGIApp, end_session: Callable[[str], None]):
+        self.app, self.end_session = app, end_session
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # the lifespan: the SDK's session manager starts and stops with it
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        version = headers.get(MCP_PROTOCOL_VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await _sessionless_refusal(version)(scope, receive, send)
+            return
+        session_id = headers.get(MCP_SESSION_ID_HEADER)
+        if scope["method"] != "DELETE" or session_id is None:
+            await self.app(scope, receive, send)
+            return
+
+        async def ending(message: Message) -> None:
+            # the SDK answers a DELETE once the session is over: end ours before the client hears it is
+            if message["type"] == "http.response.start" and 200 <= message["status"] < 300:
+                self.end_session(session_id)
+            await send(message)
+
+        await self.app(scope, receive, ending)
+
+
+def _sessionless_refusal(version: str) -> JSONResponse:
+    """-32022 naming the versions this server speaks: a negotiating client falls back to the handshake."""
+    error = {
+        "code": types.UNSUPPORTED_PROTOCOL_VERSION,
+        "message": (
+            f"this passhat server gives each MCP session a backend of its own, and protocol version {version} has no "
+            f"sessions: connect with the initialize handshake of one of {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}"
+        ),
+        "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
+    }
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
+
+
+def mcp_tool(schema: dict[str, Any], meta: ToolMeta) -> types.Tool:
+    """A tool as MCP lists it: the function schema a run's LLM agent sees, annotated from the tool's metadata."""
+    title = schema["name"].replace("_", " ").capitalize()
+    if meta.write:
+        hints = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": meta.idempotent}
+    else:
+        hints = {"read_only_hint": True}
+    return types.Tool(
+        name=schema["name"],
+        title=title,
+        description=schema["description"],
+        input_schema=schema["parameters"],
+        # the title again for clients of protocol versions that read it from the annotations only
+        annotations=types.ToolAnnotations(title=title, open_world_hint=False, **hints),
+    )
+
+
+def tool_result(result: dict[str, Any]) -> types.CallToolResult:
+    """A three-shape result as MCP carries it: structured, as JSON text for clients that read text only, and an error
+    result unless it is a success."""
+    text = json.dumps(result, ensure_ascii=False)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=result, is_error=result["status"] != "ok"
+    )
+
+
+def listening_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (port 0: a free one the system picks); a UserError naming the flags when
+    the address cannot be had."""
+    try:
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        return socket.create_server((host, port), family=family)
+    except (OSError, UnicodeError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UserError(
+            f"cannot listen on --host {shown(host)} --port {port}: {reason}; give an address of this machine and a free "
+            "port (--port 0 picks one)."
+        ) from None
+
+
+def endpoint(sock: socket.socket) -> str:
+    """The URL a client connects to for a server listening on ``sock``."""
+    host, port = sock.getsockname()[:2]
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
