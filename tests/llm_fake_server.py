@@ -2,8 +2,9 @@
 (``FakeOpenAI``) and the Anthropic Messages API (``FakeAnthropic``).
 
 Each listens on 127.0.0.1 on a port the OS picks, answers each POST to its endpoint with the next
-scripted Reply (a completion, an HTTP error, or either after a delay), and records every request
-body, its headers and its path so tests can read what the client sent. Both are scripted the same
+scripted Reply (a completion, an HTTP error, or either after a delay, with any extra headers), and
+records every request body, its headers, its path and when it arrived, so tests can read what the
+client sent and how long it waited between tries. Both are scripted the same
 way: a list of Replies consumed in order, then ``then(body)`` for every further request. The
 reply builders of each protocol are below its server. Nothing here knows passhat.
 
@@ -32,6 +33,7 @@ class Reply:
     body: dict[str, Any] = dataclasses.field(default_factory=dict)
     delay: float = 0.0
     raw: str | None = None  # sent instead of body's JSON when set
+    headers: dict[str, str] = dataclasses.field(default_factory=dict)  # sent besides content-type and -length
 
 
 def request_key(headers: dict[str, str]) -> str:
@@ -55,6 +57,7 @@ class FakeServer:
         self._replies = list(replies)
         self._then = then or (lambda _: self.error(418, "fake server: no reply scripted for this request"))
         self.requests: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []  # time.monotonic() of each request, to check the waits between them
         self.headers: list[dict[str, str]] = []
         self.paths: list[str] = []
         self.in_flight = self.max_in_flight = 0
@@ -74,6 +77,7 @@ class FakeServer:
     def _next(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            self.arrivals.append(time.monotonic())
             self.headers.append(headers)
             self.paths.append(path)
             self.in_flight += 1
@@ -102,6 +106,8 @@ class FakeServer:
                     self.send_response(reply.status)
                     self.send_header("content-type", "application/json")
                     self.send_header("content-length", str(len(payload)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
@@ -167,8 +173,9 @@ def say_raw(message: str) -> Reply:
     )
 
 
-def fail(status: int, message: str, code: str | None = None) -> Reply:
-    return Reply(status, {"error": {"message": message, "type": "fake_error", "code": code}})
+def fail(status: int, message: str, code: str | None = None, headers: dict[str, str] | None = None) -> Reply:
+    """An error answer; ``headers`` e.g. {"retry-after": "2"}."""
+    return Reply(status, {"error": {"message": message, "type": "fake_error", "code": code}}, headers=headers or {})
 
 
 # --- Anthropic Messages API --------------------------------------------------------------------------
@@ -259,6 +266,6 @@ def tool_use(name: str, arguments: dict[str, Any], use_id: str) -> dict[str, Any
     return {"type": "tool_use", "id": use_id, "name": name, "input": arguments}
 
 
-def claude_fail(status: int, kind: str, message: str) -> Reply:
+def claude_fail(status: int, kind: str, message: str, headers: dict[str, str] | None = None) -> Reply:
     """An error answer: ``kind`` is the API's error type, e.g. rate_limit_error, overloaded_error."""
-    return Reply(status, {"type": "error", "error": {"type": kind, "message": message}})
+    return Reply(status, {"type": "error", "error": {"type": kind, "message": message}}, headers=headers or {})

@@ -1,6 +1,6 @@
 """The native Anthropic client through a real Messages-API server on 127.0.0.1, the real ``anthropic``
-SDK and real sockets: a full agent trial, tool results as tool_result blocks, retries, infra errors,
-context overflow, token accounting, the missing key, and the LLM customer."""
+SDK and real sockets: a full agent trial, tool results as tool_result blocks, retries and Retry-After, infra
+errors, context overflow, token accounting, the missing key, and the LLM customer."""
 
 from __future__ import annotations
 
@@ -107,6 +107,17 @@ def test_retries_on_429_and_529_then_succeed(tmp_path: Path) -> None:
     assert (m["avg_reward"], m["infra_errors"]) == (1.0, 0)
     assert len(server.requests) == len(busy) + len(claude_cancels())
     assert server.requests[0] == server.requests[2]  # the same request was sent again
+
+
+def test_retry_after_is_waited_before_the_next_try(tmp_path: Path) -> None:
+    busy = [claude_fail(429, "rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit",
+                        headers={"retry-after": "0.4"}),
+            claude_fail(529, "overloaded_error", "Overloaded", headers={"retry-after": "0.3"})]  # fmt: skip
+    with FakeAnthropic([*busy, *claude_cancels()]) as server:
+        result = anthropic_run(server, tmp_path)  # --retry-backoff 0.001: only the header makes the waits this long
+    assert result.exit_code == 0, result.output
+    first, second, third = server.arrivals[:3]
+    assert second - first >= 0.4 and third - second >= 0.3
 
 
 def test_a_slow_answer_times_out_and_the_retry_succeeds(tmp_path: Path) -> None:

@@ -1,18 +1,23 @@
-"""Model plumbing on its own: timeouts, the connection limit, backoff bounds, odd and hostile answers,
-the Anthropic translation, and the store's schema version."""
+"""Model plumbing on its own: timeouts, the connection limit, backoff bounds and Retry-After, odd and hostile
+answers, the Anthropic translation, and the store's schema version."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import sqlite3
 from pathlib import Path
 
+import httpx
+import openai
 import pytest
 from llm_fake_server import ECHO_KEY, FakeOpenAI, Reply, call, fail, say, say_raw
 
 from passhat.errors import UserError
 from passhat.llm import ModelHub, ModelToolCall, ModelUnavailable, UnreadableAnswer
 from passhat.llm.anthropic_client import to_anthropic
+from passhat.llm.errors import asked_wait
 from passhat.llm.retry import RetryPolicy
 from passhat.run.config import RunConfig
 from passhat.store import ResultStore
@@ -70,6 +75,39 @@ def test_backoff_grows_exponentially_up_to_its_cap() -> None:
     assert all(0 <= policy.delay(0) <= 1.0 for _ in range(100))
     assert all(0 <= policy.delay(2) <= 4.0 for _ in range(100))
     assert max(policy.delay(8) for _ in range(200)) <= 5.0
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retry_after_is_waited_before_the_next_try(status: int) -> None:
+    busy = fail(status, "slow down", headers={"retry-after": "0.4"})
+    with FakeOpenAI([busy, say("ok")]) as server:
+        (answer,) = complete_all(server, 1)  # backoff 0.001 s: only the header makes the wait this long
+    assert answer.text == "ok"  # type: ignore[attr-defined]
+    assert server.arrivals[1] - server.arrivals[0] >= 0.4
+
+
+def test_retry_after_is_capped_by_the_longest_wait() -> None:
+    policy = RetryPolicy(base_delay=0.001, max_delay=5.0)
+    assert policy.delay(0, asked=3600.0) == 5.0
+
+
+def sdk_error(headers: dict[str, str]) -> openai.APIStatusError:
+    response = httpx.Response(429, headers=headers, request=httpx.Request("POST", "http://127.0.0.1/v1/chat/completions"))
+    return openai.RateLimitError("slow down", response=response, body=None)
+
+
+@pytest.mark.parametrize(
+    ("headers", "wait"),
+    [({"retry-after": "2"}, 2.0), ({"retry-after": "2", "retry-after-ms": "250"}, 0.25), ({"retry-after": "-3"}, 0.0),
+     ({"retry-after": "soon"}, None), ({"retry-after": "nan"}, None), ({}, None)],
+)  # fmt: skip
+def test_the_wait_an_error_asks_for_is_read_from_its_headers(headers: dict[str, str], wait: float | None) -> None:
+    assert asked_wait(sdk_error(headers)) == wait
+
+
+def test_retry_after_may_be_an_http_date() -> None:
+    later = email.utils.format_datetime(datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30), usegmt=True)
+    assert 25 <= asked_wait(sdk_error({"retry-after": later})) <= 30  # type: ignore[operator]
 
 
 def test_values_the_model_wrote_are_read_as_text_whatever_their_json_type() -> None:

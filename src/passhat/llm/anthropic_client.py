@@ -12,30 +12,24 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from passhat.errors import UserError
-from passhat.llm.errors import TransientError, classify_status, undecodable_answer
+from passhat.llm.errors import TransientError, asked_wait, classify_status, undecodable_answer
+from passhat.llm.extras import import_extra
 from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, json_text, token_count
 from passhat.untrusted import storable
 
 DEFAULT_MAX_TOKENS = 4096  # the Messages API requires a bound on the answer's length
 
 
-def load_sdk() -> Any:
-    """The SDK module, imported only when a run names an anthropic model."""
-    try:
-        import anthropic
-    except ImportError:
-        raise UserError(
-            "llm:anthropic/... models need the anthropic SDK, which is an optional extra: pip install 'passhat[anthropic]'."
-        ) from None
-    return anthropic
-
-
 class AnthropicClient:
     def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float):
         self.model = model
-        self._sdk_module = load_sdk()
+        self._sdk_module = import_extra("anthropic")
         self._sdk = self._sdk_module.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+
+    @classmethod
+    def check(cls, model: str, flag: str) -> None:
+        """The SDK is an optional extra: say it is missing before the run, not in every trial."""
+        import_extra("anthropic")
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion:
         sdk = self._sdk_module
@@ -44,7 +38,7 @@ class AnthropicClient:
         except sdk.APIConnectionError as exc:  # includes timeouts
             raise TransientError(f"{type(exc).__name__}: {exc}") from None
         except sdk.APIStatusError as exc:
-            raise classify_status(exc.status_code, exc.message) from None
+            raise classify_status(exc.status_code, exc.message, retry_after=asked_wait(exc)) from None
         except (ValueError, RecursionError) as exc:
             raise (undecodable_answer(exc) or exc) from None
         return _completion(response)

@@ -8,12 +8,20 @@ model) cannot be cured by retrying.
 
 from __future__ import annotations
 
+import email.utils
 import json
+import math
 import re
+import time
 
 
 class TransientError(Exception):
-    """A failure worth retrying: rate limit, server error, lost connection, timeout."""
+    """A failure worth retrying: rate limit, server error, lost connection, timeout. ``retry_after``: the
+    seconds the server asked to wait first (its Retry-After header), if it said."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class ContextOverflow(Exception):
@@ -41,10 +49,11 @@ CONTEXT_OVERFLOW = re.compile(
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
-def classify_status(status: int, message: str, code: str | None = None) -> Exception:
-    """Map an endpoint's HTTP error answer to one of the exceptions above (shared by every provider)."""
+def classify_status(status: int, message: str, code: str | None = None, retry_after: float | None = None) -> Exception:
+    """Map an endpoint's HTTP error answer to one of the exceptions above (shared by every provider and by
+    agent services); ``retry_after`` goes with a retryable one."""
     if status >= 500 or status in RETRYABLE_STATUS:
-        return TransientError(f"HTTP {status}: {message}")
+        return TransientError(f"HTTP {status}: {message}", retry_after)
     if code == "context_length_exceeded" or (status in (400, 413) and CONTEXT_OVERFLOW.search(message)):
         return ContextOverflow(message)
     return ModelRequestError(f"HTTP {status}: {message}")
@@ -64,3 +73,30 @@ def undecodable_answer(exc: ValueError | RecursionError) -> Exception | None:
     if "integer string conversion" in str(exc):  # CPython's int(str) digit limit, hit by json.loads
         return UnreadableAnswer("its answer holds an integer with more digits than Python reads")
     return None
+
+
+def asked_wait(exc: Exception) -> float | None:
+    """The wait an SDK's HTTP error asks for: its response's ``retry-after-ms`` (OpenAI's, in milliseconds) or
+    ``Retry-After`` header. The openai and anthropic SDKs keep the response on the exception; litellm keeps the
+    headers of the providers it calls itself (Anthropic, Bedrock, Gemini…) in ``litellm_response_headers``."""
+    headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
+    if not headers:
+        return None
+    if (millis := retry_after_seconds(headers.get("retry-after-ms"))) is not None:
+        return millis / 1000
+    return retry_after_seconds(headers.get("retry-after"))
+
+
+def retry_after_seconds(header: str | None) -> float | None:
+    """The wait a Retry-After header asks for, in seconds (it is a number of seconds or an HTTP date);
+    None when there is no header or it says nothing usable."""
+    if not header:
+        return None
+    try:
+        seconds = float(header)
+    except ValueError:
+        try:
+            seconds = email.utils.parsedate_to_datetime(header).timestamp() - time.time()
+        except (TypeError, ValueError, OverflowError):
+            return None
+    return max(0.0, seconds) if math.isfinite(seconds) else None

@@ -1,7 +1,9 @@
 """The models of one run: a client per role, a concurrency limit per endpoint, retries, the cache and
 the meter, put together so that agents and customers only ever call ``Endpoint.complete``.
 
-A hub lives inside one event loop (the run's) and is closed at the run's end.
+A hub lives inside one event loop (the run's) and is closed at the run's end. It also carries the run's
+rules for remote calls (``RemoteCalls``: timeout, connections, retries), so that other remote parties of
+a run (an agent served over HTTP) are called by the same rules, and closes their clients with its own.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from pathlib import Path
 from typing import Protocol
 
 from passhat.llm.accounting import current_meter
-from passhat.llm.anthropic_client import AnthropicClient, load_sdk
+from passhat.llm.anthropic_client import AnthropicClient
 from passhat.llm.cache import ResponseCache, cache_key
+from passhat.llm.litellm_client import LiteLLMClient
 from passhat.llm.model import Completion, Message, ModelClient, ModelRef, Sampling, ToolSchema
 from passhat.llm.openai_client import OpenAIClient
 from passhat.llm.pricing import Price, price_of
@@ -22,7 +25,15 @@ from passhat.llm.retry import RetryPolicy, retrying
 from passhat.llm.secrets import api_key, check_base_url
 
 ROLES = ("agent", "user")  # the config's agent / user spec, base URL and temperature, by these prefixes
-CLIENTS = {"openai": OpenAIClient, "anthropic": AnthropicClient}
+CLIENTS: dict[str, type[OpenAIClient | AnthropicClient | LiteLLMClient]] = {
+    "openai": OpenAIClient,
+    "anthropic": AnthropicClient,
+    "litellm": LiteLLMClient,
+}
+
+
+class Closeable(Protocol):
+    async def aclose(self) -> None: ...
 
 
 class HubConfig(Protocol):
@@ -54,7 +65,8 @@ class RoleModel:
 
     @property
     def endpoint(self) -> tuple[str, str | None]:
-        return (self.ref.provider, self.base_url)
+        """What --max-connections bounds: requests in flight to one server."""
+        return (self.ref.service, self.base_url)
 
 
 def role_models(config: HubConfig) -> list[RoleModel]:
@@ -67,8 +79,7 @@ def role_models(config: HubConfig) -> list[RoleModel]:
         ref = ModelRef.parse(spec, f"--{role}")
         base_url = getattr(config, f"{role}_base_url")
         check_base_url(base_url, f"--{role}-base-url")
-        if ref.provider == "anthropic":
-            load_sdk()  # an optional extra: say it is missing now, not in every trial
+        CLIENTS[ref.provider].check(ref.model, f"--{role}")  # an optional extra, a model name: now, not in every trial
         key = api_key(ref.provider, base_url, f"--{role}")
         found.append(RoleModel(role, ref, base_url, getattr(config, f"{role}_temperature"), key))
     return found
@@ -113,30 +124,53 @@ class Endpoint:
         meter = current_meter()
         if meter is None:
             return
-        cost = self._price.cost(completion.input_tokens, completion.output_tokens) if self._price else None
+        # the run's price table wins over what the provider's SDK works out (litellm), so a model costs the same by any route
+        cost = self._price.cost(completion.input_tokens, completion.output_tokens) if self._price else completion.cost_usd
         meter.record(self.model.role, str(self.model.ref), completion, cost, latency)
 
 
+@dataclasses.dataclass(frozen=True)
+class RemoteCalls:
+    """How a run calls a remote party: seconds before a request is given up (and retried), requests in
+    flight per endpoint, and the retries of transient failures."""
+
+    timeout: float
+    max_connections: int
+    retry: RetryPolicy
+
+    @classmethod
+    def from_config(cls, config: HubConfig) -> RemoteCalls:
+        policy = RetryPolicy(retries=config.max_retries, base_delay=config.retry_backoff)
+        return cls(config.request_timeout, config.max_connections, policy)
+
+
 class ModelHub:
-    def __init__(self, endpoints: dict[str, Endpoint], clients: list[ModelClient], cache: ResponseCache | None):
+    def __init__(
+        self, endpoints: dict[str, Endpoint], clients: list[Closeable], cache: ResponseCache | None, remote: RemoteCalls
+    ):
         self._endpoints, self._clients, self._cache = endpoints, clients, cache
+        self.remote = remote
 
     @classmethod
     def from_config(cls, config: HubConfig) -> ModelHub:
         """Build the run's clients; call it inside the run's event loop."""
         models = role_models(config)
+        remote = RemoteCalls.from_config(config)
         cache = ResponseCache(Path(config.cache)) if config.cache and models else None
-        policy = RetryPolicy(retries=config.max_retries, base_delay=config.retry_backoff)
-        limits = {m.endpoint: asyncio.Semaphore(config.max_connections) for m in models}
+        limits = {m.endpoint: asyncio.Semaphore(remote.max_connections) for m in models}
         endpoints, clients = {}, []
         for m in models:
-            client = CLIENTS[m.ref.provider](m.ref.model, m.key, m.base_url, config.request_timeout)
+            client = CLIENTS[m.ref.provider](m.ref.model, m.key, m.base_url, remote.timeout)
             clients.append(client)
-            endpoints[m.role] = Endpoint(m, client, limits[m.endpoint], policy, cache, price_of(str(m.ref), config.prices))
-        return cls(endpoints, clients, cache)
+            endpoints[m.role] = Endpoint(m, client, limits[m.endpoint], remote.retry, cache, price_of(str(m.ref), config.prices))
+        return cls(endpoints, clients, cache, remote)
 
     def endpoint(self, role: str) -> Endpoint:
         return self._endpoints[role]
+
+    def adopt(self, client: Closeable) -> None:
+        """Close ``client`` with the run's own clients, at the run's end."""
+        self._clients.append(client)
 
     async def aclose(self) -> None:
         for client in self._clients:

@@ -18,12 +18,13 @@ from passhat.untrusted import escape_text, redact
 
 Message = dict[str, Any]
 ToolSchema = dict[str, Any]
-PROVIDERS = ("openai", "anthropic")
+PROVIDERS = ("openai", "anthropic", "litellm")
 
 
 @dataclasses.dataclass(frozen=True)
 class ModelRef:
-    """``provider/model`` as written after ``llm:`` in ``--agent`` or ``--user``."""
+    """``provider/model`` as written after ``llm:`` in ``--agent`` or ``--user``. For litellm the model is
+    litellm's own name, which starts with the provider litellm routes to (``litellm/gemini/gemini-2.0-flash``)."""
 
     provider: str
     model: str
@@ -31,13 +32,19 @@ class ModelRef:
     def __str__(self) -> str:
         return f"{self.provider}/{self.model}"
 
+    @property
+    def service(self) -> str:
+        """Who answers when no base URL says otherwise: the provider, or for litellm the provider it routes to."""
+        return f"{self.provider}/{self.model.partition('/')[0]}" if self.provider == "litellm" else self.provider
+
     @classmethod
     def parse(cls, spec: str, flag: str) -> ModelRef:
         provider, _, model = spec.removeprefix("llm:").strip().partition("/")
         if provider not in PROVIDERS or not model:
             raise UserError(
                 f"{spec!r} in {flag} is not a model: write llm:<provider>/<model> with provider one of "
-                f"{', '.join(PROVIDERS)}, e.g. llm:openai/gpt-4.1 or llm:anthropic/claude-sonnet-4-5."
+                f"{', '.join(PROVIDERS)}, e.g. llm:openai/gpt-4.1, llm:anthropic/claude-sonnet-4-5 or "
+                f"llm:litellm/gemini/gemini-2.0-flash."
             )
         return cls(provider, model)
 
@@ -53,12 +60,15 @@ class ModelToolCall:
 
 @dataclasses.dataclass(frozen=True)
 class Completion:
-    """A model's answer with the tokens it took. Cached answers come back as stored."""
+    """A model's answer with the tokens it took, and its cost in US dollars when the provider's SDK works it
+    out (litellm does; the run's price table, when it prices the model, wins). Cached answers come back as
+    stored."""
 
     text: str | None
     tool_calls: tuple[ModelToolCall, ...] = ()
     input_tokens: int = 0
     output_tokens: int = 0
+    cost_usd: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -66,7 +76,7 @@ class Completion:
     @classmethod
     def from_json(cls, raw: dict[str, Any]) -> Completion:
         calls = tuple(ModelToolCall(**c) for c in raw.get("tool_calls", ()))
-        return cls(raw.get("text"), calls, raw.get("input_tokens", 0), raw.get("output_tokens", 0))
+        return cls(raw.get("text"), calls, raw.get("input_tokens", 0), raw.get("output_tokens", 0), raw.get("cost_usd"))
 
     def redacted(self) -> Completion:
         """The answer with every known secret redacted (an endpoint may echo the key it was sent)."""
@@ -117,6 +127,10 @@ class Sampling:
     temperature: float | None = None
     seed: int | None = None
     max_tokens: int | None = None
+
+    def params(self) -> dict[str, Any]:
+        """The parameters that are set, by their chat-completions names (as the OpenAI SDK and litellm take them)."""
+        return {name: value for name, value in dataclasses.asdict(self).items() if value is not None}
 
 
 class ModelClient(Protocol):

@@ -13,7 +13,7 @@ from typing import Any
 
 import openai
 
-from passhat.llm.errors import TransientError, classify_status, undecodable_answer
+from passhat.llm.errors import TransientError, asked_wait, classify_status, undecodable_answer
 from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, token_count
 
 
@@ -22,32 +22,46 @@ class OpenAIClient:
         self.model = model
         self._sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
 
+    @classmethod
+    def check(cls, model: str, flag: str) -> None:
+        """Nothing to check before a run: the SDK is a dependency, and a server may serve any model name."""
+
     async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion:
         try:
             response = await self._sdk.chat.completions.create(**self._request(messages, tools, sampling))
-        except openai.APIConnectionError as exc:  # includes timeouts
-            raise TransientError(f"{type(exc).__name__}: {exc}") from None
-        except openai.APIStatusError as exc:
-            code = exc.code if isinstance(getattr(exc, "code", None), str) else None
-            raise classify_status(exc.status_code, exc.message, code) from None
+        except (openai.APIConnectionError, openai.APIStatusError) as exc:
+            raise sdk_failure(exc) from None
         except (ValueError, RecursionError) as exc:
             raise (undecodable_answer(exc) or exc) from None
-        return _completion(response)
+        return chat_completion(response)
 
     def _request(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> dict[str, Any]:
-        request: dict[str, Any] = {"model": self.model, "messages": messages}
+        request: dict[str, Any] = {"model": self.model, "messages": messages, **sampling.params()}
         if tools:
-            request["tools"] = [{"type": "function", "function": schema} for schema in tools]
-        for name in ("temperature", "seed", "max_tokens"):
-            if (value := getattr(sampling, name)) is not None:
-                request[name] = value
+            request["tools"] = function_tools(tools)
         return request
 
     async def aclose(self) -> None:
         await self._sdk.close()
 
 
-def _completion(response: Any) -> Completion:
+def function_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
+    """The domain's tool schemas as chat-completions tools."""
+    return [{"type": "function", "function": schema} for schema in tools]
+
+
+def sdk_failure(exc: openai.APIError) -> Exception:
+    """What an exception of the openai SDK means (litellm's derive from them too): a lost connection or a
+    timeout is transient, an HTTP error is classified by its status, with the wait its headers ask for."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APIConnectionError) or not isinstance(status, int):
+        return TransientError(f"{type(exc).__name__}: {exc}")
+    code = exc.code if isinstance(getattr(exc, "code", None), str) else None
+    return classify_status(status, exc.message, code, asked_wait(exc))
+
+
+def chat_completion(response: Any, cost_usd: float | None = None) -> Completion:
+    """A chat completion (the openai SDK's, or litellm's of the same shape) read field by field."""
     choices = getattr(response, "choices", None)
     if not choices or not isinstance(choices, list):
         raise TransientError("the endpoint answered with no choices")
@@ -61,6 +75,7 @@ def _completion(response: Any) -> Completion:
         tool_calls=tuple(_tool_call(call, i) for i, call in enumerate(calls)),
         input_tokens=token_count(getattr(usage, "prompt_tokens", None)),
         output_tokens=token_count(getattr(usage, "completion_tokens", None)),
+        cost_usd=cost_usd,
     )
 
 

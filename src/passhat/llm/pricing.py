@@ -35,5 +35,9 @@ DEFAULT_PRICES: dict[str, Price] = {
 
 
 def price_of(model: str, overrides: dict[str, Price]) -> Price | None:
-    """The price of ``provider/model``, the config's own first; None when nobody priced it."""
-    return overrides.get(model) or DEFAULT_PRICES.get(model)
+    """The price of ``provider/model``, the config's own first; None when nobody priced it. A model called
+    through litellm (``litellm/openai/gpt-4.1``) also has the price of its own name (``openai/gpt-4.1``)."""
+    for name in (model, model.removeprefix("litellm/")):
+        if price := overrides.get(name) or DEFAULT_PRICES.get(name):
+            return price
+    return None

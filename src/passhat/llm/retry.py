@@ -1,4 +1,5 @@
-"""Bounded retries with exponential backoff and full jitter, for failures that a later try can cure."""
+"""Bounded retries with exponential backoff and full jitter, for failures that a later try can cure; a server's
+Retry-After is honoured (up to the longest wait)."""
 
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ class RetryPolicy:
     base_delay: float = 1.0
     max_delay: float = 60.0
 
-    def delay(self, attempt: int) -> float:
-        return _jitter.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+    def delay(self, attempt: int, asked: float | None = None) -> float:
+        """The wait before try ``attempt + 1``: the backoff, or longer when the server ``asked`` for longer
+        (its Retry-After), capped at ``max_delay`` either way."""
+        backoff = _jitter.uniform(0, min(self.max_delay, self.base_delay * 2**attempt))
+        return max(backoff, min(self.max_delay, asked or 0.0))
 
 
 async def retrying(call: Callable[[], Awaitable[T]], policy: RetryPolicy, what: str) -> T:
@@ -35,5 +39,5 @@ async def retrying(call: Callable[[], Awaitable[T]], policy: RetryPolicy, what: 
         except TransientError as exc:
             if attempt == policy.retries:
                 raise ModelUnavailable(f"{what} failed after {attempt + 1} tries: {exc}") from None
-            await asyncio.sleep(policy.delay(attempt))
+            await asyncio.sleep(policy.delay(attempt, exc.retry_after))
             attempt += 1
