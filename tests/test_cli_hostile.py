@@ -34,13 +34,16 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "gate": ([RUN], ["--k", "1", "--min-pass-hat-k", "0.5", "--out", "{out}"]),
     "traffic": ([RUN], ["--per-day", "10", "--out", "{out}"]),
     "compare": ([RUN, RUN], ["--out", "{out}"]),
+    "export": ([RUN], ["-o", "{out}/log.json", "--out", "{out}"]),
     "audit verify": ([RUN], ["--out", "{out}"]),
     "guard compare": ([RUN, RUN], ["--out", "{out}"]),
     "tasks": ([], []),
     "tasks show": (["retail-001"], []),
     "domains": ([], []),
     "check": ([], ["--tasks", "retail-001"]),
+    "serve mcp": ([], ["--transport", "stdio"]),  # stdin is empty here: the server starts, reads EOF, ends
     "new-domain": (["shop2"], ["--path", "{out}"]),
+    "schema report": ([], []),  # prints the schema; the hostile --out values replace the missing one
 }
 # Exit 1 is a verdict, and says which.
 VERDICT = re.compile(r"DOES NOT MEET THE BAR|UNDECIDED|TAMPERED|DOES NOT HOLD|no trial could be judged")

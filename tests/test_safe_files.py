@@ -35,7 +35,7 @@ VALID: dict[Kind, str] = {
     "config": "trials = 1\n",
 }
 RETAIL = load_domain("retail")
-MESSAGE_LIMIT = 600  # characters: a refusal is one short paragraph, whatever the file holds
+MESSAGE_LIMIT = 900  # a refusal may list every flag of `passhat run` (a config key), never more of the file
 
 
 def alias_bomb(levels: int, width: int) -> str:

@@ -6,6 +6,7 @@ The click group `main` is defined here; each concern's commands live in one modu
     reports.py  report, gate, traffic, compare
     tasks.py    tasks (and tasks show), domains, check
     guard.py    audit verify, guard compare
+    schema.py   schema report
     common.py   the consoles, the group that turns every failure into a message and exit code (0 and 1 are
                 verdicts, 2 every error, 130 Ctrl-C), the parameter types, and helpers several commands share
 """
@@ -24,6 +25,6 @@ def main() -> None:
 
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
-from passhat.cli import guard, reports, run, scaffold, tasks  # noqa: E402, F401
+from passhat.cli import export, guard, reports, run, scaffold, schema, serve, tasks  # noqa: E402, F401
 
 __all__ = ["main"]

@@ -64,7 +64,9 @@ PRICES_META = "passhat.prices"  # where --config leaves the file's price table f
     default="reference:flaky",
     show_default=True,
     type=PlainText(),
-    help="Agent under test: reference:perfect|flaky|hasty, or llm:<provider>/<model>.",
+    help="Agent under test: reference:perfect|flaky|hasty, llm:<provider>/<model>, python:<module>:<factory> "
+    "(your agent as Python code), http(s)://host:port/path (your agent as a service), or mcp+http(s)://host:port/path "
+    "(a service that calls the tools itself through passhat's MCP server); see docs/agents.md.",
 )
 @click.option(
     "--user",
@@ -112,7 +114,8 @@ PRICES_META = "passhat.prices"  # where --config leaves the file's price table f
 @click.option(
     "--agent-base-url",
     type=BaseUrl(),
-    help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., or an Anthropic endpoint (without /v1).",
+    help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., an Anthropic "
+    "endpoint (without /v1), or litellm's api_base for llm:litellm/....",
 )
 @click.option("--user-base-url", type=BaseUrl(), help="Server of an llm: customer, as --agent-base-url.")
 @click.option(
@@ -231,10 +234,12 @@ def run(
             )
             sys.exit(130)
         report = build_report(
-            store, tags(config.domain, config.tasks_dir), result.trials, gated_tasks(config.domain, config.tasks_dir)
+            store,
+            tags(config.domain, config.tasks_dir),
+            result.trials,
+            gated_tasks(config.domain, config.tasks_dir),
+            result.gate_json(),
         )
-    if result.decision:
-        report["gate"] = result.gate_json()
     print_report_and_json(report, json_path)
     if result.decision:
         print_gate(result.decision, console)

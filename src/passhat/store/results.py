@@ -262,11 +262,15 @@ class ResultStore:
 
     def trials(self) -> list[TrialRecord]:
         """Every stored trial, ordered by (task_id, persona, trial)."""
+        return list(self.iter_trials())
+
+    def iter_trials(self) -> Iterator[TrialRecord]:
+        """The stored trials one at a time, in trials()' order: for readers of runs too big to hold at once (an export)."""
         rows = self._conn.execute(f"SELECT {COLUMNS} FROM trials ORDER BY task_id, persona, trial")
-        return [
-            TrialRecord(t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage))
-            for t, p, i, seed, reward, sig, infra, events, grade, start, end, usage in rows
-        ]
+        for t, p, i, seed, reward, sig, infra, events, grade, start, end, usage in rows:
+            yield TrialRecord(
+                t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage)
+            )
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
         """Keys of judged trials; infra and user simulator errors are left out so that resume runs them again."""
