@@ -11,20 +11,26 @@ reply builders of each protocol are below its server. Nothing here knows passhat
 A hostile endpoint is scripted too: a Reply's ``raw`` body is sent byte for byte (for what
 ``json.dumps`` cannot write, such as a 5,000-digit number or 10,000-deep nesting), and every
 ``ECHO_KEY`` in an answer is replaced by the API key the request carried, as an endpoint that echoes
-its key would.
+its key would. A Reply's ``transfer`` says how the body goes over the wire: as is, gzip-compressed,
+in small chunks, or cut off halfway by a connection reset.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 ECHO_KEY = "{{api-key}}"  # in an answer: replaced by the key the request carried
+Transfer = Literal["plain", "gzip", "chunked", "reset"]
+CHUNK = 7  # bytes per chunk of a chunked answer: small, so a body spans many
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +40,7 @@ class Reply:
     delay: float = 0.0
     raw: str | None = None  # sent instead of body's JSON when set
     headers: dict[str, str] = dataclasses.field(default_factory=dict)  # sent besides content-type and -length
+    transfer: Transfer = "plain"
 
 
 def request_key(headers: dict[str, str]) -> str:
@@ -103,17 +110,40 @@ class FakeServer:
                     time.sleep(reply.delay)
                     text = json.dumps(reply.body) if reply.raw is None else reply.raw
                     payload = text.replace(ECHO_KEY, request_key(dict(self.headers))).encode()
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(payload)))
-                    for name, value in reply.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
+                    self._send(reply, payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (a timeout test)
                 finally:
                     server._done()
+
+            def _send(self, reply: Reply, payload: bytes) -> None:
+                if reply.transfer == "chunked":
+                    self.protocol_version = "HTTP/1.1"  # chunks are HTTP/1.1's; the connection closes after
+                    self.close_connection = True
+                self.send_response(reply.status)
+                self.send_header("content-type", "application/json")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                if reply.transfer == "gzip":
+                    payload = gzip.compress(payload)
+                    self.send_header("content-encoding", "gzip")
+                if reply.transfer == "chunked":
+                    self.send_header("transfer-encoding", "chunked")
+                    self.send_header("connection", "close")
+                    self.end_headers()
+                    for i in range(0, len(payload), CHUNK):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(payload[i : i + CHUNK]), payload[i : i + CHUNK]))
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                if reply.transfer == "reset":  # half the body, then a TCP reset (linger 0) instead of the rest
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.close_connection = True
+                    return
+                self.wfile.write(payload)
 
             def log_message(self, *args: Any) -> None:
                 pass

@@ -4,8 +4,10 @@ answers, the Anthropic translation, and the store's schema version."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import email.utils
+import json
 import sqlite3
 from pathlib import Path
 
@@ -15,9 +17,11 @@ import pytest
 from llm_fake_server import ECHO_KEY, FakeOpenAI, Reply, call, fail, say, say_raw
 
 from passhat.errors import UserError
-from passhat.llm import ModelHub, ModelToolCall, ModelUnavailable, UnreadableAnswer
+from passhat.llm import ModelHub, ModelRequestError, ModelToolCall, ModelUnavailable, UnreadableAnswer
 from passhat.llm.anthropic_client import to_anthropic
 from passhat.llm.errors import asked_wait
+from passhat.llm.model import Sampling
+from passhat.llm.request_body import RequestBody
 from passhat.llm.retry import RetryPolicy
 from passhat.run.config import RunConfig
 from passhat.store import ResultStore
@@ -183,3 +187,90 @@ def test_a_store_of_the_previous_schema_is_refused_with_a_clear_message(tmp_path
         conn.execute("PRAGMA user_version = 1")
     with pytest.raises(UserError, match="schema version 1, this passhat reads version 2"):
         ResultStore.open(tmp_path)
+
+
+def test_fields_the_harness_does_not_read_are_ignored_whatever_they_hold() -> None:
+    extra = say("ok", call("get_order", {"order_id": "#1"}, "c1"), tokens=(7, 3))
+    body = {**extra.body, "system_fingerprint": "fp", "service_tier": {"tier": [1, 2]}, "prompt_filter_results": None}
+    body["choices"][0] |= {"logprobs": {"content": []}, "finish_reason": "a reason no SDK knows"}
+    body["choices"][0]["message"] |= {"refusal": None, "annotations": [{"type": "url_citation"}], "audio": 5}
+    with FakeOpenAI([Reply(200, body)]) as server:
+        (answer,) = complete_all(server, 1)
+    assert answer.text == "ok"  # type: ignore[attr-defined]
+    assert answer.tool_calls == (ModelToolCall("c1", "get_order", '{"order_id": "#1"}'),)  # type: ignore[attr-defined]
+    assert (answer.input_tokens, answer.output_tokens) == (7, 3)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("transfer", ["gzip", "chunked"])
+def test_a_compressed_or_chunked_answer_is_read_like_a_plain_one(transfer: str) -> None:
+    reply = dataclasses.replace(say("x" * 500), transfer=transfer)
+    with FakeOpenAI([reply]) as server:
+        (answer,) = complete_all(server, 1)
+    assert answer.text == "x" * 500  # type: ignore[attr-defined]
+
+
+def test_a_connection_reset_mid_answer_is_transient_and_retried() -> None:
+    with FakeOpenAI([dataclasses.replace(say("lost " * 200), transfer="reset"), say("whole")]) as server:
+        (answer,) = complete_all(server, 1)
+    assert answer.text == "whole"  # type: ignore[attr-defined]
+    assert len(server.requests) == 2
+
+
+def test_an_error_answer_is_worded_with_its_status_and_body() -> None:
+    with FakeOpenAI(then=lambda _: fail(404, "no such model")) as server:
+        (error,) = complete_all(server, 1)
+    assert isinstance(error, ModelRequestError)
+    assert str(error).startswith("HTTP 404: Error code: 404 - ") and "no such model" in str(error)
+
+
+def test_the_request_carries_the_model_sampling_messages_and_tools_as_json() -> None:
+    tools = [{"name": "get_order", "description": "Look up an order.", "parameters": {"type": "object", "properties": {}}}]
+    messages = [{"role": "user", "content": "lone \udc80 surrogate"}]
+    body = json.loads(RequestBody("m").encode(messages, tools, Sampling(temperature=0.5, seed=7)))
+    assert body == {
+        "model": "m", "messages": messages, "temperature": 0.5, "seed": 7,
+        "tools": [{"type": "function", "function": tools[0]}],
+    }  # fmt: skip
+
+
+def test_every_trial_of_a_run_sends_the_same_tools() -> None:
+    tools = [{"name": "get_order", "description": "Look up an order.", "parameters": {"type": "object", "properties": {}}}]
+
+    async def go(server: FakeOpenAI) -> None:
+        config = RunConfig(personas=[], tasks=[], agent="llm:openai/m", agent_base_url=server.url)
+        hub = ModelHub.from_config(config)
+        try:
+            for seed in range(3):
+                await hub.endpoint("agent").complete(ASK, tools, seed=seed)
+        finally:
+            await hub.aclose()
+
+    with FakeOpenAI([say("a"), say("b"), say("c")]) as server:
+        asyncio.run(go(server))
+    assert [r["tools"] for r in server.requests] == [[{"type": "function", "function": tools[0]}]] * 3
+    assert [r["seed"] for r in server.requests] == [0, 1, 2]
+
+
+def test_the_agent_and_the_customer_on_one_server_each_get_the_full_limit() -> None:
+    """A customer model waiting on the same server must not eat the agent's connections (nor the reverse)."""
+
+    async def go(server: FakeOpenAI) -> None:
+        config = RunConfig(
+            personas=[],
+            tasks=[],
+            agent="llm:openai/m",
+            user="llm:openai/m",
+            agent_base_url=server.url,
+            user_base_url=server.url,
+            max_connections=2,
+        )
+        hub = ModelHub.from_config(config)
+        try:
+            calls = [hub.endpoint(role).complete(ASK, [], seed=i) for role in ("agent", "user") for i in range(3)]
+            await asyncio.gather(*calls)
+        finally:
+            await hub.aclose()
+
+    with FakeOpenAI(then=lambda _: say("ok", delay=0.1)) as server:
+        asyncio.run(go(server))
+    assert server.max_in_flight == 4

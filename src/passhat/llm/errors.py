@@ -13,6 +13,7 @@ import json
 import math
 import re
 import time
+from collections.abc import Mapping
 
 
 class TransientError(Exception):
@@ -80,8 +81,12 @@ def asked_wait(exc: Exception) -> float | None:
     ``Retry-After`` header. The openai and anthropic SDKs keep the response on the exception; litellm keeps the
     headers of the providers it calls itself (Anthropic, Bedrock, Gemini…) in ``litellm_response_headers``."""
     headers = getattr(exc, "litellm_response_headers", None) or getattr(getattr(exc, "response", None), "headers", None)
-    if not headers:
-        return None
+    return header_wait(headers) if headers else None
+
+
+def header_wait(headers: Mapping[str, str]) -> float | None:
+    """The wait an HTTP error answer's headers ask for: ``retry-after-ms`` (OpenAI's, in milliseconds), else
+    ``Retry-After``; ``headers`` looked up without regard to case (as httpx's are)."""
     if (millis := retry_after_seconds(headers.get("retry-after-ms"))) is not None:
         return millis / 1000
     return retry_after_seconds(headers.get("retry-after"))

@@ -1,4 +1,5 @@
-"""The models of one run: a client per role, a concurrency limit per endpoint, retries, the cache and
+"""The models of one run: a client per role, a concurrency limit per role (the agent and the customer never
+wait for each other's connections, even on one server), retries, the cache and
 the meter, put together so that agents and customers only ever call ``Endpoint.complete``.
 
 A hub lives inside one event loop (the run's) and is closed at the run's end. It also carries the run's
@@ -157,12 +158,12 @@ class ModelHub:
         models = role_models(config)
         remote = RemoteCalls.from_config(config)
         cache = ResponseCache(Path(config.cache)) if config.cache and models else None
-        limits = {m.endpoint: asyncio.Semaphore(remote.max_connections) for m in models}
         endpoints, clients = {}, []
         for m in models:
             client = CLIENTS[m.ref.provider](m.ref.model, m.key, m.base_url, remote.timeout)
             clients.append(client)
-            endpoints[m.role] = Endpoint(m, client, limits[m.endpoint], remote.retry, cache, price_of(str(m.ref), config.prices))
+            limit = asyncio.Semaphore(remote.max_connections)
+            endpoints[m.role] = Endpoint(m, client, limit, remote.retry, cache, price_of(str(m.ref), config.prices))
         return cls(endpoints, clients, cache, remote)
 
     def endpoint(self, role: str) -> Endpoint:

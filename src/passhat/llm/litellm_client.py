@@ -2,7 +2,7 @@
 extra ``passhat[litellm]``: ``llm:litellm/<litellm model>``, e.g. ``llm:litellm/gemini/gemini-2.0-flash``.
 
 litellm speaks the OpenAI chat shape on both sides, so messages and tool schemas go in as they are and the
-answer is read as the OpenAI client reads it. Retries, the connection limit and the cache stay passhat's
+answer, litellm's objects of the openai SDK's shape, is read field by field as the OpenAI client reads its JSON. Retries, the connection limit and the cache stay passhat's
 (litellm's own retries are off), so every provider retries, waits and counts alike. litellm reads each
 provider's credentials from that provider's usual variables; ``--agent-base-url`` becomes its ``api_base``.
 
@@ -21,10 +21,10 @@ from typing import Any
 import openai
 
 from passhat.errors import UserError
-from passhat.llm.errors import ContextOverflow, UnreadableAnswer, undecodable_answer
+from passhat.llm.errors import ContextOverflow, TransientError, UnreadableAnswer, asked_wait, classify_status, undecodable_answer
 from passhat.llm.extras import import_extra
-from passhat.llm.model import Completion, Message, Sampling, ToolSchema
-from passhat.llm.openai_client import chat_completion, function_tools, sdk_failure
+from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, token_count
+from passhat.llm.request_body import function_tools
 
 OFFLINE = "LITELLM_OFFLINE_MODE"  # litellm then uses its bundled price list and tokenizers, never downloads them
 
@@ -99,3 +99,42 @@ def _cost(response: Any) -> float | None:
     hidden = getattr(response, "_hidden_params", None)
     cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
     return float(cost) if isinstance(cost, float | int) and not isinstance(cost, bool) and cost >= 0 else None
+
+
+def sdk_failure(exc: openai.APIError) -> Exception:
+    """What an exception of the openai SDK (litellm's derive from them) means: a lost connection or a timeout is
+    transient, an HTTP error is classified by its status, with the wait its headers ask for."""
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.APIConnectionError) or not isinstance(status, int):
+        return TransientError(f"{type(exc).__name__}: {exc}")
+    code = exc.code if isinstance(getattr(exc, "code", None), str) else None
+    return classify_status(status, exc.message, code, asked_wait(exc))
+
+
+def chat_completion(response: Any, cost_usd: float | None = None) -> Completion:
+    """litellm's chat completion (objects of the openai SDK's shape) read field by field."""
+    choices = getattr(response, "choices", None)
+    if not choices or not isinstance(choices, list):
+        raise TransientError("the endpoint answered with no choices")
+    message = getattr(choices[0], "message", None)
+    calls = getattr(message, "tool_calls", None) or []
+    if message is None or not isinstance(calls, list):
+        raise TransientError("the endpoint's answer is not a chat completion (no message, or tool_calls not a list)")
+    usage = getattr(response, "usage", None)
+    return Completion(
+        text=as_text(getattr(message, "content", None)),
+        tool_calls=tuple(_tool_call(call, i) for i, call in enumerate(calls)),
+        input_tokens=token_count(getattr(usage, "prompt_tokens", None)),
+        output_tokens=token_count(getattr(usage, "completion_tokens", None)),
+        cost_usd=cost_usd,
+    )
+
+
+def _tool_call(call: Any, i: int) -> ModelToolCall:
+    """A call as the model wrote it; a missing id gets one, missing name or arguments are empty."""
+    function = getattr(call, "function", None)
+    return ModelToolCall(
+        as_text(getattr(call, "id", None)) or f"call_{i}",
+        as_text(getattr(function, "name", None)) or "",
+        as_text(getattr(function, "arguments", None)) or "",
+    )

@@ -1,89 +1,116 @@
-"""Chat completions with tools over the official ``openai`` SDK: OpenAI itself, and through ``base_url``
-every server that speaks the same protocol (vLLM, Ollama, llama.cpp's server, OpenRouter…).
+"""Chat completions with tools over plain HTTP: OpenAI itself, and through ``base_url`` every server that
+speaks the same protocol (vLLM, Ollama, llama.cpp's server, OpenRouter…).
 
-The SDK's own retries are off: retrying is ``retry.py``'s job, so that every provider retries alike.
-The SDK does not check the types of what it decodes, so the answer is read field by field: a broken
-envelope (no choices, no message, tool calls that are not a list) is the endpoint's failure; any
-value the model wrote (text, tool names, ids, arguments) is taken as text, whatever its JSON type.
+This is a run's hot path, so it does without the ``openai`` SDK, which re-validates and re-serializes
+every request's messages and tool schemas (about 2.5 ms of CPU per request, most of a trial's cost):
+one pooled ``httpx2`` client, a request body whose tool schemas are JSON text written once per run
+(``request_body.py``), and an answer of which only what is used is read. What the SDK did that a run can observe is kept as it was: its
+default base URL and environment variables, its error texts, no retries of its own (retrying is
+``retry.py``'s job, so that every provider retries alike).
+
+The answer is read field by field: a broken envelope (no choices, no message, tool calls that are not a
+list) is the endpoint's failure; any value the model wrote (text, tool names, ids, arguments) is taken as
+text, whatever its JSON type.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from typing import Any
 
-import openai
+import httpx2
 
-from passhat.llm.errors import TransientError, asked_wait, classify_status, undecodable_answer
+from passhat.llm.errors import TransientError, classify_status, header_wait, undecodable_answer
 from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, token_count
+from passhat.llm.request_body import RequestBody
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# what the SDK also sent when set: the organization and project a key is billed to
+OPTIONAL_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
 
 
 class OpenAIClient:
     def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float):
         self.model = model
-        self._sdk = openai.AsyncOpenAI(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+        base = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        headers = {"authorization": f"Bearer {api_key}", "content-type": "application/json", "accept": "application/json"}
+        headers |= {name: os.environ[var] for name, var in OPTIONAL_HEADERS.items() if os.environ.get(var)}
+        self._url = f"{base}/chat/completions"
+        self._body = RequestBody(model)
+        self._http = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(timeout),
+            # the hub's limit per endpoint (--max-connections) bounds requests in flight; the pool keeps them all open
+            limits=httpx2.Limits(max_connections=None, max_keepalive_connections=None),
+        )
 
     @classmethod
     def check(cls, model: str, flag: str) -> None:
-        """Nothing to check before a run: the SDK is a dependency, and a server may serve any model name."""
+        """Nothing to check before a run: a server may serve any model name."""
 
     async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion:
+        content = self._body.encode(messages, tools, sampling)
         try:
-            response = await self._sdk.chat.completions.create(**self._request(messages, tools, sampling))
-        except (openai.APIConnectionError, openai.APIStatusError) as exc:
-            raise sdk_failure(exc) from None
+            response = await self._http.post(self._url, content=content)
+        except httpx2.TimeoutException:
+            raise TransientError("APITimeoutError: Request timed out.") from None
+        except httpx2.HTTPError:  # refused, reset, a broken or undecodable body: the connection's failure
+            raise TransientError("APIConnectionError: Connection error.") from None
+        if response.status_code >= 400:
+            raise status_failure(response)
+        try:
+            answer = json.loads(response.content)
         except (ValueError, RecursionError) as exc:
             raise (undecodable_answer(exc) or exc) from None
-        return chat_completion(response)
-
-    def _request(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> dict[str, Any]:
-        request: dict[str, Any] = {"model": self.model, "messages": messages, **sampling.params()}
-        if tools:
-            request["tools"] = function_tools(tools)
-        return request
+        return chat_completion(answer)
 
     async def aclose(self) -> None:
-        await self._sdk.close()
+        await self._http.aclose()
 
 
-def function_tools(tools: list[ToolSchema]) -> list[dict[str, Any]]:
-    """The domain's tool schemas as chat-completions tools."""
-    return [{"type": "function", "function": schema} for schema in tools]
+def status_failure(response: httpx2.Response) -> Exception:
+    """An HTTP error answer, worded as the openai SDK words it (``Error code: 429 - {…}``) and classified by its
+    status and the ``code`` of its error object, with the wait its headers ask for."""
+    text = response.text.strip()
+    try:
+        body: Any = json.loads(text)
+        message = f"Error code: {response.status_code} - {body}"
+    except (ValueError, RecursionError):
+        body, message = text, text or f"Error code: {response.status_code}"
+    error = body.get("error", body) if isinstance(body, dict) else None
+    code = error.get("code") if isinstance(error, dict) else None
+    return classify_status(response.status_code, message, code if isinstance(code, str) else None, header_wait(response.headers))
 
 
-def sdk_failure(exc: openai.APIError) -> Exception:
-    """What an exception of the openai SDK means (litellm's derive from them too): a lost connection or a
-    timeout is transient, an HTTP error is classified by its status, with the wait its headers ask for."""
-    status = getattr(exc, "status_code", None)
-    if isinstance(exc, openai.APIConnectionError) or not isinstance(status, int):
-        return TransientError(f"{type(exc).__name__}: {exc}")
-    code = exc.code if isinstance(getattr(exc, "code", None), str) else None
-    return classify_status(status, exc.message, code, asked_wait(exc))
-
-
-def chat_completion(response: Any, cost_usd: float | None = None) -> Completion:
-    """A chat completion (the openai SDK's, or litellm's of the same shape) read field by field."""
-    choices = getattr(response, "choices", None)
+def chat_completion(answer: Any) -> Completion:
+    """A chat completion's decoded JSON, read for what a run uses."""
+    choices = answer.get("choices") if isinstance(answer, dict) else None
     if not choices or not isinstance(choices, list):
         raise TransientError("the endpoint answered with no choices")
-    message = getattr(choices[0], "message", None)
-    calls = getattr(message, "tool_calls", None) or []
-    if message is None or not isinstance(calls, list):
+    message = _field(choices[0], "message")
+    calls = _field(message, "tool_calls") or []
+    if not isinstance(message, dict) or not isinstance(calls, list):
         raise TransientError("the endpoint's answer is not a chat completion (no message, or tool_calls not a list)")
-    usage = getattr(response, "usage", None)
+    usage = answer.get("usage")
     return Completion(
-        text=as_text(getattr(message, "content", None)),
+        text=as_text(message.get("content")),
         tool_calls=tuple(_tool_call(call, i) for i, call in enumerate(calls)),
-        input_tokens=token_count(getattr(usage, "prompt_tokens", None)),
-        output_tokens=token_count(getattr(usage, "completion_tokens", None)),
-        cost_usd=cost_usd,
+        input_tokens=token_count(_field(usage, "prompt_tokens")),
+        output_tokens=token_count(_field(usage, "completion_tokens")),
     )
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value[name]`` when ``value`` is a JSON object; None otherwise."""
+    return value.get(name) if isinstance(value, dict) else None
 
 
 def _tool_call(call: Any, i: int) -> ModelToolCall:
     """A call as the model wrote it; a missing id gets one, missing name or arguments are empty."""
-    function = getattr(call, "function", None)
+    function = _field(call, "function")
     return ModelToolCall(
-        as_text(getattr(call, "id", None)) or f"call_{i}",
-        as_text(getattr(function, "name", None)) or "",
-        as_text(getattr(function, "arguments", None)) or "",
+        as_text(_field(call, "id")) or f"call_{i}",
+        as_text(_field(function, "name")) or "",
+        as_text(_field(function, "arguments")) or "",
     )
