@@ -1,30 +1,27 @@
-"""Report at scale: metrics and the HTML report for a run of 100,000 trials.
+"""Report at scale: CPU time and peak memory of `passhat report` for runs of 1,000, 10,000 and 100,000 trials.
 
-Fills a results store with synthetic trials (2,500 tasks × 5 personas × 8 trials; per-scenario success
-drawn from a known always / sometimes / never mixture; a short transcript and a grade per trial), then
-times, on this machine: reading the store, every metric of the report (summary, bootstrap intervals,
-model fit and extrapolation, partition, spread, compounding) and its typed model, the JSON, HTML and
-JUnit files.
-Run with `make bench` or `.venv/bin/python bench/report_scale.py`.
+Fills a results store per size with synthetic trials (tasks × 5 personas × 8 trials; per-scenario success
+drawn from a known always / sometimes / never mixture; a short transcript and a grade per trial), then runs
+`passhat report RUN --json --html --junit` on it in a fresh process of its own, so that one size's peak RSS
+never mixes with another's or with the filling. Prints one line per size: CPU and wall seconds of the report,
+its peak RSS (getrusage(RUSAGE_SELF).ru_maxrss), the HTML's size. The report's figures on the largest run
+are printed too, against the truth the trials were drawn from.
+Run with `make bench` or `.venv/bin/python bench/report_scale.py [SIZE ...]`.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
-from passhat.metrics.extrapolate import Mixture
-from passhat.metrics.simulate import simulate_rewards
-from passhat.report import build_report, write_json
-from passhat.report.html import MAX_TRANSCRIPTS, write_html
-from passhat.report.junit import write_junit
-from passhat.store import ResultStore, TrialRecord
-
-TASKS, PERSONAS, TRIALS = 2500, ("baseline", "impatient", "skeptical", "emotional", "incoherent"), 8
-TRUTH = Mixture((0.6, 0.3, 0.1), (1.0, 0.85, 0.0))
+PERSONAS, TRIALS = ("baseline", "impatient", "skeptical", "emotional", "incoherent"), 8
+SIZES = (1_000, 10_000, 100_000)
 
 
 def transcript(task: str, passed: bool) -> tuple[list[dict], dict]:
@@ -51,9 +48,20 @@ def transcript(task: str, passed: bool) -> tuple[list[dict], dict]:
     return events, {"reward": int(passed), "details": {"state_differences": diffs, "missing_facts": []}}
 
 
-def fill(run_dir: Path) -> None:
-    rewards = simulate_rewards(TRUTH, TASKS * len(PERSONAS), TRIALS, np.random.default_rng(0))
-    tasks = [f"task-{i:05d}" for i in range(TASKS)]
+def truth():  # type: ignore[no-untyped-def]
+    from passhat.metrics.extrapolate import Mixture
+
+    return Mixture((0.6, 0.3, 0.1), (1.0, 0.85, 0.0))
+
+
+def fill(run_dir: Path, size: int) -> None:
+    import numpy as np
+
+    from passhat.metrics.simulate import simulate_rewards
+    from passhat.store import ResultStore, TrialRecord
+
+    tasks = [f"task-{i:05d}" for i in range(size // (len(PERSONAS) * TRIALS))]
+    rewards = simulate_rewards(truth(), len(tasks) * len(PERSONAS), TRIALS, np.random.default_rng(0))
     config = {
         "domain": "retail",
         "agent": "synthetic",
@@ -64,54 +72,66 @@ def fill(run_dir: Path) -> None:
         "tasks": tasks,
         "trials": TRIALS,
     }
-    with ResultStore.create(run_dir, "bench", config) as store:
+    with ResultStore.create(run_dir, run_dir.name, config) as store:
         for s, (task, persona) in enumerate((t, p) for t in tasks for p in PERSONAS):
             for i in range(TRIALS):
                 passed = bool(rewards[s, i])
                 events, grade = transcript(task, passed)
-                store.record(
-                    TrialRecord(
-                        task,
-                        persona,
-                        i,
-                        s * TRIALS + i,
-                        int(passed),
-                        None if passed else "wrong_arguments",
-                        None,
-                        events,
-                        grade,
-                        0.0,
-                        0.0,
-                    )
-                )
+                signature = None if passed else "wrong_arguments"
+                store.record(TrialRecord(task, persona, i, s * TRIALS + i, int(passed), signature, None, events, grade, 0.0, 0.0))
 
 
-def timed(label: str, fn):  # type: ignore[no-untyped-def]
+def report(run_dir: Path) -> None:
+    """`passhat report` of the run, in this process; its cost on one line of JSON."""
+    from passhat.cli import main
+
+    files = {ext: run_dir.parent / f"{run_dir.name}.{ext}" for ext in ("json", "html", "xml")}
+    args = ["report", run_dir.name, "--out", str(run_dir.parent), "--json", str(files["json"]), "--html", str(files["html"])]
     t0, c0 = time.perf_counter(), time.process_time()
-    result = fn()
-    print(f"{label:<44} {time.perf_counter() - t0:7.2f} s wall  {time.process_time() - c0:7.2f} s CPU")
-    return result
+    with open(os.devnull, "w") as sink:
+        stdout, sys.stdout = sys.stdout, sink
+        try:
+            main([*args, "--junit", str(files["xml"])], standalone_mode=False)
+        finally:
+            sys.stdout = stdout
+    cost = {
+        "wall": time.perf_counter() - t0,
+        "cpu": time.process_time() - c0,
+        "rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "html_mib": files["html"].stat().st_size / 2**20,
+    }
+    print(json.dumps(cost))
 
 
-def main() -> None:
+def in_own_process(*args: str) -> str:
+    done = subprocess.run([sys.executable, __file__, *args], check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def main(sizes: list[int]) -> None:
+    print(f"{'trials':>8} {'report CPU':>11} {'wall':>8} {'peak RSS':>10} {'HTML':>9}")
     with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(tmp) / "bench"
-        timed(f"fill the store ({TASKS * len(PERSONAS) * TRIALS:,} trials)", lambda: fill(run_dir))
-        with ResultStore.open(run_dir) as store:
-            trials = timed("read every trial from the store", store.trials)
-            report = timed("metrics and the typed report (summary, CIs, fit, ...)", lambda: build_report(store, {}, trials))
-        timed("JSON report", lambda: write_json(report, Path(tmp) / "report.json"))
-        html = Path(tmp) / "report.html"
-        timed(
-            f"HTML report (transcripts capped at {MAX_TRANSCRIPTS:,})", lambda: write_html(report, trials, html, MAX_TRANSCRIPTS)
-        )
-        timed("JUnit report", lambda: write_junit(report, Path(tmp) / "junit.xml"))
-        m, x = report.metrics, report.metrics.extrapolated
-        print(
-            f"HTML size {html.stat().st_size / 2**20:.1f} MiB; {m.scenarios:,} scenarios; pass^8 {m.pass_hat_k[8]:.3f}; "
-            f"model {x.model}, pass^1000 {x.pass_hat_k[1000]:.3f} (truth {float(TRUTH.pass_hat(1000)):.3f})"
-        )
+        for size in sizes:
+            run_dir = Path(tmp) / f"run{size}"
+            in_own_process("--fill", str(run_dir), str(size))
+            cost = json.loads(in_own_process("--report", str(run_dir)).splitlines()[-1])
+            print(
+                f"{size:>8,} {cost['cpu']:>9.2f} s {cost['wall']:>6.2f} s {cost['rss_mib']:>6.0f} MiB "
+                f"{cost['html_mib']:>5.1f} MiB",
+                flush=True,
+            )
+        document = json.loads((Path(tmp) / f"run{sizes[-1]}.json").read_text())
+    m, x = document["metrics"], document["metrics"]["extrapolated"]
+    print(
+        f"largest run: {m['scenarios']:,} scenarios; pass^8 {m['pass_hat_k']['8']:.3f}; model {x['model']}, "
+        f"pass^1000 {x['pass_hat_k']['1000']:.3f} (truth {float(truth().pass_hat(1000)):.3f})"
+    )
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--fill"]:
+        fill(Path(sys.argv[2]), int(sys.argv[3]))
+    elif sys.argv[1:2] == ["--report"]:
+        report(Path(sys.argv[2]))
+    else:
+        main([int(a) for a in sys.argv[1:]] or list(SIZES))

@@ -93,6 +93,17 @@ def test_record_and_trials_round_trip_in_key_order(tmp_path: Path) -> None:
     assert stored[0].events[0]["text"] == "héllo"
 
 
+def test_light_rows_carry_every_trial_s_verdict_and_records_fetch_only_the_chosen(tmp_path: Path) -> None:
+    trials = [judged("t2", reward=0, signature="wrong_arguments"), judged("t1"), infra("t1", "calm", 1)]
+    with ResultStore.create(tmp_path / "r", "r", {}) as store:
+        for t in trials:
+            store.record(t)
+        rows = store.trial_rows()
+        assert [r.to_outcome() for r in rows] == [t.to_outcome() for t in store.trials()]
+        assert [(r.key, r.seed) for r in rows] == [(t.key, t.seed) for t in store.trials()]
+        assert list(store.records([("t2", "calm", 0), ("t1", "calm", 1), ("t9", "calm", 0)])) == [trials[0], trials[2]]
+
+
 def test_to_outcome() -> None:
     assert judged(reward=0, signature="no_write").to_outcome() == TrialOutcome("t1", "calm", 0, 0, "no_write", False)
     assert infra().to_outcome() == TrialOutcome("t1", "calm", 0, None, "infra_error", True)

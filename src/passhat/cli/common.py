@@ -14,7 +14,7 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
 
 import click
@@ -23,8 +23,10 @@ from rich.text import Text
 
 from passhat.domains import DEFAULT_DOMAIN, load_domain
 from passhat.errors import UserError
-from passhat.metrics.gate import Gate, parse_gate
-from passhat.report import print_report, write_json
+
+if TYPE_CHECKING:  # the metrics and reports load numpy and scipy: imported by the commands that use them
+    from passhat.metrics.gate import Gate
+    from passhat.report.model import Report
 
 # Logs and CI output are read later and wider than a terminal: do not wrap tables at 80 columns there.
 console = Console(width=None if sys.stdout.isatty() else 130)
@@ -275,6 +277,8 @@ def run_gate(spec: str | None, early_stop: bool) -> Gate | None:
         raise UserError('--early-stop needs a gate to stop against: add --gate "k=8,min=0.9".')
     if spec is None:
         return None
+    from passhat.metrics.gate import parse_gate
+
     try:
         return parse_gate(spec)
     except ValueError as exc:
@@ -346,7 +350,9 @@ def gated_tasks(domain: str, tasks_dir: str | None = None) -> set[str]:
     return {t.id for t in tasks.values() if t.guards}
 
 
-def print_report_and_json(report: dict[str, Any], json_path: Path | None) -> None:
+def print_report_and_json(report: Report, json_path: Path | None) -> None:
+    from passhat.report import print_report, write_json
+
     print_report(report, console)
     if json_path:
         write_json(report, json_path)

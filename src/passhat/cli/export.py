@@ -10,8 +10,6 @@ from rich.text import Text
 from passhat.cli import main
 from passhat.cli.common import FilePath, err, existing_run_dir, is_folder, out_option, output_file_problem, shown
 from passhat.errors import UserError
-from passhat.export.inspect_log import inspect_log_name, listed_by_inspect_view, write_inspect_log
-from passhat.report.terminal import counted
 from passhat.store import ResultStore
 
 
@@ -35,6 +33,9 @@ from passhat.store import ResultStore
 @out_option
 def export(run_id: str, log_format: str, output: Path, out: Path) -> None:
     """Write a stored run as an Inspect AI eval log: a sample per scenario, its trials as epochs."""
+    from passhat.export.inspect_log import inspect_log_name, listed_by_inspect_view, write_inspect_log
+    from passhat.report.terminal import counted
+
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
         path = output / inspect_log_name(store.run_id, store.created, store.config) if is_folder(output) else output
         _check_log_path(path, output)

@@ -10,13 +10,6 @@ import click
 from passhat.cli import main
 from passhat.cli.common import console, existing_run_dir, gated_tasks, out_option, tags
 from passhat.errors import UserError
-from passhat.guard.audit import load_key
-from passhat.metrics.summary import scenario_counts
-from passhat.report import build_report
-from passhat.report.caveats import run_caveats
-from passhat.report.guard_section import comparison_table
-from passhat.report.terminal import print_warnings
-from passhat.run.audit_trail import verify_run
 from passhat.store import ResultStore
 
 
@@ -36,6 +29,9 @@ def audit() -> None:
 def audit_verify(run_id: str, anchor: str | None, out: Path) -> None:
     """Prove with the audit key that no entry of a run's audit trail was edited, added, deleted, reordered
     or cut, and that each stored trial has all its entries (exit 1 if tampered, 2 if it cannot be proven)."""
+    from passhat.guard.audit import load_key
+    from passhat.run.audit_trail import verify_run
+
     folder = existing_run_dir(out, run_id, "RUN_ID")
     result = verify_run(folder, load_key(create=False), _anchor(anchor))
     for problem in result.problems:  # may quote what an attacker wrote: never read it as markup
@@ -91,6 +87,12 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
     """Show runs side by side, e.g. `--guard off` and `--guard all` on the same seeds: pass^k, helpfulness,
     unconfirmed and duplicate writes, policy violations, refusals, handoffs (counts and per 100 trials).
     The runs must share their seed and scenarios (or pass --intersection)."""
+    from passhat.metrics.summary import scenario_counts
+    from passhat.report import build_report
+    from passhat.report.caveats import run_caveats
+    from passhat.report.guard_section import comparison_table
+    from passhat.report.terminal import print_warnings
+
     stores, trials = [], []
     for run_id in run_ids:
         with ResultStore.open(existing_run_dir(out, run_id, "RUN_IDS")) as store:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,18 +26,12 @@ from passhat.cli.common import (
     tags,
 )
 from passhat.errors import UserError
-from passhat.metrics.compare import ScenarioMismatch, compare_runs
-from passhat.metrics.extrapolate import group_counts, select_model
-from passhat.metrics.gate import Gate, decide, gate_ci, planned_trials
-from passhat.metrics.summary import Scenario, scenario_counts
-from passhat.metrics.traffic import traffic as traffic_view
-from passhat.report import build_report, write_json
-from passhat.report.caveats import RunCaveats, run_caveats
-from passhat.report.html import MAX_TRANSCRIPTS, write_html
-from passhat.report.junit import write_junit
-from passhat.report.terminal import print_warnings
-from passhat.report.terminal_stats import print_comparison, print_gate, print_traffic
+from passhat.report.embedding import MAX_TRANSCRIPTS
 from passhat.store import ResultStore
+
+if TYPE_CHECKING:  # each command imports the metrics it uses when it runs: numpy and scipy are not for `--help`
+    from passhat.metrics.summary import Scenario
+    from passhat.report.caveats import RunCaveats
 
 
 @main.command()
@@ -68,24 +62,30 @@ def report(
     """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports).
 
     Exit status 1 when no trial could be judged or the --gate is not met, like `run`."""
+    from passhat.metrics.gate import decide, gate_ci, planned_trials
+    from passhat.metrics.summary import scenario_counts
+    from passhat.report import build_report
+    from passhat.report.html import write_html
+    from passhat.report.junit import write_junit
+    from passhat.report.terminal_stats import print_gate
+
     gate = run_gate(gate_spec, early_stop=False)
-    with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
+    with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:  # read in one pass, never held whole
         check_gate(gate, store.config, "--gate")
-        trials = store.trials()
         decision, section = None, None
         if gate:
-            counts = scenario_counts(t.to_outcome() for t in trials)
+            counts = scenario_counts(t.to_outcome() for t in store.trial_rows())
             decision = decide(gate, counts, planned_trials(store.config))
             section = {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
         domain, tasks_dir = store.config["domain"], store.config.get("tasks_dir")
-        doc = build_report(store, tags(domain, tasks_dir), trials, gated_tasks(domain, tasks_dir), section)
-    print_report_and_json(doc, json_path)
-    stopped_against = doc.early_stop_decision.gate if doc.early_stop_decision else None
-    if decision and doc.gate and doc.gate.gate != stopped_against:  # else its verdict is the report's headline
-        print_gate(decision, console, doc.gate.ci)
-    if html_path:
-        write_html(doc, trials, html_path, max_transcripts)
-        err.print(f"HTML report written to {html_path}", highlight=False, markup=False)
+        doc = build_report(store, tags(domain, tasks_dir), None, gated_tasks(domain, tasks_dir), section)
+        print_report_and_json(doc, json_path)
+        stopped_against = doc.early_stop_decision.gate if doc.early_stop_decision else None
+        if decision and doc.gate and doc.gate.gate != stopped_against:  # else its verdict is the report's headline
+            print_gate(decision, console, doc.gate.ci)
+        if html_path:  # the light rows list every trial; only the embedded transcripts are read
+            write_html(doc, store.trial_rows(), html_path, max_transcripts, store.records)
+            err.print(f"HTML report written to {html_path}", highlight=False, markup=False)
     if junit_path:
         write_junit(doc, junit_path)
         err.print(f"JUnit report written to {junit_path}", highlight=False, markup=False)
@@ -96,8 +96,11 @@ def report(
 def _stored_run(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict[Scenario, tuple[int, int]], RunCaveats]:
     """A stored run's configuration, (successes, judged trials) per scenario and caveats; no judged trial is a
     user error."""
+    from passhat.metrics.summary import scenario_counts
+    from passhat.report.caveats import run_caveats
+
     with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
-        config, counts = store.config, scenario_counts(t.to_outcome() for t in store.trials())
+        config, counts = store.config, scenario_counts(t.to_outcome() for t in store.trial_rows())
     if not counts:
         raise UserError(f"run {shown(run_id)} ({flag}) has no judged trial: there is nothing to measure.")
     return config, counts, run_caveats(run_id, config, counts)
@@ -111,6 +114,10 @@ def _stored_run(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict
 @out_option
 def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: Path) -> None:
     """Exit 0 when the run meets pass^k >= the bar, 1 when it does not, with a short reason."""
+    from passhat.metrics.gate import Gate, decide, gate_ci, planned_trials
+    from passhat.report.terminal import print_warnings
+    from passhat.report.terminal_stats import print_gate
+
     gate = Gate(k, minimum, persona)
     config, counts, caveats = _stored_run(out, run_id, "RUN_ID")
     check_gate(gate, config, "--k / --persona")
@@ -142,6 +149,12 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the traffic view as JSON.")
 def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, json_path: Path | None) -> None:
     """What the run means at N conversations a day: failures a day, chance of a clean day, success needed."""
+    from passhat.metrics.extrapolate import group_counts, select_model
+    from passhat.metrics.traffic import traffic as traffic_view
+    from passhat.report import write_json
+    from passhat.report.terminal import print_warnings
+    from passhat.report.terminal_stats import print_traffic
+
     _, counts, caveats = _stored_run(out, run_id, "RUN_ID")
     print_warnings(caveats.warnings, console)
     if caveats.fit_refused:
@@ -164,6 +177,11 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the comparison as JSON.")
 def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Path | None) -> None:
     """Paired comparison of RUN_B against RUN_A: changes with intervals, and whether they are noise."""
+    from passhat.metrics.compare import ScenarioMismatch, compare_runs
+    from passhat.report import write_json
+    from passhat.report.terminal import print_warnings
+    from passhat.report.terminal_stats import print_comparison
+
     _, a, caveats_a = _stored_run(out, run_a, "RUN_A")
     _, b, caveats_b = _stored_run(out, run_b, "RUN_B")
     for standing in (caveats_a, caveats_b):

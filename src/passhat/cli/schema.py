@@ -12,7 +12,6 @@ from passhat.cli import main
 from passhat.cli.common import OutputFile, err
 from passhat.errors import UserError
 from passhat.file_writes import write_atomically
-from passhat.report.model import report_schema
 
 
 @main.group()
@@ -24,6 +23,8 @@ def schema() -> None:
 @click.option("--out", "out_path", type=OutputFile(), help="Write the schema to this file instead of printing it.")
 def schema_report(out_path: Path | None) -> None:
     """The JSON Schema of the JSON report (`report --json`, `run --json`); docs/report-json.md explains each field."""
+    from passhat.report.model import report_schema  # the report's pydantic models: built only for this command
+
     text = json.dumps(report_schema(), indent=2) + "\n"
     if out_path is None:
         click.echo(text, nl=False)

@@ -8,9 +8,6 @@ import click
 from passhat.cli import main
 from passhat.cli.common import PlainText, domain_options, err
 from passhat.errors import UserError
-from passhat.faults import parse_faults
-from passhat.guard.options import parse_guards
-from passhat.run.preflight import load_checked_domain
 
 HTTP_ONLY = ("host", "port")  # the options that only the http transport reads
 
@@ -56,6 +53,9 @@ def mcp(
     """Serve a domain's tools over MCP, each session on a fresh fork of its backend, until the client leaves (stdio)
     or Ctrl-C (http)."""
     # imported here, not with the CLI: the MCP SDK and its web stack take half a second every other command would pay
+    from passhat.faults import parse_faults
+    from passhat.guard.options import parse_guards
+    from passhat.run.preflight import load_checked_domain
     from passhat.serve.mcp_server import McpDomainServer, endpoint, listening_socket
 
     given = [f"--{name}" for name in HTTP_ONLY if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]

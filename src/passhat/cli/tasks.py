@@ -14,10 +14,7 @@ from passhat.cli import main
 from passhat.cli.common import console, domain_options, shown
 from passhat.domains import domain_names, load_domain
 from passhat.errors import UserError
-from passhat.grade import GroundTruthError
-from passhat.grade.check import ANY_FAILURE, check_task
 from passhat.run.preflight import load_checked_domain
-from passhat.run.runner import select_tasks
 
 
 @main.command()
@@ -66,6 +63,10 @@ def tasks_show(ctx: click.Context, task_id: str) -> None:
 @click.option("-v", "--verbose", is_flag=True, help="Show every case, not only the ones that do not hold.")
 def check(domain: str, tasks_dir: str | None, task_ids: str, verbose: bool) -> None:
     """Prove each task: its ground truth earns reward 1 and each near miss of it fails for the right reason."""
+    from passhat.grade import GroundTruthError
+    from passhat.grade.check import ANY_FAILURE, check_task
+    from passhat.run.runner import select_tasks  # the runner loads the agents and model clients: not for `--help`
+
     d = load_checked_domain(domain, tasks_dir)
     chosen = select_tasks(d, [t.strip() for t in task_ids.split(",") if t.strip()])
     broken = 0

@@ -1,14 +1,36 @@
-"""Estimators and run summaries: pure functions over counts and trial outcomes, no I/O."""
+"""Estimators and run summaries: pure functions over counts and trial outcomes, no I/O.
 
-from passhat.metrics.estimators import pass_at_curve, pass_at_k, pass_hat_curve, pass_hat_k
-from passhat.metrics.summary import (
-    USER_SIMULATOR_ERROR,
-    GroupStats,
-    Summary,
-    TrialOutcome,
-    headline_ks,
-    summarize,
-)
+The names below load their module on first use (PEP 562): importing one light submodule of this package
+(the gate's parser, the outcome type) must not pull numpy and scipy into every `passhat` command."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.metrics.estimators import pass_at_curve, pass_at_k, pass_hat_curve, pass_hat_k
+    from passhat.metrics.summary import USER_SIMULATOR_ERROR, GroupStats, Summary, TrialOutcome, headline_ks, summarize
+
+_HOMES = {
+    "pass_at_curve": "estimators",
+    "pass_at_k": "estimators",
+    "pass_hat_curve": "estimators",
+    "pass_hat_k": "estimators",
+    "USER_SIMULATOR_ERROR": "summary",
+    "GroupStats": "summary",
+    "Summary": "summary",
+    "TrialOutcome": "summary",
+    "headline_ks": "summary",
+    "summarize": "summary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
 
 __all__ = [
     "USER_SIMULATOR_ERROR",

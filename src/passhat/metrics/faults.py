@@ -11,6 +11,12 @@ from collections.abc import Iterable
 from typing import Any
 
 
+def fault_trial(reward: int | None, events: list[dict[str, Any]]) -> tuple[int | None, list[dict[str, Any]]]:
+    """The part of a trial fault_metrics reads, (reward, its events that carry a fault): small enough to keep
+    for every trial of a large run while its transcripts are read one at a time."""
+    return reward, [e for e in events if e.get("fault")]
+
+
 def fault_metrics(trials: Iterable[tuple[int | None, list[dict[str, Any]]]]) -> dict[str, dict[str, int]]:
     """``{class: {"injected", "trials_affected", "trials_passed"}}`` over judged trials given as (reward, events),
     the most injected class first.

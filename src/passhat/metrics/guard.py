@@ -17,6 +17,17 @@ REFUSALS = ("refused", "conflict")
 GuardTrial = tuple[str, "int | None", dict[str, Any], list[dict[str, Any]]]
 
 
+DETAILS = ("duplicate_writes", "unconfirmed_writes", "policy_violations", "required_writes_done")  # of a grade
+
+
+def guard_trial(task_id: str, reward: int | None, grade: dict[str, Any], events: list[dict[str, Any]]) -> GuardTrial:
+    """The part of a trial guard_metrics reads: its grade's write figures and its guarded tool calls, small enough
+    to keep for every trial of a large run while its transcripts are read one at a time."""
+    details = grade.get("details", {})
+    kept = {"details": {name: details[name] for name in DETAILS if name in details}}
+    return task_id, reward, kept, [e for e in events if e.get("kind") == "tool" and e.get("guard")]
+
+
 def guard_metrics(
     enabled: Sequence[str], trials: Iterable[GuardTrial], gated_tasks: Iterable[str] | None = None
 ) -> dict[str, Any]:

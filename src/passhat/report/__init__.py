@@ -1,6 +1,24 @@
-"""Reports over a stored run: the JSON document and the terminal summary."""
+"""Reports over a stored run: the JSON document and the terminal summary.
 
-from passhat.report.json_report import build_report, write_json
-from passhat.report.terminal import print_report
+The names below load their module on first use (PEP 562): a command that needs one light part of this package
+(the report's schema, a count's wording) must not load every metric, numpy and scipy with it."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.report.json_report import build_report, write_json
+    from passhat.report.terminal import print_report
+
+_HOMES = {"build_report": "json_report", "write_json": "json_report", "print_report": "terminal"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
 
 __all__ = ["build_report", "print_report", "write_json"]

@@ -14,7 +14,7 @@ from passhat.metrics.faults import fault_metrics
 from passhat.metrics.guard import guard_metrics
 from passhat.report.model import GuardFigures, Metrics, Report
 from passhat.report.numbers import num, per_100
-from passhat.store import TrialRecord
+from passhat.report.reading import RunReading
 
 COMPARED = ("unconfirmed_writes", "duplicate_writes", "policy_violations", "refusals", "handoffs")
 UNITS = {
@@ -26,13 +26,11 @@ UNITS = {
 }
 
 
-def safety_metrics(
-    config: dict[str, Any], trials: Sequence[TrialRecord], gated_tasks: Iterable[str] | None = None
-) -> dict[str, Any]:
+def safety_metrics(config: dict[str, Any], reading: RunReading, gated_tasks: Iterable[str] | None = None) -> dict[str, Any]:
     """``{"faults": ..., "guard": ...}`` for the JSON report's metrics, measured whether or not either is on."""
     return {
-        "faults": fault_metrics((t.reward, t.events) for t in trials),
-        "guard": guard_metrics(config.get("guard", []), ((t.task_id, t.reward, t.grade, t.events) for t in trials), gated_tasks),
+        "faults": fault_metrics(reading.faults),
+        "guard": guard_metrics(config.get("guard", []), reading.guard, gated_tasks),
     }
 
 

@@ -11,7 +11,7 @@ in order; the others are listed with their verdict but not embedded.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -21,15 +21,15 @@ from passhat.file_writes import write_atomically
 from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
 from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
+from passhat.report.embedding import MAX_TRANSCRIPTS, Verdict, embedded_trials
 from passhat.report.guard_section import COMPARED, UNITS
 from passhat.report.model import Extrapolation, Metrics, Report, ScenarioReport
 from passhat.report.numbers import num, per_100
 from passhat.report.reliability import not_predicted, partition_rows
 from passhat.report.state_diff import ROW_MEANING, ROW_WORDS, RowChange, row_changes, value
 from passhat.report.svg import COLORS, Series, bar_chart, line_chart, stacked_bars
-from passhat.store import TrialRecord
+from passhat.store.results import TrialKey, TrialRecord
 
-MAX_TRANSCRIPTS = 2000
 CURVE_TICKS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 PARTITION = ("reliable", "unreliable", "out_of_reach")
 
@@ -61,13 +61,25 @@ document.getElementById('filter').addEventListener('input', function (e) {
 """
 
 
-def render_html(report: Report, trials: Sequence[TrialRecord], max_transcripts: int = MAX_TRANSCRIPTS) -> str:
+Transcripts = Callable[[list[TrialKey]], Iterable[TrialRecord]]  # the full records of chosen trials, in that order
+
+
+def render_html(
+    report: Report,
+    trials: Sequence[Verdict],
+    max_transcripts: int = MAX_TRANSCRIPTS,
+    transcripts: Transcripts | None = None,
+) -> str:
+    """trials: every trial of the run in store order, as full records or as the store's light rows; transcripts
+    fetches the records of the trials chosen for embedding (ResultStore.records), needed when they are light rows."""
     m = report.metrics
     embedded = embedded_trials(trials, max_transcripts)
     body = [_header(report)]
     if m.scenarios:
         body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), _safety(m)]
-    body += [_scenarios(report, trials, embedded, max_transcripts), _transcripts(trials, embedded)]
+    chosen = sorted(embedded)
+    records = transcripts([trials[i].key for i in chosen]) if transcripts else (trials[i] for i in chosen)
+    body += [_scenarios(report, trials, embedded, max_transcripts), *map(_transcript, chosen, records)]
     title = escape(f"passhat run {report.run_id}")
     return (
         f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
@@ -75,25 +87,14 @@ def render_html(report: Report, trials: Sequence[TrialRecord], max_transcripts: 
     )
 
 
-def write_html(report: Report, trials: Sequence[TrialRecord], path: Path, max_transcripts: int) -> None:
+def write_html(
+    report: Report, trials: Sequence[Verdict], path: Path, max_transcripts: int, transcripts: Transcripts | None = None
+) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, render_html(report, trials, max_transcripts), window="report_write")
+        write_atomically(path, render_html(report, trials, max_transcripts, transcripts), window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the HTML report to {path} (--html): {exc.strerror}.") from None
-
-
-def embedded_trials(trials: Sequence[TrialRecord], cap: int) -> set[int]:
-    """Indexes of the trials whose transcripts go in the file: failures first, one pass per scenario, the rest."""
-    if len(trials) <= cap:
-        return set(range(len(trials)))
-    failed = [i for i, t in enumerate(trials) if t.reward != 1]
-    first_pass: dict[tuple[str, str], int] = {}
-    for i, t in enumerate(trials):
-        if t.reward == 1:
-            first_pass.setdefault((t.task_id, t.persona), i)
-    order = dict.fromkeys([*failed, *first_pass.values(), *range(len(trials))])
-    return set(list(order)[:cap])
 
 
 def _fmt(value: float | None, ci: Sequence[float] | None = None) -> str:
@@ -348,7 +349,7 @@ def _compounding(m: Metrics) -> str:
     return f"<h2>Compounding</h2><p>Success against the number of writes a task needs ({counts}).</p>{chart}"
 
 
-def _scenarios(report: Report, trials: Sequence[TrialRecord], embedded: set[int], cap: int) -> str:
+def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], cap: int) -> str:
     index = {t.key: i for i, t in enumerate(trials)}
     rows = []
     for s in report.scenarios:
@@ -394,10 +395,6 @@ def _class(s: ScenarioReport) -> str:
     if s.scenario_class == "reliable":
         return f"passed all {s.judged}" + (f" (Wilson lower bound {s.wilson[0]:.2f})" if s.wilson else "")
     return CLASS_WORDS[s.scenario_class]
-
-
-def _transcripts(trials: Sequence[TrialRecord], embedded: set[int]) -> str:
-    return "".join(_transcript(i, trials[i]) for i in sorted(embedded))
 
 
 def _transcript(i: int, t: TrialRecord) -> str:

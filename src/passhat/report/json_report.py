@@ -18,6 +18,7 @@ from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
 from passhat.report.guard_section import safety_metrics
 from passhat.report.model import Report
+from passhat.report.reading import RunReading, read_run
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
 from passhat.report.state_diff import row_changes
 from passhat.store import ResultStore, TrialRecord
@@ -26,58 +27,57 @@ from passhat.store import ResultStore, TrialRecord
 def build_report(
     store: ResultStore,
     tags: Mapping[str, Sequence[str]] | None = None,
-    trials: list[TrialRecord] | None = None,
+    trials: Iterable[TrialRecord] | None = None,
     gated_tasks: Iterable[str] | None = None,
     gate: Mapping[str, Any] | None = None,
 ) -> Report:
-    """trials: the store's trials when the caller already read them (the HTML report needs them too);
-    gated_tasks: the tasks that declare a human gate of their own (``guards:`` in their file);
+    """trials: the store's trials when the caller already holds them (a run just finished); otherwise they are
+    read from the store one at a time, so a run of any size is reported in one pass without holding its
+    transcripts; gated_tasks: the tasks that declare a human gate of their own (``guards:`` in their file);
     gate: the report's gate section, when a gate was given (its decision, and its ci or trials_saved)."""
-    trials = store.trials() if trials is None else trials
-    outcomes = [t.to_outcome() for t in trials]
+    reading = read_run(store.iter_trials() if trials is None else trials)
+    outcomes = reading.outcomes
     summary = summarize(outcomes, tags)
     counts = scenario_counts(outcomes)
     standing = run_caveats(store.run_id, store.config, counts)
     metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {}, standing.fit_refused)}
-    metrics.update(conservative=conservative(outcomes), **usage_metrics(t.usage for t in trials))
+    metrics.update(conservative=conservative(outcomes), **usage_metrics(reading.usages))
     attach_group_intervals(metrics, counts, tags or {})
-    metrics.update(safety_metrics(store.config, trials, gated_tasks))
+    metrics.update(safety_metrics(store.config, reading, gated_tasks))
     document = {
         "run_id": store.run_id,
         **standing.to_json(),
         "config": store.config,
         "metrics": metrics,
-        "scenarios": scenario_stats(scenario_rows(trials)),
-        "infra_error_example": infra_error_example(trials),
+        "scenarios": scenario_stats(scenario_rows(reading)),
+        "infra_error_example": infra_error_example(reading.first_infra_error),
     }
     return Report.model_validate(document if gate is None else {**document, "gate": gate})
 
 
-def infra_error_example(trials: list[TrialRecord]) -> str | None:
-    """The last line of the first infra error (the exception and its message), so a report can say
+def infra_error_example(first: str | None) -> str | None:
+    """The last line of the run's first infra error (the exception and its message), so a report can say
     what failed without a traceback."""
-    first = next((t.infra_error for t in trials if t.infra_error), None)
     return first.strip().splitlines()[-1] if first else None
 
 
-def scenario_rows(trials: list[TrialRecord]) -> list[dict[str, Any]]:
+def scenario_rows(reading: RunReading) -> list[dict[str, Any]]:
     """Judged trials per scenario, in trial order; trials that could not be judged (infra errors, user
     simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
     ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0, "state_diff": None}
     )
-    for t in trials:
-        row = rows[(t.task_id, t.persona)]
-        if not is_judged(t.to_outcome()):
-            row["infra_errors" if t.infra_error is not None else "user_simulator_errors"] += 1
+    for o in reading.outcomes:
+        row = rows[(o.task_id, o.persona)]
+        if not is_judged(o):
+            row["infra_errors" if o.infra_error else "user_simulator_errors"] += 1
             continue
-        row["trials"].append(t.trial)
-        row["rewards"].append(t.reward)
-        row["signatures"].append(t.signature)
-        differences = (t.grade or {}).get("details", {}).get("state_differences")
-        if t.reward != 1 and differences and row["state_diff"] is None:
-            row["state_diff"] = {"trial": t.trial, "rows": row_changes(differences)}
+        row["trials"].append(o.trial)
+        row["rewards"].append(o.reward)
+        row["signatures"].append(o.signature)
+    for scenario, (trial, differences) in reading.first_failures.items():
+        rows[scenario]["state_diff"] = {"trial": trial, "rows": row_changes(differences)}
     return [{"task_id": task, "persona": persona, **row} for (task, persona), row in sorted(rows.items())]
 
 

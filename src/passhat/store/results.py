@@ -22,17 +22,19 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from passhat.crashpoints import crash_point
 from passhat.errors import UserError
 from passhat.file_writes import FolderLock
-from passhat.metrics import TrialOutcome
 from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
 from passhat.untrusted import storable
+
+if TYPE_CHECKING:  # the metrics load numpy: `passhat runs` opens stores and needs none of them
+    from passhat.metrics.summary import TrialOutcome
 
 STORE_FILE = "results.sqlite"
 SCHEMA_VERSION = 3  # 2: per-trial model usage (tokens, cost, latency); 3: the audit table
@@ -125,7 +127,32 @@ class TrialRecord:
 
     def to_outcome(self) -> TrialOutcome:
         """The part of the record that metrics read."""
+        from passhat.metrics.summary import TrialOutcome
+
         return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TrialRow:
+    """A stored trial's small columns, without its transcript (events) and grade: what the metrics, the gate and
+    the choice of transcripts to embed read, light enough to hold for every trial of a large run."""
+
+    task_id: str
+    persona: str
+    trial: int
+    seed: int
+    reward: int | None
+    signature: Signature | None
+    infra_error: bool
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return (self.task_id, self.persona, self.trial)
+
+    def to_outcome(self) -> TrialOutcome:
+        from passhat.metrics.summary import TrialOutcome
+
+        return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error)
 
 
 class ResultStore:
@@ -266,11 +293,22 @@ class ResultStore:
 
     def iter_trials(self) -> Iterator[TrialRecord]:
         """The stored trials one at a time, in trials()' order: for readers of runs too big to hold at once (an export)."""
-        rows = self._conn.execute(f"SELECT {COLUMNS} FROM trials ORDER BY task_id, persona, trial")
-        for t, p, i, seed, reward, sig, infra, events, grade, start, end, usage in rows:
-            yield TrialRecord(
-                t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage)
-            )
+        yield from map(_record, self._conn.execute(f"SELECT {COLUMNS} FROM trials ORDER BY task_id, persona, trial"))
+
+    def trial_rows(self) -> list[TrialRow]:
+        """Every stored trial's small columns, in trials()' order; reads no transcript or grade."""
+        rows = self._conn.execute(
+            "SELECT task_id, persona, trial, seed, reward, signature, infra_error IS NOT NULL FROM trials "
+            "ORDER BY task_id, persona, trial"
+        )
+        return [TrialRow(t, p, i, seed, reward, sig, bool(infra)) for t, p, i, seed, reward, sig, infra in rows]
+
+    def records(self, keys: Iterable[TrialKey]) -> Iterator[TrialRecord]:
+        """The full records of the chosen trials, in the order given (a key not stored is skipped): the few
+        transcripts a report embeds, without reading the others."""
+        for key in keys:
+            row = self._conn.execute(f"SELECT {COLUMNS} FROM trials WHERE task_id = ? AND persona = ? AND trial = ?", key)
+            yield from map(_record, row)
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
         """Keys of judged trials; infra and user simulator errors are left out so that resume runs them again."""
@@ -330,6 +368,12 @@ def _row(trial: TrialRecord) -> tuple[Any, ...]:
         storable(trial.infra_error), _json(trial.events), _json(trial.grade), float(trial.started),
         float(trial.finished), _json(trial.usage),
     )  # fmt: skip
+
+
+def _record(row: Sequence[Any]) -> TrialRecord:
+    """A row of the trials table (COLUMNS) as the trial it stores."""
+    t, p, i, seed, reward, sig, infra, events, grade, start, end, usage = row
+    return TrialRecord(t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage))
 
 
 def _digest(row: Sequence[Any]) -> str:

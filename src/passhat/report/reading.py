@@ -1,0 +1,52 @@
+"""One pass over a run's trials that keeps of each only what the report's figures read, so a report of a large run
+holds its verdicts and a few small figures per trial, never its transcripts (which the store hands over one at a
+time and this pass lets go of)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any
+
+from passhat.metrics.faults import fault_trial
+from passhat.metrics.guard import GuardTrial, guard_trial
+from passhat.metrics.summary import Scenario, TrialOutcome, is_judged
+from passhat.store.results import TrialRecord
+
+
+@dataclasses.dataclass
+class RunReading:
+    """What the report reads of every trial, in trial order.
+
+    ``usages``, ``faults``: only the trials that called a model or were hit by a fault (the others add nothing to
+    their figures). ``first_failures``: per scenario, the first failed trial whose backend differs from the
+    expected state, with its differences. ``first_infra_error``: the first infra error's message."""
+
+    outcomes: list[TrialOutcome] = dataclasses.field(default_factory=list)
+    usages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    faults: list[tuple[int | None, list[dict[str, Any]]]] = dataclasses.field(default_factory=list)
+    guard: list[GuardTrial] = dataclasses.field(default_factory=list)
+    first_failures: dict[Scenario, tuple[int, list[dict[str, Any]]]] = dataclasses.field(default_factory=dict)
+    first_infra_error: str | None = None
+
+    def add(self, t: TrialRecord) -> None:
+        outcome = t.to_outcome()
+        self.outcomes.append(outcome)
+        if t.usage:
+            self.usages.append(t.usage)
+        reward, hits = fault_trial(t.reward, t.events)
+        if hits:
+            self.faults.append((reward, hits))
+        self.guard.append(guard_trial(t.task_id, t.reward, t.grade, t.events))
+        if t.infra_error and self.first_infra_error is None:
+            self.first_infra_error = t.infra_error
+        differences = (t.grade or {}).get("details", {}).get("state_differences")
+        if differences and t.reward != 1 and is_judged(outcome):
+            self.first_failures.setdefault((t.task_id, t.persona), (t.trial, differences))
+
+
+def read_run(trials: Iterable[TrialRecord]) -> RunReading:
+    reading = RunReading()
+    for t in trials:
+        reading.add(t)
+    return reading
