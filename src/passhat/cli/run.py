@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
+import math
+import os
 import secrets
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 from rich.table import Table
 from rich.text import Text
 
@@ -41,20 +37,19 @@ from passhat.cli.common import (
     run_gate,
     tags,
 )
-from passhat.config_file import load_config_file
 from passhat.domains import domain_ref
 from passhat.errors import UserError
 from passhat.grade import MODES
-from passhat.metrics.gate import Gate
-from passhat.report import build_report
-from passhat.report.terminal import counted
-from passhat.report.terminal_stats import print_gate
-from passhat.run.config import RunConfig, stored_config
-from passhat.run.evaluate import Evaluation, evaluate, planned_total
-from passhat.run.runner import new_config, plan_trials, resume_check
+from passhat.run.executors import EXECUTORS, Executor, check_executor
 from passhat.store import ResultStore, TrialRecord, list_runs
 
+if TYPE_CHECKING:  # the run machinery loads the model clients, numpy and scipy: imported by `run` when it runs
+    from passhat.metrics.gate import Gate
+    from passhat.run.config import RunConfig
+    from passhat.run.evaluate import Evaluation
+
 PRICES_META = "passhat.prices"  # where --config leaves the file's price table for the run command
+REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarely enough to cost nothing
 
 
 @main.command()
@@ -79,7 +74,31 @@ PRICES_META = "passhat.prices"  # where --config leaves the file's price table f
 @click.option("--tasks", default="", help="Comma list of task ids (default: every task of the domain).")
 @click.option("--trials", default=8, show_default=True, type=click.IntRange(1, 1000), help="Trials per scenario (n).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed; each trial's seed derives from it.")
-@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1, 256), help="Trials in flight at once.")
+@click.option(
+    "--concurrency", default=4, show_default=True, type=click.IntRange(1, 256), help="Trials in flight at once, over all workers."
+)
+@click.option(
+    "--workers",
+    default=lambda: os.cpu_count() or 1,
+    show_default="the machine's cores",
+    type=click.IntRange(1, 256),
+    help="Worker processes running the trials (1: in this process); --concurrency and --max-connections are split between them.",
+)
+@click.option(
+    "--executor",
+    default="local",
+    show_default=True,
+    type=click.Choice(EXECUTORS),
+    help="Where the trials run: local (this machine, in --workers processes) or ray (--workers Ray actors on a Ray "
+    "cluster; needs pip install 'passhat[ray]').",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDR",
+    type=PlainText(),
+    help="With --executor ray: the address of an existing Ray cluster (e.g. 127.0.0.1:6379 of `ray start --head`); "
+    "default: Ray's own (RAY_ADDRESS, or a new local instance).",
+)
 @click.option(
     "--mode",
     default="strict",
@@ -182,6 +201,9 @@ def run(
     ctx: click.Context,
     out: Path,
     concurrency: int,
+    workers: int,
+    executor: Executor,
+    ray_address: str | None,
     json_path: Path | None,
     resume: str | None,
     run_id: str | None,
@@ -190,7 +212,14 @@ def run(
     **options: Any,
 ) -> None:
     """Run an evaluation and print its report."""
+    from passhat.report import build_report
+    from passhat.report.terminal_stats import print_gate
+    from passhat.run.config import stored_config
+    from passhat.run.evaluate import planned_total
+    from passhat.run.runner import new_config, resume_check
+
     gate = run_gate(gate_spec, early_stop)
+    check_executor(executor, ray_address)
     if resume:
         typed = click.core.ParameterSource.COMMANDLINE  # a --config file's values are defaults, not overrides
         overridden = [f"--{name.replace('_', '-')}" for name in options if ctx.get_parameter_source(name) is typed]
@@ -199,7 +228,8 @@ def run(
         if overridden:
             raise UserError(
                 f"--resume reruns run {resume!r} with its stored configuration; drop {', '.join(overridden)} "
-                "(only --out, --concurrency, --json, --gate and --early-stop apply to a resumed run)."
+                "(only --out, --concurrency, --workers, --executor, --ray-address, --json, --gate and --early-stop apply "
+                "to a resumed run)."
             )
         store = ResultStore.resume(existing_run_dir(out, resume, "--resume"))  # the run's one writer
         try:
@@ -223,7 +253,7 @@ def run(
             err.print(f"note: {note}", highlight=False, markup=False, soft_wrap=True)
     with store:
         try:
-            result = _evaluate_with_progress(config, store, concurrency, gate, early_stop)
+            result = _evaluate_with_progress(config, store, concurrency, gate, early_stop, workers, executor, ray_address)
         except KeyboardInterrupt:  # every stored trial is committed; the rest is what --resume runs
             err.print(
                 f"interrupted: {len(store.completed_keys())} of {planned_total(config)} trials stored; "
@@ -264,6 +294,8 @@ def _read_config_file(ctx: click.Context, path: Path | None) -> None:
     """--config: the file's values become the defaults, so flags on the command line override them."""
     if path is None:
         return
+    from passhat.config_file import load_config_file  # it loads the model clients' price table
+
     values, prices = load_config_file(path, ctx.command.params)
     ctx.default_map = {**(ctx.default_map or {}), **values}
     ctx.meta[PRICES_META] = prices
@@ -281,25 +313,60 @@ def _make_out_folder(out: Path) -> None:
 
 
 def _evaluate_with_progress(
-    config: RunConfig, store: ResultStore, concurrency: int, gate: Gate | None, early_stop: bool
+    config: RunConfig,
+    store: ResultStore,
+    concurrency: int,
+    gate: Gate | None,
+    early_stop: bool,
+    workers: int,
+    executor: Executor,
+    ray_address: str | None,
 ) -> Evaluation:
-    """evaluate() under a progress bar; trials early stop skips advance it too, so it ends full."""
+    """evaluate() under a progress bar; trials early stop skips advance it too, so it ends full.
+
+    The bar is redrawn by the run's own loop as trials are stored, at most REDRAWS_PER_SECOND times a second:
+    no refresh thread competes with the trials for the interpreter.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from passhat.report.terminal import counted
+    from passhat.run.evaluate import evaluate
+    from passhat.run.runner import plan_trials
+
     total = len(plan_trials(config, store.completed_keys()))
     err.print(f"run {store.run_id}: {counted(total, 'trial')} to run → {store.path.parent}", highlight=False, markup=False)
     columns = [TextColumn("trials"), BarColumn(), MofNCompleteColumn(), TextColumn("failed {task.fields[failed]}")]
     if early_stop:
         columns.append(TextColumn("skipped {task.fields[skipped]}"))
-    with Progress(*columns, TimeElapsedColumn(), console=err, transient=True) as progress:
+    with Progress(*columns, TimeElapsedColumn(), console=err, transient=True, auto_refresh=False) as progress:
         bar = progress.add_task("trials", total=total, failed=0, skipped=0)
+        redraw = Throttle(progress.refresh, 1 / REDRAWS_PER_SECOND)
 
         def advance(record: TrialRecord) -> None:
             failed = progress.tasks[0].fields["failed"] + (record.reward != 1)
             progress.update(bar, advance=1, failed=failed)
+            redraw()
 
         def skip() -> None:
             progress.update(bar, advance=1, skipped=progress.tasks[0].fields["skipped"] + 1)
+            redraw()
 
-        return evaluate(config, store, concurrency, gate, early_stop, advance, skip)
+        return evaluate(config, store, concurrency, gate, early_stop, advance, skip, workers, executor, ray_address)
+
+
+class Throttle:
+    """Calls ``action`` at most once per ``interval`` seconds, dropping the calls in between (the last state
+    is drawn by the next call, or when the bar closes)."""
+
+    def __init__(self, action: Callable[[], object], interval: float):
+        self._action, self._interval = action, interval
+        self._last = -math.inf
+
+    def __call__(self) -> None:
+        now = time.monotonic()
+        if now - self._last >= self._interval:
+            self._last = now
+            self._action()
 
 
 @main.command()

@@ -13,6 +13,7 @@ from passhat.metrics.gate import Decision, Gate, decide, planned_trials
 from passhat.metrics.summary import scenario_counts
 from passhat.run.config import RunConfig
 from passhat.run.early_stop import EarlyStop
+from passhat.run.executors import Executor
 from passhat.run.runner import OnSkip, OnTrial, execute
 from passhat.store import ResultStore, TrialRecord
 
@@ -59,20 +60,24 @@ def evaluate(
     early_stop: bool = False,
     on_trial: OnTrial | None = None,
     on_skip: OnSkip | None = None,
+    workers: int = 1,
+    executor: Executor = "local",
+    ray_address: str | None = None,
 ) -> Evaluation:
     """Run the store's missing trials (with early stopping against gate when asked) and judge the run.
 
     The stored configuration says whether the run left planned trials out: ``early_stop`` holds the
     gate's spec from the moment early stopping starts (so an interrupted run says so too) and is
     cleared once a run ends with every planned trial done. A KeyboardInterrupt passes through; every
-    trial stored before it is committed.
+    trial stored before it is committed. ``workers`` > 1: the trials run in that many worker processes;
+    ``executor`` "ray": in that many Ray actors (on the cluster at ``ray_address``).
     """
     planned = planned_trials(config.model_dump())
     stopper = None
     if gate is not None and early_stop:
         stopper = EarlyStop(gate, planned, (t.to_outcome() for t in store.trials()))
         config = _record_early_stop(store, config, gate_spec(gate))
-    asyncio.run(execute(config, store, concurrency, on_trial, stopper, on_skip))
+    asyncio.run(execute(config, store, concurrency, on_trial, stopper, on_skip, workers, executor, ray_address))
     skipped = stopper.skipped if stopper else 0
     config = _record_early_stop(store, config, gate_spec(gate) if gate is not None and skipped else None)
     trials = store.trials()

@@ -8,10 +8,7 @@ trial and its audit entries are committed together (see ``passhat.run.audit_trai
 from __future__ import annotations
 
 import asyncio
-import time
-import traceback
 from collections.abc import Callable
-from typing import Any
 
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain
@@ -21,15 +18,17 @@ from passhat.faults import parse_faults
 from passhat.grade import GroundTruthError, required_facts
 from passhat.guard import parse_guards
 from passhat.guard.audit import signing_key
-from passhat.llm import ModelHub, metering, role_models, scrub
+from passhat.llm import role_models
 from passhat.run.audit_trail import RunTrail
 from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.early_stop import EarlyStop
+from passhat.run.executors import Executor
+from passhat.run.judged import AuditRecords, trial_judge
 from passhat.run.preflight import load_checked_domain
 from passhat.run.seeding import trial_seed
-from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
+from passhat.run.trial import TrialSpec
+from passhat.run.workers import WorkerPool, worker_count
 from passhat.store import ResultStore, TrialRecord
-from passhat.trajectory import INFRA_ERROR
 from passhat.users import resolve_user
 from passhat.users.personas import resolve_personas
 
@@ -73,6 +72,37 @@ def validate_ground_truth(domain: Domain, tasks: list[Task]) -> None:
             raise UserError(f"{exc}. Fix the task file; `passhat check --domain {domain.name}` lists every problem.") from None
 
 
+class TrialSink:
+    """Where the run's trials go, in the one process that writes the store: it decides whether a spec still
+    runs (early stop), then stores each finished trial with its audit entries and tells the progress bar."""
+
+    def __init__(
+        self, store: ResultStore, trail: RunTrail | None, early_stop: EarlyStop | None, on_trial: OnTrial | None,
+        on_skip: OnSkip | None,
+    ):  # fmt: skip
+        self._store, self._trail, self._early_stop = store, trail, early_stop
+        self._on_trial, self._on_skip = on_trial, on_skip
+
+    def admits(self, spec: TrialSpec) -> bool:
+        """Whether this trial is to run now; one early stop leaves out is counted as skipped."""
+        if self._early_stop and self._early_stop.settled((spec.task.id, spec.persona.name)):
+            self._early_stop.skip()
+            if self._on_skip:
+                self._on_skip()
+            return False
+        return True
+
+    def store(self, record: TrialRecord, audit_records: AuditRecords) -> None:
+        if self._trail:
+            self._trail.record(record, audit_records)  # the trial and its audit entries: one transaction
+        else:
+            self._store.record(record)
+        if self._early_stop:
+            self._early_stop.record(record.to_outcome())
+        if self._on_trial:
+            self._on_trial(record)
+
+
 async def execute(
     config: RunConfig,
     store: ResultStore,
@@ -80,83 +110,53 @@ async def execute(
     on_trial: OnTrial | None = None,
     early_stop: EarlyStop | None = None,
     on_skip: OnSkip | None = None,
+    workers: int = 1,
+    executor: Executor = "local",
+    ray_address: str | None = None,
 ) -> int:
     """Run every missing trial (all but those early_stop settles first); returns how many ran.
 
-    on_trial is called with each stored trial, on_skip once for each trial early_stop leaves out, so
-    the two together account for every planned trial (a progress bar's total).
+    At most ``concurrency`` trials are in flight in all; ``workers`` > 1 runs them in that many worker
+    processes (``passhat.run.workers``), or with ``executor`` "ray" in that many Ray actors on the cluster at
+    ``ray_address`` (``passhat.run.ray_executor``), this process staying the one writer of the store. on_trial is
+    called with each stored trial, on_skip once for each trial early_stop leaves out, so the two together
+    account for every planned trial (a progress bar's total).
     """
     domain = load_domain(config.domain, config.tasks_dir)
     specs = plan_trials(config, store.completed_keys())
     if early_stop:
         specs = early_stop.order(specs)
     validate_ground_truth(domain, list({s.task.id: s.task for s in specs}.values()))
-    gate = asyncio.Semaphore(max(1, concurrency))
-    hub = ModelHub.from_config(config)  # the run's model clients, if its agent or customer is a model
-    make_agent = resolve_agent(config.agent, hub, with_policy=not config.no_policy)
-    make_user = resolve_user(config.user, hub)
     trail = RunTrail(store, signing_key()) if "audit" in config.guard else None  # repairs what a kill left
-
-    async def one(spec: TrialSpec) -> None:
-        async with gate:
-            if early_stop and early_stop.settled((spec.task.id, spec.persona.name)):
-                early_stop.skip()
-                if on_skip:
-                    on_skip()
-                return
-            record, audit_records = await _judged_trial(domain, spec, config, make_agent, make_user)
-            if trail:
-                trail.record(record, audit_records)  # the trial and its audit entries: one transaction
-            else:
-                store.record(record)
-            if early_stop:
-                early_stop.record(record.to_outcome())
-            if on_trial:
-                on_trial(record)
-
+    sink = TrialSink(store, trail, early_stop, on_trial, on_skip)
     try:
-        await asyncio.gather(*(one(s) for s in specs))
+        workers = min(worker_count(config, workers, concurrency), len(specs))
+        if executor == "ray" and workers:
+            from passhat.run.ray_executor import RayPool  # Ray is an optional extra
+
+            await RayPool(config, workers, concurrency, ray_address).run(specs, sink)
+        elif workers > 1:
+            await WorkerPool(config, workers, concurrency).run(specs, sink)
+        else:
+            await _in_process(config, specs, sink, concurrency)
     finally:
-        await hub.aclose()
         if trail:
             trail.close()
     return len(specs) - (early_stop.skipped if early_stop else 0)
 
 
-async def _judged_trial(
-    domain: Domain, spec: TrialSpec, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory
-) -> tuple[TrialRecord, list[dict[str, Any]]]:
-    key = {"task_id": spec.task.id, "persona": spec.persona.name, "trial": spec.trial, "seed": spec.seed}
-    started = time.time()
-    with metering() as meter:  # counts this trial's model calls, even those of a trial that fails
-        try:
-            bounds = TurnBounds(config.max_tool_calls_per_turn, config.max_argument_bytes, config.max_message_bytes)
-            out = await run_trial(
-                domain, spec, make_agent, make_user, config.mode, config.max_turns, config.faults, config.guard, bounds
-            )
-        except Exception:  # an infra or harness failure: stored, retried on resume, never scored
-            return TrialRecord(
-                **key,
-                reward=None,
-                signature=INFRA_ERROR,
-                infra_error=scrub(traceback.format_exc(limit=8)),
-                events=[],
-                grade={},
-                started=started,
-                finished=time.time(),
-                usage=meter.to_json(),
-            ), []
-    return TrialRecord(
-        **key,
-        reward=out.grade.reward,
-        signature=out.grade.signature,
-        infra_error=None,
-        events=[e.to_dict() for e in out.events],
-        grade=out.grade.to_dict(),
-        started=started,
-        finished=time.time(),
-        usage=meter.to_json(),
-    ), out.audit
+async def _in_process(config: RunConfig, specs: list[TrialSpec], sink: TrialSink, concurrency: int) -> None:
+    """``concurrency`` loops pulling specs in order from one iterator: memory bounded by the trials in flight,
+    not by the run's size (no coroutine per planned trial)."""
+    pending = iter(specs)
+    async with trial_judge(config) as judge:
+
+        async def pull() -> None:
+            for spec in pending:  # shared: each spec is taken once, in the planned order
+                if sink.admits(spec):
+                    sink.store(*await judge.judge(spec))
+
+        await asyncio.gather(*(pull() for _ in range(max(1, min(concurrency, len(specs))))))
 
 
 def passhat_version() -> str:

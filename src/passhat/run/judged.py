@@ -1,0 +1,90 @@
+"""What a process needs to judge trials of a run: its domain, model clients, agent and customer factories.
+
+The run's own process (``--workers 1``) and every worker process build one of these each, so a trial is
+judged by the same code wherever it runs, and its record depends only on its spec and the configuration.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import traceback
+from collections.abc import AsyncIterator
+from typing import Any
+
+from passhat.agents import resolve_agent
+from passhat.domains import load_domain
+from passhat.domains.model import Domain
+from passhat.llm import ModelHub, metering, scrub
+from passhat.run.config import RunConfig
+from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
+from passhat.store import TrialRecord
+from passhat.trajectory import INFRA_ERROR
+from passhat.users import resolve_user
+
+AuditRecords = list[dict[str, Any]]
+
+
+class TrialJudge:
+    """Runs and judges one trial at a time (many concurrently), with one process's factories."""
+
+    def __init__(self, domain: Domain, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory):
+        self.domain, self.config = domain, config
+        self._make_agent, self._make_user = make_agent, make_user
+
+    async def judge(self, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
+        """The trial's record and its audit entries; a harness or infra failure is an infra-error record."""
+        config = self.config
+        key = {"task_id": spec.task.id, "persona": spec.persona.name, "trial": spec.trial, "seed": spec.seed}
+        started = time.time()
+        with metering() as meter:  # counts this trial's model calls, even those of a trial that fails
+            try:
+                bounds = TurnBounds(config.max_tool_calls_per_turn, config.max_argument_bytes, config.max_message_bytes)
+                out = await run_trial(
+                    self.domain, spec, self._make_agent, self._make_user, config.mode, config.max_turns, config.faults,
+                    config.guard, bounds,
+                )  # fmt: skip
+            except Exception:  # an infra or harness failure: stored, retried on resume, never scored
+                return infra_error_record(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
+        return TrialRecord(
+            **key,
+            reward=out.grade.reward,
+            signature=out.grade.signature,
+            infra_error=None,
+            events=[e.to_dict() for e in out.events],
+            grade=out.grade.to_dict(),
+            started=started,
+            finished=time.time(),
+            usage=meter.to_json(),
+        ), out.audit
+
+
+def infra_error_record(spec: TrialSpec, message: str, started: float, usage: dict[str, Any] | None = None) -> TrialRecord:
+    """A trial that could not be judged: stored, retried on resume, never scored."""
+    return TrialRecord(
+        task_id=spec.task.id,
+        persona=spec.persona.name,
+        trial=spec.trial,
+        seed=spec.seed,
+        reward=None,
+        signature=INFRA_ERROR,
+        infra_error=message,
+        events=[],
+        grade={},
+        started=started,
+        finished=time.time(),
+        usage=usage or {},
+    )
+
+
+@contextlib.asynccontextmanager
+async def trial_judge(config: RunConfig) -> AsyncIterator[TrialJudge]:
+    """This process's judge for the run; its model clients are closed on exit. Enter it inside the event loop
+    that runs the trials (the clients belong to it)."""
+    domain = load_domain(config.domain, config.tasks_dir)
+    hub = ModelHub.from_config(config)  # the run's model clients, if its agent or customer is a model
+    try:
+        make_agent = resolve_agent(config.agent, hub, with_policy=not config.no_policy)
+        yield TrialJudge(domain, config, make_agent, resolve_user(config.user, hub))
+    finally:
+        await hub.aclose()

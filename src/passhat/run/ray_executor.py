@@ -1,0 +1,156 @@
+"""Trials as Ray actor calls (``--executor ray``): a cluster's cores busy, this process the one writer of the store.
+
+The trials run in Ray actors rather than plain Ray tasks: an actor is a worker process that keeps what a trial
+needs but does not change from trial to trial (the domain and its backend template, the model clients and their
+connection pools, the agent and customer factories), built once on its first trial, where a task would rebuild
+it for every trial. Each actor is an async actor with its own event loop, judging its share of ``--concurrency``
+at once, like a ``--workers`` process. This process keeps the plan, exactly as with workers: it hands each actor
+a trial's key at a time, stores records as ``ray.wait`` says they are ready, and decides early stopping here,
+so resume, early stop and the audit trail work as in one process, and a trial's record is the same wherever it
+ran (its seed decides it).
+
+An actor that dies (killed, out of memory, its node lost) is restarted by Ray, and each trial it had in flight
+is run again, up to ``RETRIES`` times; one that still fails is stored as an infra error (retried on resume, never
+scored). Each trial is one Ray call whose one result is stored once: never lost, never counted twice (and the
+store refuses a second judged record of a trial). Trials still in flight when the run is interrupted are never
+stored: resume runs them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import sys
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from passhat.errors import UserError
+from passhat.llm import scrub
+from passhat.run.judged import AuditRecords, TrialJudge, infra_error_record, trial_judge
+from passhat.run.trial import TrialSpec
+from passhat.run.workers import TrialKey, WorkerSetup, share
+from passhat.store import TrialRecord
+from passhat.users.personas import resolve_personas
+
+if TYPE_CHECKING:
+    from passhat.run.config import RunConfig
+    from passhat.run.runner import TrialSink
+
+RETRIES = 2  # times a trial whose actor died is run again before it is stored as an infra error
+WAIT_SECONDS = 0.2  # longest wait for a result between two chances for Ctrl-C to stop the run
+CLOSE_SECONDS = 5.0  # how long the actors may take to close their model clients at the end of a run
+
+
+class TrialActor:
+    """One Ray worker process judging trials (made a Ray actor by RayPool): the run's environment applied, its
+    judge built on the first trial, inside the actor's event loop (its model clients belong to that loop)."""
+
+    def __init__(self, setup: WorkerSetup):
+        # The run's environment (API keys, passhat's settings) over the worker's, Ray's own settings left to Ray.
+        os.environ.update({k: v for k, v in setup.environ.items() if not k.startswith("RAY_")})
+        if os.path.isdir(setup.cwd):  # on another node the run's folder may not exist
+            os.chdir(setup.cwd)
+        sys.path[:0] = [p for p in setup.sys_path if p not in sys.path]  # where the run found its agent's module
+        self._config = setup.config
+        self._personas = {p.name: p for p in resolve_personas(",".join(setup.config.personas))}
+        self._exits = contextlib.AsyncExitStack()
+        self._judge: asyncio.Task[TrialJudge] | None = None
+
+    async def judge(self, key: TrialKey) -> tuple[TrialRecord, AuditRecords]:
+        if self._judge is None:  # one build, awaited by every trial that arrives meanwhile
+            self._judge = asyncio.ensure_future(self._exits.enter_async_context(trial_judge(self._config)))
+        judge = await self._judge
+        task_id, persona, trial, seed = key
+        return await judge.judge(TrialSpec(judge.domain.tasks[task_id], self._personas[persona], trial, seed))
+
+    async def close(self) -> None:
+        """Close the model clients (and the answer cache) before the actor is killed."""
+        await self._exits.aclose()
+
+
+class RayPool:
+    def __init__(self, config: RunConfig, count: int, concurrency: int, address: str | None):
+        """Up to ``count`` actors (at most worker_count(), and at most the cluster's CPUs) sharing ``concurrency``
+        and --max-connections; ``address`` None: Ray's default (RAY_ADDRESS, or a new local instance)."""
+        self._config, self._count, self._concurrency, self._address = config, count, concurrency, address
+        self._setup = {"environ": dict(os.environ), "cwd": os.getcwd(), "sys_path": list(sys.path)}
+
+    async def run(self, specs: list[TrialSpec], sink: TrialSink) -> None:
+        """Every spec sink admits, judged by the actors and stored by sink as each result is ready."""
+        import ray
+
+        ours = _connect(ray, self._address)
+        actors: list[Any] = []
+        finished = False
+        try:
+            count = max(1, min(self._count, int(ray.cluster_resources().get("CPU", self._count))))
+            slots = share(self._concurrency, count)
+            actors = [self._start(ray, index, count, slots[index]) for index in range(count)]
+            await self._drive(ray, actors, slots, iter(specs), sink)
+            finished = True
+        finally:
+            if finished:  # an interrupted run does not wait for its actors: what was in flight is dropped
+                with contextlib.suppress(ray.exceptions.RayError):
+                    ray.get([actor.close.remote() for actor in actors], timeout=CLOSE_SECONDS)
+            for actor in actors:
+                ray.kill(actor, no_restart=True)
+            if ours:
+                ray.shutdown()
+
+    def _start(self, ray: Any, index: int, count: int, slots: int) -> Any:
+        """Actor ``index`` of ``count``, restarted by Ray whenever it dies, its calls then run again."""
+        connections = share(self._config.max_connections, count)[index]
+        config = self._config.model_copy(update={"max_connections": max(1, connections)})
+        actor = ray.remote(TrialActor).options(num_cpus=1, max_restarts=-1, max_task_retries=RETRIES, max_concurrency=slots)
+        return actor.remote(WorkerSetup(config=config, **self._setup))
+
+    async def _drive(self, ray: Any, actors: list[Any], slots: list[int], pending: Iterator[TrialSpec], sink: TrialSink) -> None:
+        """Keep every actor supplied with up to its slots of trials, storing each result as it is ready."""
+        in_flight: dict[Any, tuple[TrialSpec, int]] = {}  # a trial's Ray call -> its spec and its actor
+        load = [0] * len(actors)
+        while True:
+            for index, actor in enumerate(actors):
+                while load[index] < slots[index] and (spec := _next_admitted(pending, sink)):
+                    call = actor.judge.remote((spec.task.id, spec.persona.name, spec.trial, spec.seed))
+                    in_flight[call], load[index] = (spec, index), load[index] + 1
+            if not in_flight:
+                return
+            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=WAIT_SECONDS)
+            for call in ready:
+                spec, index = in_flight.pop(call)
+                load[index] -= 1
+                sink.store(*_outcome(ray, call, spec))
+            await asyncio.sleep(0)  # where Ctrl-C reaches the run (asyncio cancels it at an await)
+
+
+def _next_admitted(pending: Iterator[TrialSpec], sink: TrialSink) -> TrialSpec | None:
+    return next((spec for spec in pending if sink.admits(spec)), None)
+
+
+def _outcome(ray: Any, call: Any, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
+    """The trial's record, or an infra-error record when Ray could not run it (its actor died RETRIES + 1 times)."""
+    try:
+        return ray.get(call)
+    except ray.exceptions.RayError as exc:
+        detail = (str(exc).strip().splitlines() or [""])[0][:500]
+        reason = f"the Ray worker running this trial failed ({type(exc).__name__}, after {RETRIES} retries): {detail}"
+        return infra_error_record(spec, scrub(reason), time.time()), []
+
+
+def _connect(ray: Any, address: str | None) -> bool:
+    """Connect to the cluster at ``address`` (or Ray's default); True when this call started Ray here, so the run
+    shuts it down. A caller that already started Ray (a test, a notebook) keeps its instance."""
+    if ray.is_initialized():
+        return False
+    try:
+        ray.init(address=address, logging_level=logging.WARNING, **({} if address else {"include_dashboard": False}))
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        where = f"--ray-address {address}" if address else "a local Ray instance"
+        raise UserError(
+            f"--executor ray: cannot connect to {where} ({exc}); start a cluster with `ray start --head` and give "
+            "its address, or drop --ray-address to start a local one."
+        ) from None
+    return True

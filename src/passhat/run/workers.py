@@ -1,0 +1,224 @@
+"""Trials in worker processes (``--workers N``): every core busy, this process the one writer of the store.
+
+Each worker is a process of its own (started by a fork server, or spawned where there is none: never a
+fork of this possibly threaded process) with its own event loop, backend template, model clients and
+agent and customer factories. This process keeps the plan: it hands each worker a trial's key at a time,
+up to the worker's share of ``--concurrency``, stores the records that come back in the order they come,
+and hands out the next trial; early stop decides, here, whether a trial is handed out at all. So resume,
+early stop and the audit trail work exactly as in one process, and a trial's record is the same wherever
+it ran (it depends on its seed only).
+
+Limits are split, not multiplied: ``--concurrency`` is the total of trials in flight, and each worker gets
+a share of ``--max-connections`` per endpoint, so the limits hold across workers. There are never more
+workers than either limit allows (a worker with no share would idle).
+
+A worker that dies (killed, out of memory, a crash in native code): each trial it had in flight is
+stored as an infra error (retried on resume, never scored; never lost, never counted twice), and a
+fresh worker takes its place. When this process dies, its workers see their pipe close and exit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import multiprocessing
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Iterator
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING
+
+from passhat.llm import role_models, scrub
+from passhat.run.config import RunConfig
+from passhat.run.judged import infra_error_record, trial_judge
+from passhat.run.trial import TrialSpec
+from passhat.users.personas import resolve_personas
+
+if TYPE_CHECKING:
+    from passhat.run.runner import TrialSink
+
+TrialKey = tuple[str, str, int, int]  # task id, persona, trial, seed: what a worker is sent of a spec
+STOP = None  # sent to a worker: finish (or drop) what is in flight and exit
+JOIN_SECONDS = 5.0  # how long a stopped worker may take to exit before it is terminated
+
+
+def share(total: int, parts: int) -> list[int]:
+    """total split into parts as evenly as possible (the first ones get the remainder)."""
+    return [total // parts + (i < total % parts) for i in range(parts)]
+
+
+def worker_count(config: RunConfig, workers: int, concurrency: int) -> int:
+    """Workers that can each have a trial in flight and, when the run calls models, a connection."""
+    limit = min(workers, concurrency)
+    return min(limit, config.max_connections) if role_models(config) else limit
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerSetup:
+    """What a worker process needs beyond its configuration: this process's environment (API keys, the
+    config folder), working folder and import path, so that it resolves agents, domains and keys alike."""
+
+    config: RunConfig
+    environ: dict[str, str]
+    cwd: str
+    sys_path: list[str]
+
+
+def _context() -> BaseContext:
+    """A fork server where the platform has one (its workers start in milliseconds, passhat imported once);
+    spawn elsewhere. Never a plain fork: this process may run threads (an HTTP agent's, a model SDK's)."""
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
+@dataclasses.dataclass
+class Worker:
+    process: BaseProcess
+    conn: Connection
+    slots: int  # trials it may have in flight
+    in_flight: dict[tuple[str, str, int], TrialSpec] = dataclasses.field(default_factory=dict)
+
+
+class WorkerPool:
+    def __init__(self, config: RunConfig, count: int, concurrency: int):
+        """``count`` workers (at most worker_count()) sharing ``concurrency`` and --max-connections."""
+        self._slots = share(concurrency, count)
+        self._connections = share(config.max_connections, count)
+        self._config = config
+        self._context = _context()
+        self._setup = {"environ": dict(os.environ), "cwd": os.getcwd(), "sys_path": list(sys.path)}
+        self._live: list[Worker] = []
+
+    async def run(self, specs: list[TrialSpec], sink: TrialSink) -> None:
+        """Every spec sink admits, judged in the workers and stored by sink as it comes back."""
+        pending = iter(specs)
+        try:
+            await asyncio.gather(*(self._drive(i, pending, sink) for i in range(len(self._slots))))
+        finally:
+            self._stop_all()
+
+    async def _drive(self, index: int, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
+        """Keep worker ``index`` supplied until the plan runs out, replacing it if it dies."""
+        worker = self._start(index)
+        while True:
+            self._supply(worker, pending, sink)
+            if not worker.in_flight:
+                return
+            await _readable(worker.conn)
+            try:
+                record, audit = worker.conn.recv()
+            except (EOFError, OSError):  # the worker died: what it had in flight is stored, never lost
+                self._bury(worker, sink)
+                worker = self._start(index)
+                continue
+            del worker.in_flight[record.key]
+            sink.store(record, audit)
+
+    def _supply(self, worker: Worker, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
+        for spec in pending:  # shared by every worker: each spec is handed out once
+            if not sink.admits(spec):
+                continue
+            worker.conn.send((spec.task.id, spec.persona.name, spec.trial, spec.seed))
+            worker.in_flight[(spec.task.id, spec.persona.name, spec.trial)] = spec
+            if len(worker.in_flight) >= worker.slots:
+                return
+
+    def _start(self, index: int) -> Worker:
+        config = self._config.model_copy(update={"max_connections": max(1, self._connections[index])})
+        ours, theirs = self._context.Pipe()
+        setup = WorkerSetup(config=config, **self._setup)
+        process = self._context.Process(target=worker_main, args=(theirs, setup), name=f"passhat-worker-{index}", daemon=True)
+        process.start()
+        theirs.close()  # only the worker holds its end: its death closes the pipe
+        worker = Worker(process, ours, self._slots[index])
+        self._live.append(worker)
+        return worker
+
+    def _bury(self, worker: Worker, sink: TrialSink) -> None:
+        worker.conn.close()
+        worker.process.join()
+        self._live.remove(worker)
+        reason = f"the worker process running this trial died (exit code {worker.process.exitcode}) before it finished"
+        for spec in worker.in_flight.values():
+            sink.store(infra_error_record(spec, reason, time.time()), [])
+        worker.in_flight.clear()
+
+    def _stop_all(self) -> None:
+        """Tell every worker to stop, then wait; one that does not exit in time is terminated. Trials still in
+        flight (after Ctrl-C) are dropped: they were never stored, so resume runs them."""
+        for worker in self._live:
+            try:
+                worker.conn.send(STOP)
+            except OSError:
+                pass  # already gone
+        deadline = time.monotonic() + JOIN_SECONDS
+        for worker in self._live:
+            worker.process.join(max(0.0, deadline - time.monotonic()))
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join()
+            worker.conn.close()
+        self._live.clear()
+
+
+async def _readable(conn: Connection) -> None:
+    """Wait, in the event loop, until conn has something to read (or its other end closed)."""
+    loop = asyncio.get_running_loop()
+    ready = loop.create_future()
+    loop.add_reader(conn.fileno(), lambda: ready.done() or ready.set_result(None))
+    try:
+        await ready
+    finally:
+        loop.remove_reader(conn.fileno())
+
+
+def worker_main(conn: Connection, setup: WorkerSetup) -> None:
+    """A worker process: judge the trials it is sent, send each record back, until told to stop or until the
+    run's process is gone. Ctrl-C is the run's process's to handle: the worker ignores it and is stopped."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.environ.clear()
+    os.environ.update(setup.environ)
+    os.chdir(setup.cwd)
+    sys.path[:] = setup.sys_path
+    asyncio.run(_serve(conn, setup.config))
+
+
+async def _serve(conn: Connection, config: RunConfig) -> None:
+    personas = {p.name: p for p in resolve_personas(",".join(config.personas))}
+    running: set[asyncio.Task[None]] = set()
+    async with trial_judge(config) as judge:
+
+        async def judged(key: TrialKey) -> None:
+            task_id, persona, trial, seed = key
+            spec = TrialSpec(judge.domain.tasks[task_id], personas[persona], trial, seed)
+            try:
+                conn.send(await judge.judge(spec))
+            except Exception:  # a record that cannot be sent: the run's process must still hear of the trial
+                conn.send((infra_error_record(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
+
+        while True:
+            await _readable(conn)
+            try:
+                key = conn.recv()
+            except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record
+                key = STOP
+            if key is STOP:
+                break
+            _keep(running, asyncio.create_task(judged(key)))
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+
+def _keep(tasks: set[asyncio.Task[None]], task: asyncio.Task[None]) -> None:
+    """Hold a reference to a running task until it is done (the event loop keeps only weak ones)."""
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)

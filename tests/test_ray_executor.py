@@ -1,0 +1,96 @@
+"""Trials as Ray actor calls (--executor ray): the same trials as in one process, this process the one writer of
+the store; a Ray worker killed mid-run loses no trial and counts none twice; the flags' misuse is exit 2.
+
+One local Ray instance (2 CPUs) serves the in-process tests: starting Ray costs seconds."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+from test_workers import KILL_MARKER
+
+from passhat.cli import main
+from passhat.run.config import RunConfig
+from passhat.run.ray_executor import RETRIES
+from passhat.run.runner import execute
+from passhat.store import ResultStore
+
+ray = pytest.importorskip("ray")
+
+SMALL = {"personas": ["baseline", "incoherent"], "tasks": ["retail-001", "retail-003"], "trials": 2}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
+    yield
+    ray.shutdown()
+
+
+def stored(tmp_path: Path, name: str, executor: str, workers: int = 2, **config: Any) -> tuple[int, list]:
+    cfg = RunConfig(**{**SMALL, **config})
+    with ResultStore.create(tmp_path / name, name, cfg.model_dump()) as store:
+        ran = asyncio.run(execute(cfg, store, 4, workers=workers, executor=executor))  # type: ignore[arg-type]
+        return ran, store.trials()
+
+
+def per_trial(trials: list) -> dict:
+    return {t.key: (t.seed, t.reward, t.signature, t.infra_error, t.events, t.grade) for t in trials}
+
+
+def test_ray_actors_store_the_same_trials_as_one_process(tmp_path):
+    _, one = stored(tmp_path, "one", "local", workers=1, agent="reference:flaky", seed=3)
+    ran, on_ray = stored(tmp_path, "ray", "ray", agent="reference:flaky", seed=3)
+    assert ran == len(one) == 8
+    assert per_trial(on_ray) == per_trial(one)
+
+
+def test_a_ray_worker_killed_mid_run_has_its_trials_run_again_none_lost_none_twice(tmp_path, monkeypatch):
+    monkeypatch.setenv(KILL_MARKER, str(tmp_path / "killed"))
+    ran, trials = stored(tmp_path, "r", "ray", agent="python:test_workers:create_killer")
+    assert (tmp_path / "killed").exists(), "a Ray worker must be killed for this test to mean anything"
+    assert ran == len(trials) == 8  # every planned trial stored exactly once
+    assert all(t.infra_error is None for t in trials)  # the killed worker's trials ran again on its restart
+
+
+def test_a_trial_that_kills_every_worker_it_runs_in_is_an_infra_error_after_the_retries(tmp_path, monkeypatch):
+    monkeypatch.delenv(KILL_MARKER, raising=False)
+    one = {"tasks": ["retail-001"], "personas": ["baseline"], "trials": 1}
+    ran, trials = stored(tmp_path, "r", "ray", agent="python:test_workers:create_killer", **one)
+    assert ran == len(trials) == 1
+    assert (
+        trials[0].reward is None and "Ray worker" in trials[0].infra_error and f"after {RETRIES} retries" in trials[0].infra_error
+    )
+
+
+def run_cli(*args: str) -> Result:
+    return CliRunner().invoke(main, ["run", *args])
+
+
+def test_a_cli_run_on_ray_with_early_stop_accounts_for_every_planned_trial(tmp_path):
+    # Ray is already started in this process (the fixture): the run uses it and leaves it running.
+    flags = ["--agent", "reference:hasty", "--trials", "3", "--tasks", "retail-001,retail-003", "--personas", "baseline"]
+    done = run_cli(*flags, "--executor", "ray", "--gate", "k=3,min=0.9", "--early-stop", "--out", str(tmp_path), "--run-id", "r")
+    assert done.exit_code in (0, 1), done.output
+    with ResultStore.open(tmp_path / "r") as store:
+        stored_trials = len(store.trials())
+    saved = int(done.output.split("early stop: ")[1].split(" of ")[0])
+    assert stored_trials + saved == 6 and ray.is_initialized()
+
+
+def test_ray_address_without_the_ray_executor_is_a_usage_error(tmp_path):
+    done = run_cli("--ray-address", "127.0.0.1:6379", "--out", str(tmp_path))
+    assert done.exit_code == 2 and "add --executor ray" in done.output
+    assert not any(tmp_path.iterdir()), "no run folder is made for a refused run"
+
+
+def test_the_ray_executor_without_ray_installed_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if it were not installed
+    done = run_cli("--executor", "ray", "--out", str(tmp_path))
+    assert done.exit_code == 2 and "pip install 'passhat[ray]'" in done.output
+    assert not any(tmp_path.iterdir())

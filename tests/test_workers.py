@@ -1,0 +1,173 @@
+"""Trials in worker processes (--workers N): the same trials as in one process, the parent the one writer of
+the store; resume, Ctrl-C and early stop as in one process; a worker that dies loses no trial and counts none
+twice."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from passhat.metrics.gate import parse_gate
+from passhat.run.config import RunConfig
+from passhat.run.evaluate import evaluate
+from passhat.run.runner import execute
+from passhat.run.workers import share, worker_count
+from passhat.store import ResultStore
+
+PASSHAT = str(Path(sys.executable).parent / "passhat")
+SMALL = {"personas": ["baseline", "incoherent"], "tasks": ["retail-001", "retail-003", "retail-010"], "trials": 3}
+KILL_MARKER = "PASSHAT_TEST_KILL_MARKER"  # the file whose creation marks the one worker the killer agent kills
+
+
+def stored(tmp_path: Path, name: str, workers: int, concurrency: int = 4, **config: Any) -> list:
+    cfg = RunConfig(**{**SMALL, **config})
+    with ResultStore.create(tmp_path / name, name, cfg.model_dump()) as store:
+        asyncio.run(execute(cfg, store, concurrency, workers=workers))
+        return store.trials()
+
+
+def per_trial(trials: list) -> dict:
+    return {t.key: (t.seed, t.reward, t.signature, t.infra_error, t.events, t.grade) for t in trials}
+
+
+def test_two_workers_store_the_same_trials_as_one_process(tmp_path):
+    one = stored(tmp_path, "one", workers=1, agent="reference:flaky")
+    two = stored(tmp_path, "two", workers=2, agent="reference:flaky")
+    assert len(one) == 18
+    assert per_trial(two) == per_trial(one)
+
+
+def test_the_audit_trail_is_written_by_the_parent_alone_with_workers(tmp_path):
+    one = stored(tmp_path, "one", workers=1, guard=["audit"])
+    two = stored(tmp_path, "two", workers=2, guard=["audit"])
+    assert {t.key: t.reward for t in two} == {t.key: t.reward for t in one}
+    verified = subprocess.run([PASSHAT, "audit", "verify", "two", "--out", str(tmp_path)], capture_output=True, text=True)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+def test_limits_are_split_between_workers_never_multiplied():
+    assert share(5, 2) == [3, 2] and sum(share(256, 3)) == 256
+    scripted = RunConfig(**SMALL)
+    assert worker_count(scripted, workers=8, concurrency=3) == 3  # a worker with no trial in flight would idle
+    models = RunConfig(**SMALL, agent="llm:openai/m", agent_base_url="http://127.0.0.1:9/v1", max_connections=2)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("OPENAI_API_KEY", "sk-test")
+        assert worker_count(models, workers=8, concurrency=64) == 2  # nor one with no connection
+
+
+def test_early_stop_with_workers_reaches_the_full_runs_decision(tmp_path):
+    gate = parse_gate("k=3,min=0.9")
+    cfg = RunConfig(**{**SMALL, "agent": "reference:hasty"})
+    decisions = {}
+    for name, workers, stop in (("full", 1, False), ("early", 2, True)):
+        with ResultStore.create(tmp_path / name, name, cfg.model_dump()) as store:
+            result = evaluate(cfg, store, 4, gate, stop, workers=workers)
+            decisions[name] = result.decision.meets
+            assert len(result.trials) + result.skipped == result.planned
+    assert decisions["early"] == decisions["full"]
+
+
+class _Killer:
+    """Kills its own process at its first answer: once per run when KILL_MARKER names a file (the first to create
+    it), every time when it names none."""
+
+    async def respond(self, conversation: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        marker = os.environ.get(KILL_MARKER)
+        if marker:
+            try:
+                os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+            except FileExistsError:
+                return {"message": "I'm sorry, I cannot help with that.", "tool_calls": []}
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+
+class _KillerAgent:
+    def new_conversation(self, trial: Any) -> _Killer:
+        return _Killer()
+
+
+def create_killer() -> _KillerAgent:
+    return _KillerAgent()
+
+
+def test_a_worker_killed_mid_run_loses_no_trial_and_counts_none_twice(tmp_path, monkeypatch):
+    monkeypatch.setenv(KILL_MARKER, str(tmp_path / "killed"))
+    cfg = RunConfig(**{**SMALL, "agent": "python:test_workers:create_killer"})
+    with ResultStore.create(tmp_path / "r", "r", cfg.model_dump()) as store:
+        ran = asyncio.run(execute(cfg, store, 4, workers=2))
+        trials = store.trials()
+    assert (tmp_path / "killed").exists(), "a worker must be killed for this test to mean anything"
+    assert ran == len(trials) == 18  # every planned trial stored exactly once
+    lost = [t for t in trials if t.infra_error]
+    assert 1 <= len(lost) <= 2  # the killed worker's trials in flight (its share of --concurrency 4)
+    assert all("worker process" in t.infra_error and t.reward is None for t in lost)
+    with ResultStore.resume(tmp_path / "r") as store:  # resume re-runs them: now judged
+        assert asyncio.run(execute(cfg, store, 4, workers=2)) == len(lost)
+        assert all(t.infra_error is None for t in store.trials()) and len(store.trials()) == 18
+
+
+def _count(db: Path) -> int:
+    import sqlite3
+
+    try:
+        with sqlite3.connect(db) as conn:
+            return conn.execute("SELECT count(*) FROM trials").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+def _started_and_stopped(tmp_path: Path, run_id: str, stop: signal.Signals) -> subprocess.Popen:
+    """A CLI run with two workers, sent ``stop`` once a few trials are stored (the test waits for trials,
+    not for time)."""
+    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "4", "--workers", "2"]
+    child = subprocess.Popen(
+        [PASSHAT, "run", *common, "--run-id", run_id], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    db = tmp_path / run_id / "results.sqlite"
+    deadline = time.monotonic() + 120
+    while _count(db) < 20 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.02)
+    child.send_signal(stop)
+    return child
+
+
+def test_ctrl_c_with_workers_exits_130_keeps_what_was_stored_and_resumes(tmp_path):
+    child = _started_and_stopped(tmp_path, "int", signal.SIGINT)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    kept = _count(tmp_path / "int" / "results.sqlite")
+    assert f"interrupted: {kept} of " in stderr
+    resumed = subprocess.run(
+        [PASSHAT, "run", "--resume", "int", "--out", str(tmp_path), "--workers", "2"], capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr
+
+
+def test_a_run_with_workers_killed_and_resumed_matches_an_uninterrupted_one(tmp_path):
+    child = _started_and_stopped(tmp_path, "killed", signal.SIGKILL)
+    child.communicate(timeout=60)
+    partial = _count(tmp_path / "killed" / "results.sqlite")
+    resumed = subprocess.run(
+        [PASSHAT, "run", "--resume", "killed", "--out", str(tmp_path), "--workers", "2"], capture_output=True, text=True
+    )
+    assert resumed.returncode in (0, 1), resumed.stderr
+    whole = subprocess.run(
+        [PASSHAT, "run", "--trials", "6", "--seed", "7", "--out", str(tmp_path), "--workers", "1", "--run-id", "whole"],
+        capture_output=True,
+        text=True,
+    )
+    assert whole.returncode in (0, 1), whole.stderr
+    with ResultStore.open(tmp_path / "killed") as store, ResultStore.open(tmp_path / "whole") as reference:
+        after, expected = store.trials(), reference.trials()
+    assert 0 < partial < len(expected), "the run must be killed mid-way for this test to mean anything"
+    assert {t.key: (t.reward, t.signature) for t in after} == {t.key: (t.reward, t.signature) for t in expected}
