@@ -22,12 +22,13 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
 from passhat.safe_files import cut, listed, load_yaml, shown
+
+if TYPE_CHECKING:  # the models (pydantic) load with the first domain, not with every command's start
+    from passhat.domains.model import Domain, Task
 
 BUILT_IN = ("retail",)
 DEFAULT_DOMAIN = "retail"  # what --domain means when it is not given
@@ -61,12 +62,14 @@ def load_task_files(folder: Path, model: type[Task]) -> list[Task]:
     """Every ``*.yaml`` task in ``folder`` as the domain's task ``model``, sorted by id; a broken file is a
     UserError naming it and its fields (read within ``safe_files``' bounds: size, encoding, nesting,
     aliases, integers, keys)."""
+    import pydantic
+
     tasks: dict[str, Task] = {}
     for path in sorted(folder.glob("*.yaml")):
         raw = load_yaml(path, f"task file {path}")
         try:
             task = model.model_validate(raw)
-        except ValidationError as exc:
+        except pydantic.ValidationError as exc:
             problems = [f"{'.'.join(cut(str(p), 60) for p in err['loc']) or '(top level)'}: {err['msg']}" for err in exc.errors()]
             raise UserError(f"task file {path} is invalid: {listed(problems)}.") from None
         if task.id in tasks:
