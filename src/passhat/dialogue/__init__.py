@@ -29,7 +29,7 @@ Message = tuple[str, str]  # (role: "user" | "agent", text)
 def is_affirmative(text: str) -> bool:
     """An explicit yes: opens with a word of assent, and what follows neither asks nor takes it back.
 
-    "Yes, cancel that order please" is a yes; "Okay, but why only $50?" and "Yes... no wait" are not.
+    "Yes, cancel that booking please" is a yes; "Okay, but why only $50?" and "Yes... no wait" are not.
     """
     opening = _YES.match(text)
     return bool(opening) and not _TAKES_BACK.search(_HARMLESS.sub("", text[opening.end() :]))
@@ -67,7 +67,7 @@ def answered_proposal(messages: Sequence[Message]) -> tuple[int, str] | None:
 
 
 def mentions(text: str, value: object) -> bool:
-    """Whether a value the customer gave is named in a message (an email, a zip code, a name, an id)."""
+    """Whether a value the customer gave is named in a message (an email, a name, a date, an id)."""
     if isinstance(value, (list, tuple)):
         return all(mentions(text, v) for v in value)
     if isinstance(value, (int, float)):

@@ -1,8 +1,8 @@
 """Typed values in an agent's words: amounts of money, card endings, dates, numbers, ids, streets, phrases.
 
 A grader compares what the agent *said* with a fact by meaning: "USD332.20", "332,20 $" and "three
-hundred thirty-two dollars and twenty cents" all say 332.20, while the digits of "#R3042198", a zip
-code or a date say no amount at all. Each finder returns spans, so the words around a value can be
+hundred thirty-two dollars and twenty cents" all say 332.20, while the digits of an id such as "#R3042198", a
+postcode or a date say no amount at all. Each finder returns spans, so the words around a value can be
 judged (negation, direction, attribution) by :mod:`passhat.dialogue.text`.
 """
 
@@ -441,7 +441,7 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
 
     Digits-only ids also match grouped ("8336 9864 9358", "8336-9864-9358"); other ids match with or
     without "#" and separators, in any case ("#R3042198": "R3042198", "r-3042198"), or by their
-    trailing run of at least five digits alone ("order 3042198"). Never inside a longer token.
+    trailing run of at least five digits alone ("invoice 3042198"). Never inside a longer token.
     """
     text = plain(text)
     core = re.sub(r"[^0-9A-Za-z]", "", value)

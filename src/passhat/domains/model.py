@@ -133,7 +133,7 @@ class FactSource:
     """One kind of fact a domain can derive from its backend for a task's ``tell``.
 
     ``derive(db, **of)`` computes the fact on the backend as the goal leaves it; ``label`` says it in a
-    sentence, a format string over ``of`` and the worded ``value``: "the status of order {order_id} is {value}".
+    sentence, a format string over ``of`` and the worded ``value``: "the status of booking {booking_id} is {value}".
     """
 
     label: str
