@@ -26,7 +26,8 @@ from passhat.agents.reference import ANYTHING_ELSE, EXPLAIN, MAX_PROPOSAL_ROUNDS
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.proposals import Binding, Commitment, binding
 from passhat.domains.model import Action, Task
-from passhat.domains.retail.tools import one, rows, variant_info
+from passhat.domains.retail.tools import variant_info
+from passhat.domains.toolkit import one, rows
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 from passhat.users import ScriptedUser

@@ -8,6 +8,7 @@ failures are exceptions; the environment turns them into the three-shape result 
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -112,3 +113,19 @@ def _check_field_names(fn: Callable[..., Any], option: str, names: Any) -> None:
             f"tool {fn.__qualname__} ({fn.__module__}) declares {option}={names!r}; {option} is a tuple of field names, "
             f'e.g. {option}=("summary",) for one field.'
         )
+
+
+# -- queries: what a domain's tools, rules and conversation helpers read the backend with ---------------------
+
+
+def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """Query results as dicts, whatever row factory the connection uses."""
+    cursor = db.execute(sql, params)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, r, strict=False)) for r in cursor.fetchall()]
+
+
+def one(db: sqlite3.Connection, sql: str, *params: Any) -> dict[str, Any] | None:
+    """The first row of a query as a dict, or None."""
+    found = rows(db, sql, *params)
+    return found[0] if found else None

@@ -13,9 +13,10 @@ import sqlite3
 from passhat.dialogue.proposals import Term
 from passhat.dialogue.values import names_phrase
 from passhat.domains.model import Action, Customer, NearMiss
+from passhat.domains.toolkit import one, rows
 
 from .data import BRANCHES
-from .tools import TOOLS, card_digits, loan_of, one, renewed_due_date, rows, title_of
+from .tools import TOOLS, card_digits, loan_of, renewed_due_date, title_of
 
 # Members (M-1001), titles (T-201) and loans (L-50101), as written in free text.
 ID_PATTERN = r"(?<![\w-])(?:M-\d{4}|T-\d{3}|L-\d{5})(?![\w-])"

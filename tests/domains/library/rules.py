@@ -10,8 +10,9 @@ from __future__ import annotations
 import sqlite3
 
 from passhat.domains.model import Call, Rule
+from passhat.domains.toolkit import one
 
-from .tools import TOOLS, card_digits, fines_due, is_overdue, loan_of, one
+from .tools import TOOLS, card_digits, fines_due, is_overdue, loan_of
 
 MAX_RENEWALS = 2
 FINES_LIMIT = 10.0  # late fees above this block renewals and new holds

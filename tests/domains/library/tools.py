@@ -12,7 +12,7 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
-from passhat.domains.toolkit import NotFound, ToolFailure, tool
+from passhat.domains.toolkit import NotFound, ToolFailure, one, rows, tool
 
 from .data import TODAY, Branch
 
@@ -21,18 +21,6 @@ TITLE_PROSE = ("title", "author")  # names a publisher chose: where a third part
 
 
 # -- queries shared with rules.py, facts.py and conversation.py ----------------------------------------
-
-
-def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict[str, Any]]:
-    """Query results as dicts, whatever row factory the connection uses."""
-    cursor = db.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, r, strict=False)) for r in cursor.fetchall()]
-
-
-def one(db: sqlite3.Connection, sql: str, *params: Any) -> dict[str, Any] | None:
-    found = rows(db, sql, *params)
-    return found[0] if found else None
 
 
 def card_digits(card_number: str) -> str:

@@ -13,7 +13,8 @@ from typing import Any
 from passhat.dialogue.proposals import Term, named
 from passhat.domains.model import Action, Customer, NearMiss
 from passhat.domains.retail.model import Shopper
-from passhat.domains.retail.tools import TOOLS, cancellation_refunds, net_paid, one, price_difference, rows, variant_info
+from passhat.domains.retail.tools import TOOLS, cancellation_refunds, net_paid, price_difference, variant_info
+from passhat.domains.toolkit import one, rows
 
 # Orders (also "R3042198", or its seven digits alone: no other number here has seven), customers, products, items
 # (variants) and payment methods, as written in free text.

@@ -11,7 +11,8 @@ import sqlite3
 
 from passhat.dialogue.facts import Fact
 from passhat.domains.model import FactSource
-from passhat.domains.retail.tools import net_paid, one, price_difference, rows
+from passhat.domains.retail.tools import net_paid, price_difference
+from passhat.domains.toolkit import one, rows
 
 # Other words a customer hears as the same status ("shipped" is what the shop calls processed).
 STATUS_WORDS: dict[str, tuple[str, ...]] = {

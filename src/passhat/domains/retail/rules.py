@@ -12,7 +12,8 @@ from typing import Any
 
 from passhat.domains.model import Call, Rule
 from passhat.domains.retail.data import CANCEL_REASONS
-from passhat.domains.retail.tools import TOOLS, cancellation_refunds, one, price_difference
+from passhat.domains.retail.tools import TOOLS, cancellation_refunds, price_difference
+from passhat.domains.toolkit import one
 
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 AUTH_TOOLS = ("find_customer_by_email", "find_customer_by_name_zip")

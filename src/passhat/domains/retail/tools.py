@@ -19,7 +19,7 @@ import unicodedata
 from typing import Any
 
 from passhat.domains import payments
-from passhat.domains.toolkit import NotFound, ToolFailure, tool
+from passhat.domains.toolkit import NotFound, ToolFailure, one, rows, tool
 
 CURRENCY = "USD"  # every amount in this shop
 # Result fields holding text someone other than the shop wrote (an address line the customer typed, a
@@ -30,18 +30,6 @@ PRODUCT_PROSE = ("name",)
 
 
 # -- queries shared with rules.py and conversation.py ---------------------------------------------
-
-
-def rows(db: sqlite3.Connection, sql: str, *params: Any) -> list[dict[str, Any]]:
-    """Query results as dicts, whatever row factory the connection uses."""
-    cursor = db.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, r, strict=False)) for r in cursor.fetchall()]
-
-
-def one(db: sqlite3.Connection, sql: str, *params: Any) -> dict[str, Any] | None:
-    found = rows(db, sql, *params)
-    return found[0] if found else None
 
 
 def variant_info(db: sqlite3.Connection, variant_id: str) -> dict[str, Any] | None:

@@ -22,14 +22,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-from passhat.domains.toolkit import NotFound, ToolFailure, tool
-
-
-def one(db: sqlite3.Connection, sql: str, *params: Any) -> dict[str, Any] | None:
-    """The first row of a query as a dict, or None (rules and the conversation helpers use it too)."""
-    cursor = db.execute(sql, params)
-    row = cursor.fetchone()
-    return None if row is None else dict(zip([d[0] for d in cursor.description], row, strict=True))
+from passhat.domains.toolkit import NotFound, ToolFailure, one, tool
 
 
 def booking_view(db: sqlite3.Connection, booking_id: str) -> dict[str, Any] | None:
