@@ -119,6 +119,8 @@ class RayPool:
             if not in_flight:
                 return
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=WAIT_SECONDS)
+            if ready:  # with every other result already back: one wake-up stores them all
+                ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)
             for call in ready:
                 spec, index = in_flight.pop(call)
                 load[index] -= 1
