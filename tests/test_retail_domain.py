@@ -600,6 +600,10 @@ def test_lookups_and_near_misses(env):
             assert scalar(env, "SELECT customer_id FROM orders WHERE id = ?", miss.args["order_id"]) == scalar(
                 env, "SELECT customer_id FROM orders WHERE id = ?", oid
             )
+        elif near.label == "wrong_new_item":  # the right item given back, for another option of the wanted product
+            assert near.signature == "wrong_arguments" and miss.args["item_ids"] == [old]
+            assert miss.args["new_item_ids"][0] not in (new, old)
+            assert scalar(env, "SELECT product_id FROM variants WHERE id = ?", miss.args["new_item_ids"][0]) == product
         else:
             assert near.label == "wrong_item" and near.signature == "wrong_arguments" and miss.args["item_ids"] != [old]
             assert scalar(env, "SELECT 1 FROM order_items WHERE order_id = ? AND variant_id = ?", oid, miss.args["item_ids"][0])

@@ -155,8 +155,7 @@ def _money_said(fact: Fact, text: str) -> list[_Said]:
         if Decimal(m.value) != amount:
             continue
         other_currency = m.currency is not None and m.currency != fact.currency
-        flipped = fact.direction is not None and m.direction is not None and m.direction != fact.direction
-        found.append(_Said(m.start, m.end, "contradicted" if other_currency or flipped else None))
+        found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, m) else None))
     return found
 
 
@@ -325,7 +324,8 @@ def _about_the_thing(fact: Fact, text: str, start: int, end: int, id_pattern: st
 _CORRECTION = re.compile(
     r"\b(?:actually|correction|sorry|apologies|my\s+apologies|i\s+apologi[sz]e|i\s+meant|i\s+misspoke|my\s+mistake"
     r"|my\s+error|(?<!than\s)rather(?!\s+than)|let\s+me\s+correct|to\s+correct|on\s+second\s+thought|scratch\s+that"
-    r"|i\s+was\s+wrong|that\s+was\s+(?:wrong|incorrect)|should\s+have\s+said)\b",
+    r"|i\s+was\s+wrong|that\s+was\s+(?:wrong|incorrect)|should\s+have\s+said|no\s+wait|wait\s*,?\s*no)\b"
+    r"|(?<=[-—–,;.]\s)no\s*[,—–-]",  # "$332.20 -- no, $340.00": a bare "no" set off by punctuation
     re.I,
 )
 _CUE_WORDS = frozenset(
@@ -348,10 +348,17 @@ def _corrected_later(fact: Fact, said: list[_Message], index: int, mention: _Sai
     for text, start, end, dumps in _later_segments(said, index, mention.end):
         if not _CORRECTION.search(text, start, end) or not _same_slot(telling, text[start:end]):
             continue
+        cue = _CORRECTION.search(text, start, end)
         for o_start, o_end in _other_values(fact, text, id_pattern):
-            if start <= o_start and o_end <= end and not in_dump(o_start, o_end, dumps) and _stated(text, o_start, o_end):
+            if cue.start() <= o_start and o_end <= end and not in_dump(o_start, o_end, dumps) and _restated(text, o_start, o_end):
                 return "contradicted"
     return None
+
+
+def _restated(text: str, start: int, end: int) -> bool:
+    """A value put in place of the told one: said, not denied or asked; "or rather $340.00" is no alternative
+    offered but the correction itself, so an "or" does not make it a hedge here."""
+    return not (negated_at(text, start, end) or _asks(text, start, end))
 
 
 def _later_segments(said: list[_Message], index: int, after: int) -> Iterator[tuple[str, int, int, list[tuple[int, int]]]]:
@@ -384,7 +391,13 @@ def _other_values(fact: Fact, text: str, id_pattern: str | None) -> list[tuple[i
         return [span for rival in fact.rivals for span in names_phrase(text, rival)]
     if fact.kind == "identifier":
         return [span for span in _identifier_like(fact, text, id_pattern) if not names_identifier(text[slice(*span)], fact.value)]
+    if fact.kind == "money":  # the same amount the other way round is another value ("you pay $8.62", not get it)
+        return [(m.start, m.end) for m in money_in(text) if not _same_value(fact, m.value) or _flipped(fact, m)]
     return [(m.start, m.end) for m in _kind_mentions(fact.kind, text) if not _same_value(fact, m.value)]
+
+
+def _flipped(fact: Fact, mention: Mention) -> bool:
+    return fact.direction is not None and mention.direction is not None and mention.direction != fact.direction
 
 
 # ---------------------------------------------------------------------------------------------- any value of the kind

@@ -291,7 +291,26 @@ def near_misses(db: sqlite3.Connection, action: Action) -> list[NearMiss]:
     swapped = _with_items(db, a, [*chosen[:-1], spare[0]]) if chosen and spare else None
     if swapped is not None:
         out.append(NearMiss("wrong_item", Action(tool=action.tool, args=swapped), "wrong_arguments"))
+    if other_new := _other_new_item(db, a):
+        out.append(NearMiss("wrong_new_item", Action(tool=action.tool, args=other_new), "wrong_arguments"))
     return out
+
+
+def _other_new_item(db: sqlite3.Connection, args: dict[str, Any]) -> dict[str, Any] | None:
+    """An exchange for another available option of the last new item's product than the one asked for (black, not
+    walnut), neither the one asked for nor the one given back."""
+    new_items, old_items = args.get("new_item_ids") or [], args.get("item_ids") or []
+    if not new_items or len(old_items) != len(new_items):
+        return None
+    other = one(
+        db,
+        "SELECT v.id FROM variants v JOIN variants new ON new.product_id = v.product_id"
+        " WHERE new.id = ? AND v.id NOT IN (?, ?) AND v.available = 1 ORDER BY v.id",
+        new_items[-1],
+        new_items[-1],
+        old_items[-1],
+    )
+    return None if other is None else {**args, "new_item_ids": [*new_items[:-1], other["id"]]}
 
 
 def _order_items(db: sqlite3.Connection, order_id: str) -> list[str]:
