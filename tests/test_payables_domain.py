@@ -1,0 +1,266 @@
+"""The payables domain: an accounts-payable agent works the exception queue with an AP clerk.
+
+Its invoices disagree with their purchase orders and receipts the ways real ones do (billed by the piece
+against an order by the box, under the vendor's own codes, one order line on several invoice lines, a
+surcharge nobody ordered, nothing received yet), and its tasks are chains of 3 to 18 dependent steps
+whose length each task carries as a ``steps-N`` tag. Every task is proved like retail's; the perfect
+reference agent passes every trial under every persona, the hasty one fails a large share and the flaky
+one some; the rules refuse what the policy forbids and nothing else.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import collections
+import importlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from passhat.agents import resolve_agent
+from passhat.domains.model import Call, Domain, Goal, Task
+from passhat.env import Environment, tool_registry
+from passhat.grade.check import check_task
+from passhat.grade.steps import step_count
+from passhat.run.seeding import trial_seed
+from passhat.run.trial import TrialOutput, TrialSpec, run_trial
+from passhat.users import resolve_user
+from passhat.users.personas import PERSONAS
+
+PAYABLES: Domain = importlib.import_module("passhat.domains.payables").DOMAIN
+FOLDER = Path(importlib.import_module("passhat.domains.payables").__file__).parent
+TASKS = list(PAYABLES.tasks.values())
+TOOLS = tool_registry(PAYABLES)
+
+# What a domain may import of passhat: the contract, the task-file loader and the dialogue helpers.
+PUBLIC_CONTRACT = ("passhat.domains.model", "passhat.domains.kit", "passhat.domains.toolkit", "passhat.domains.facts")
+
+
+@pytest.fixture(scope="module")
+def results():
+    return {task.id: check_task(PAYABLES, task) for task in TASKS}
+
+
+def play(agent: str, task: Task, persona: str, trial: int = 0) -> TrialOutput:
+    spec = TrialSpec(task, PERSONAS[persona], trial, trial_seed(13, task.id, persona, trial))
+    return asyncio.run(run_trial(PAYABLES, spec, resolve_agent(agent), resolve_user("scripted")))
+
+
+def steps_tag(task: Task) -> int:
+    [tag] = [t for t in task.tags if t.startswith("steps-")]
+    return int(tag.removeprefix("steps-"))
+
+
+# -- the tasks -----------------------------------------------------------------------------------------
+
+
+def test_every_case_of_every_task_holds(results):
+    broken = [
+        (task_id, r.case.label, r.case.expect, r.grade.reward, r.grade.signature)
+        for task_id, rs in results.items()
+        for r in rs
+        if not r.holds
+    ]
+    assert broken == []
+
+
+def test_the_near_misses_and_perturbations_are_really_tried(results):
+    """Guards against a check that holds only because the domain offered no near miss the backend accepts."""
+    applied = collections.Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
+    for signature in (
+        "wrong_entity_write",
+        "wrong_arguments",
+        "extra_write",
+        "no_write",
+        "partial_resolution",
+        "unconfirmed_write",
+        "policy_violation",
+        "missing_output",
+        "duplicate_write",
+        "privacy_violation",
+        "policy_disclosure",
+    ):
+        assert applied[signature] >= 1, signature
+    assert applied[None] == 2 * len(TASKS)  # ground truth, strict and tau
+
+
+def test_each_steps_tag_is_the_length_of_the_tasks_plan():
+    assert {t.id: steps_tag(t) for t in TASKS} == {t.id: step_count(PAYABLES, t) for t in TASKS}
+
+
+def test_the_chains_spread_from_3_to_18_steps():
+    """The compounding curve needs short, middling and long chains, several of each."""
+    lengths = [steps_tag(t) for t in TASKS]
+    assert min(lengths) == 3 and max(lengths) == 18
+    bands = collections.Counter("3-5" if n <= 5 else "6-10" if n <= 10 else "11-18" for n in lengths)
+    assert all(bands[b] >= 5 for b in ("3-5", "6-10", "11-18")), bands
+
+
+def _rules_refusing(task: Task, goal: Goal) -> set[str]:
+    return {rule for call in goal.forbidden for rule in broken_rules(task.id, call.tool, dict(call.args))}
+
+
+def test_the_tasks_cover_every_outcome_many_writes_and_every_refusing_rule():
+    assert len(TASKS) >= 30
+    outcomes = collections.Counter(g.outcome for t in TASKS for g in t.goals)
+    assert all(outcomes[o] for o in ("done", "refused", "answered", "transferred")), outcomes
+    writes = collections.Counter(sum(TOOLS[a.tool].meta.needs_confirmation for a in t.actions) for t in TASKS)
+    assert writes[1] and writes[2] and max(writes) >= 7, writes
+    assert sum(len(t.goals) > 1 for t in TASKS) >= 8
+    refusing = {r for t in TASKS for g in t.goals if g.outcome == "refused" for r in _rules_refusing(t, g)}
+    assert refusing == {"own-company", "within-tolerance", "no-double-payment", "approval-limit", "matched-amount"}
+
+
+def broken_rules(verified: str | None, tool: str, args: dict) -> set[str]:
+    """The rules a call breaks on a fresh backend, after the clerk of task ``verified`` identified (None: nobody)."""
+    env = Environment(PAYABLES)
+    try:
+        if verified is not None:
+            clerk = PAYABLES.tasks[verified].customer
+            env.replay([PAYABLES.authenticate(clerk, PAYABLES.kit.identity_text(clerk))])
+        return {v.rule for v in env.execute(tool, args).violations}
+    finally:
+        env.close()
+
+
+@pytest.mark.parametrize(
+    "verified,tool,args,rules",
+    [
+        (None, "approve_invoice", {"invoice_id": "INV-71001"}, {"identify-first"}),
+        ("pay-001", "approve_invoice", {"invoice_id": "INV-71001"}, set()),
+        ("pay-001", "approve_invoice", {"invoice_id": "INV-71015"}, {"own-company"}),  # a BW-US clerk, a BW-UK invoice
+        ("pay-012", "approve_invoice", {"invoice_id": "INV-71012"}, {"within-tolerance"}),
+        ("pay-012", "adjust_invoice", {"invoice_id": "INV-71012", "amount": 2640.0}, set()),  # to the matched amount
+        ("pay-016", "adjust_invoice", {"invoice_id": "INV-71016", "amount": 600.0}, {"matched-amount"}),
+        ("pay-013", "approve_invoice", {"invoice_id": "INV-71013"}, {"no-double-payment"}),
+        ("pay-013", "hold_invoice", {"invoice_id": "INV-71013", "reason": "duplicate"}, set()),
+        ("pay-014", "approve_invoice", {"invoice_id": "INV-71014"}, {"approval-limit"}),  # $3,870.00 over $2,500.00
+        ("pay-014", "escalate_invoice", {"invoice_id": "INV-71014"}, set()),
+        ("pay-030", "approve_invoice", {"invoice_id": "INV-71034"}, {"within-tolerance"}),  # the vendor's own 0% wins
+        ("pay-031", "approve_invoice", {"invoice_id": "INV-71035"}, set()),  # the vendor's own 3% wins over 1%
+        ("pay-020", "transfer_to_controller", {"employee_number": "E-40173", "summary": "bank details"}, {"identify-first"}),
+        ("pay-020", "transfer_to_controller", {"employee_number": "E-40455", "summary": "bank details"}, set()),
+    ],
+)
+def test_each_rule_refuses_what_the_policy_forbids_and_nothing_else(verified, tool, args, rules):
+    assert broken_rules(verified, tool, args) == rules
+
+
+@pytest.mark.parametrize("invoice_id,gated", [("INV-71031", True), ("INV-71014", False)])  # $7,040.00 and $3,870.00
+def test_with_the_human_gate_a_payment_over_5000_needs_a_second_person(invoice_id: str, gated: bool):
+    env = Environment(PAYABLES)
+    try:
+        [gate] = PAYABLES.gates
+        reason = gate.check(env.db, Call("approve_invoice", {"invoice_id": invoice_id}), [])
+    finally:
+        env.close()
+    assert bool(reason) == gated, reason
+
+
+@pytest.mark.parametrize("slot", [s for s in PAYABLES.kit.slots if s != "identity"])
+def test_every_detail_is_one_a_clerk_gives_only_when_asked_in_some_task(slot: str):
+    asked = [t.id for t in TASKS for g in t.goals if all(PAYABLES.kit.missing(slot, g, request) for request in g.request)]
+    assert asked, f"no task makes the agent ask for the {slot}"
+
+
+# -- the three-way match -------------------------------------------------------------------------------
+
+
+def variance_of(invoice_id: str) -> dict:
+    env = Environment(PAYABLES)
+    try:
+        return env.execute("compute_variance", {"invoice_id": invoice_id}).result["data"]
+    finally:
+        env.close()
+
+
+def test_an_invoice_by_the_piece_matches_an_order_by_the_box():
+    match = variance_of("INV-71001")  # 1,000 bolts at $0.42 against 10 boxes of 100 at $42.00
+    assert (match["matched_amount"], match["variance"]) == (510.0, 0.0)
+    assert match["lines"][0]["billed"] == 10
+
+
+def test_an_order_line_billed_on_two_invoice_lines_is_summed():
+    match = variance_of("INV-71003")  # two invoice lines of 12 bundles of 25 cartons against one order line of 600
+    assert (match["lines"][0]["billed"], match["lines"][0]["billed_amount"], match["lines"][0]["variance"]) == (600, 1110.0, 0)
+
+
+def test_a_line_billed_for_nothing_on_the_order_is_all_variance():
+    match = variance_of("INV-71033")
+    assert [(u["vendor_code"], u["amount"]) for u in match["not_on_order"]] == [("FRT-EXP", 65.0)]
+    assert match["variance"] == 65.0
+
+
+def test_only_what_was_received_is_matched():
+    assert variance_of("INV-71007")["matched_amount"] == 1523.2  # 68 of 80 rolls at $22.40
+    assert variance_of("INV-71037")["matched_amount"] == 0.0  # nothing received yet
+
+
+def test_a_vendors_own_tolerance_wins_over_its_categorys_default():
+    env = Environment(PAYABLES)
+    try:
+        tolerance = {
+            v: env.execute("get_tolerance", {"vendor_id": v, "category": "packaging"}).result["data"] for v in ("V-102", "V-107")
+        }
+    finally:
+        env.close()
+    assert tolerance["V-102"] == {"percent": 5.0, "cap": 100.0, "applies": "category default"}
+    assert tolerance["V-107"] == {"percent": 0.0, "cap": 0.0, "applies": "vendor"}
+
+
+# -- the reference agents against the scripted clerk -----------------------------------------------------
+
+
+@pytest.mark.parametrize("persona", list(PERSONAS))
+def test_the_perfect_agent_passes_every_task(persona: str):
+    failed = {t.id: out.grade.signature for t in TASKS if (out := play("reference:perfect", t, persona)).grade.reward != 1}
+    assert failed == {}
+
+
+def test_the_hasty_agent_fails_a_large_share():
+    """It writes without asking and stops after the first goal: the long chains expose both."""
+    rewards = [play("reference:hasty", t, p).grade.reward for t in TASKS for p in PERSONAS]
+    assert rewards.count(0) >= 0.2 * len(rewards), collections.Counter(rewards)
+
+
+def test_the_flaky_agent_fails_some_trials():
+    rewards = [play("reference:flaky", t, p, trial).grade.reward for t in TASKS for p in PERSONAS for trial in range(2)]
+    assert 0 < rewards.count(0) < len(rewards) / 3, collections.Counter(rewards)
+
+
+# -- the package: its own world, the public contract only ----------------------------------------------------
+
+
+def test_the_backend_is_generated_the_same_from_the_same_seed():
+    def dump() -> list[str]:
+        db = sqlite3.connect(":memory:")
+        db.executescript(PAYABLES.schema_sql)
+        PAYABLES.generate(db, PAYABLES.data_seed)
+        return list(db.iterdump())
+
+    first = dump()
+    assert first == dump()
+    counts = collections.Counter(line.split('"')[1] for line in first if line.startswith("INSERT"))
+    assert counts["invoices"] >= 80 and counts["clerks"] >= 20 and counts["ledger"] >= 100, counts
+
+
+def _imports(path: Path) -> list[str]:
+    """The absolute modules a file imports (relative imports stay inside the package)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+    return found
+
+
+def test_the_domain_imports_only_the_public_contract_and_nothing_of_retail():
+    sources = sorted(FOLDER.glob("*.py"))
+    assert {p.name for p in sources} >= {"__init__.py", "tools.py", "rules.py", "kit.py", "facts.py", "conversation.py"}
+    passhat = [m for p in sources for m in _imports(p) if m.split(".")[0] == "passhat"]
+    assert not [m for m in passhat if m.startswith("passhat.domains.retail")]
+    allowed = (*PUBLIC_CONTRACT, "passhat.dialogue")
+    assert [m for m in passhat if m != "passhat.domains" and not m.startswith(allowed)] == []
