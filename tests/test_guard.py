@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import tempfile
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain
 from passhat.domains.model import Call, Rule
-from passhat.domains.toolkit import ToolFailure, tool
+from passhat.domains.toolkit import Review, ToolFailure, tool
 from passhat.env import Environment, diff_backends
 from passhat.errors import UserError
 from passhat.guard import GUARDS, Gateway, ToolPath, parse_guards
@@ -355,6 +356,41 @@ def test_the_human_gate_files_a_ticket_and_names_who_has_it() -> None:
     assert data["owner"] in data["message"] and data["ticket_id"] == "T-1" and data["priority"] == "high"
     row = db.execute("SELECT owner, status, history FROM _passhat_tickets").fetchone()
     assert row[0] == data["owner"] and row[1] == "open" and "over $100" in row[2]
+
+
+BY_SIZE = Rule(
+    "refund-by-size",
+    "refunds over $100 need a person; over $1,000 urgently",
+    ("refund",),
+    lambda db, call, history: (
+        Review(
+            "over $100",
+            "urgent" if call.args["amount"] > 1000 else "normal",
+            f"check account {call.args['account']} before paying back",
+        )
+        if call.args["amount"] > 100
+        else None
+    ),
+)
+
+
+def test_a_gate_rule_sets_the_tickets_priority_and_internal_note_which_the_agent_does_not_see() -> None:
+    db = shop_db()
+    gw = Gateway.over([refund], db, guards=["human_gate"], gates=(BY_SIZE,))
+    shown = [gw.call("refund", {"account": "A-1", "amount": amount}).execution.result["data"] for amount in (500.0, 5000.0)]
+    assert [d["priority"] for d in shown] == ["normal", "urgent"]
+    assert not any("check account" in json.dumps(d) for d in shown)
+    rows = db.execute("SELECT priority, note, reason, history FROM _passhat_tickets ORDER BY id").fetchall()
+    assert [r[:3] for r in rows] == [("normal", "check account A-1 before paying back", "over $100")] + [
+        ("urgent", "check account A-1 before paying back", "over $100")
+    ]
+    assert json.loads(rows[0][3]) == [{"status": "open", "by": "gateway", "note": "over $100"}]
+
+
+def test_a_plain_reason_files_a_high_priority_ticket_with_no_note() -> None:
+    db = shop_db()
+    Gateway.over([refund], db, guards=["human_gate"], gates=(BIG,)).call("refund", {"account": "A-1", "amount": 500.0})
+    assert db.execute("SELECT priority, note FROM _passhat_tickets").fetchall() == [("high", "")]
 
 
 def test_a_gated_write_keeps_its_key_the_same_call_gets_its_ticket_again_and_other_arguments_a_conflict() -> None:

@@ -129,3 +129,17 @@ def one(db: sqlite3.Connection, sql: str, *params: Any) -> dict[str, Any] | None
     """The first row of a query as a dict, or None."""
     found = rows(db, sql, *params)
     return found[0] if found else None
+
+
+class Review(str):
+    """What a gate rule returns when the policy says how a ticket is to be handled: still the reason a person must
+    approve the call (``Rule.check`` returns a str), with the ticket's ``priority`` (by amount, by tier) and an
+    internal ``note`` for the person who takes it. A plain reason files a ticket of the default priority."""
+
+    priority: str
+    note: str
+
+    def __new__(cls, reason: str, priority: str, note: str = "") -> Review:
+        made = super().__new__(cls, reason)
+        made.priority, made.note = priority, note
+        return made

@@ -2,9 +2,13 @@
 
 A gate rule has the shape of a policy rule (``domains.model.Rule``): its check returns why a call
 needs a person (a refund over a threshold) or None. A gated call is not executed: it becomes a
-ticket with an owner, a priority, a status and a history, and the agent is told who has it. In
-simulation, ``resolve_tickets`` plays the operator: it carries out each open ticket that the domain's
-policy rules allow and rejects the others, so a trial still reaches its outcome.
+ticket with an owner, a priority, a status, an internal note and a history, and the agent is told who
+has it and how urgent it is. In simulation, ``resolve_tickets`` plays the operator: it carries out each
+open ticket that the domain's policy rules allow and rejects the others, so a trial still reaches its outcome.
+
+A domain's policy may say how urgent a ticket is (by amount, by a member's tier) and what the person
+taking it should know: its gate rule then returns a ``Review`` (``passhat.domains.toolkit``), a reason that
+carries the ticket's priority and internal note. A plain reason gets the default priority and no note.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 from passhat.domains.model import Call, Rule
+from passhat.domains.toolkit import Review
 from passhat.env import Execution, ToolRunner
 from passhat.env.tools import Within, ok
 
 TABLE = "_passhat_tickets"
 OWNERS = ("Dana Whitfield", "Sam Okafor", "Priya Raman")  # the simulated review team, assigned in turn
+DEFAULT_PRIORITY = "high"  # a gate rule that says nothing of urgency: a person is waiting
 CarryOut = Callable[[int, str, dict[str, Any]], Execution]  # (ticket number, tool, args) -> what running it did
 
 
@@ -28,7 +34,7 @@ def ensure_table(db: sqlite3.Connection) -> None:
         db.execute(
             f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY, tool TEXT NOT NULL, args TEXT NOT NULL,"
             " rule TEXT NOT NULL, reason TEXT NOT NULL, owner TEXT NOT NULL, priority TEXT NOT NULL,"
-            " status TEXT NOT NULL, history TEXT NOT NULL)"
+            " note TEXT NOT NULL, status TEXT NOT NULL, history TEXT NOT NULL)"
         )
 
 
@@ -46,21 +52,24 @@ def gated_by(runner: ToolRunner, gates: tuple[Rule, ...], name: str, args: dict[
 def open_ticket(
     db: sqlite3.Connection, name: str, args: dict[str, Any], rule: Rule, reason: str, within: Within | None = None
 ) -> dict[str, Any]:
-    """File the call as an open ticket; returns the ticket as the agent and the audit see it.
+    """File the call as an open ticket; returns the ticket as the agent and the audit see it (its internal
+    note stays in the queue, for the person who takes it).
 
     ``within`` (the idempotency record) is given the agent's answer (``shown``) in the ticket's own
     transaction. The row goes in first, so its number comes from the insert itself and two connections
     filing at once get two numbers.
     """
+    priority, note = (reason.priority, reason.note) if isinstance(reason, Review) else (DEFAULT_PRIORITY, "")
     with db:
-        history = [{"status": "open", "by": "gateway", "note": reason}]
+        history = [{"status": "open", "by": "gateway", "note": str(reason)}]
         number = db.execute(
-            f"INSERT INTO {TABLE} (tool, args, rule, reason, owner, priority, status, history) VALUES (?, ?, ?, ?, '', ?, ?, ?)",
-            (name, json.dumps(args), rule.id, reason, "high", "open", json.dumps(history)),
+            f"INSERT INTO {TABLE} (tool, args, rule, reason, owner, priority, note, status, history)"
+            " VALUES (?, ?, ?, ?, '', ?, ?, ?, ?)",
+            (name, json.dumps(args), rule.id, str(reason), priority, note, "open", json.dumps(history)),
         ).lastrowid
         owner = OWNERS[(number - 1) % len(OWNERS)]
         db.execute(f"UPDATE {TABLE} SET owner = ? WHERE id = ?", (owner, number))
-        ticket = {"ticket_id": f"T-{number}", "owner": owner, "priority": "high", "status": "open", "rule": rule.id}
+        ticket = {"ticket_id": f"T-{number}", "owner": owner, "priority": priority, "status": "open", "rule": rule.id}
         if within is not None:
             within(db, shown(ticket))
     return ticket
