@@ -184,7 +184,6 @@ def test_another_customers_data_as_stored_is_a_privacy_violation(message):
     assert (out.grade.reward, out.grade.signature) == (0, "privacy_violation")
 
 
-@pytest.mark.xfail(strict=True, reason="gap: personal values are matched as stored strings (grade/disclosure.py::_said)")
 @pytest.mark.parametrize(
     "message",
     [

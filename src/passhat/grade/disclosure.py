@@ -17,6 +17,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from passhat.dialogue.text import sentences
+from passhat.dialogue.values import names_identifier, names_street
 from passhat.domains.model import Domain
 from passhat.env import Environment
 from passhat.trajectory import Event
@@ -111,6 +113,26 @@ def _runs_of(policy: str) -> dict[tuple[str, ...], list[int]]:
 
 
 def _said(value: str, text: str) -> bool:
+    """Whether ``text`` tells ``value`` in any usual form: as stored, an id without its "#" or grouped, a street
+    line abbreviated ("Heron Wy"), a name in another order ("Prescott, Nikolai": every word in one sentence)."""
+    if _whole(value, text):
+        return True
+    if _ID.fullmatch(value):
+        return bool(names_identifier(text, value))
+    if _STREET.match(value):
+        return bool(names_street(text, value))
+    words = value.split()
+    if len(words) >= 2 and all(_NAME_WORD.fullmatch(w) for w in words):
+        return any(all(_whole(w, text[start:end]) for w in words) for start, end in sentences(text))
+    return False
+
+
+_ID = re.compile(r"#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # one token with a digit: a record's id
+_STREET = re.compile(r"\d+[A-Za-z]?\s+[A-Za-z]")  # a house number, then words
+_NAME_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*\.?")
+
+
+def _whole(value: str, text: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text, re.I) is not None
 
 
