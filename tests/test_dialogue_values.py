@@ -357,6 +357,7 @@ def test_another_unit_is_another_street_line() -> None:
         ("The items are packed.", "items"),
         ("The item is packed.", "items"),
         ("Two refunds were issued.", "refund"),
+        ("The visit is at 11:00 on Monday.", "11:00"),
     ],
 )
 def test_phrases_match_with_case_punctuation_and_light_inflection(text: str, phrase: str) -> None:
@@ -370,6 +371,7 @@ def test_phrases_match_with_case_punctuation_and_light_inflection(text: str, phr
         ("It is undelivered.", "delivered"),
         ("Delivery is late.", "delivered"),
         ("I no longer need it.", "no longer needed"),
+        ("The visit is at 11:30.", "11:00"),
     ],
 )
 def test_another_word_form_is_another_phrase(text: str, phrase: str) -> None:
