@@ -24,6 +24,7 @@ Signature = Literal[
     "policy_disclosure",
     "unconfirmed_write",
     "duplicate_write",
+    "out_of_order",
     "wrong_entity_write",
     "wrong_arguments",
     "partial_resolution",

@@ -1,6 +1,7 @@
 """Reference agents: a careful human agent who knows the task's plan, and the same agent with known flaws.
 
-The plan (``task.goals``) says what the right outcome is, but the agent still reaches it the honest
+The plan (``task.goals``) says what the right outcome is (where the task accepts several, the agent picks
+one per trial from its random source, so that passes take every path), but the agent still reaches it the honest
 way: it authenticates from what the customer said, reads before it writes, proposes each write in
 words and waits for a yes, and tells the facts it looked up. So a perfect reference agent shows that a
 task is solvable under the graders, and the flawed profiles show that the graders catch the failures
@@ -22,7 +23,7 @@ from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, worded
-from passhat.domains.model import Action, FactSpec, Goal
+from passhat.domains.model import AcceptableOutcome, Action, FactSpec, Goal
 from passhat.env import tool_registry
 from passhat.trajectory import Event
 
@@ -82,6 +83,7 @@ class ReferenceAgent:
         self._tools = tool_registry(setup.domain)
         self._events: list[Event] = []
         self._call_numbers = itertools.count(1)
+        self._writes: dict[int, list[Action]] | None = None  # id(goal) -> its writes in the outcome this trial reaches
         self._script = self._conversation()
 
     async def act(self, events: list[Event]) -> AgentTurn:
@@ -183,13 +185,26 @@ class ReferenceAgent:
         elif decision == "answer":
             return self._facts(goal, "Here is what I found:")
         else:
-            lead = yield from self._carry_out(goal.forbidden if decision == "do_forbidden" else goal.actions)
+            lead = yield from self._carry_out(goal.forbidden if decision == "do_forbidden" else self._writes_of(goal))
         return _join(lead, self._facts(goal, "For your records:"))
+
+    def _writes_of(self, goal: Goal) -> list[Action]:
+        """The goal's writes in the acceptable outcome this trial reaches (chosen when first needed)."""
+        if self._writes is None:
+            per_goal = self._task.goal_actions(self._chosen_outcome())
+            self._writes = {id(g): writes for g, writes in zip(self._task.goals, per_goal, strict=True)}
+        return self._writes[id(goal)]
+
+    def _chosen_outcome(self) -> AcceptableOutcome:
+        """The acceptable outcome this trial reaches: drawn only where there is a choice, so that one-outcome
+        tasks use the random source exactly as before."""
+        outcomes = self._task.acceptable
+        return self._rng.choice(outcomes) if len(outcomes) > 1 else outcomes[0]
 
     def _reads(self, goal: Goal) -> list[Action]:
         """The goal's own lookups and the domain's reads before each of its calls, each once, in order."""
         reads: list[Action] = []
-        for a in goal.actions or goal.forbidden:
+        for a in self._writes_of(goal) or goal.forbidden:
             needed = self._domain.lookups(self._setup.db, a)
             reads += [r for r in needed if r not in reads and r not in goal.lookups]
         return [*goal.lookups, *reads]

@@ -88,6 +88,38 @@ class Goal(_Strict):
         return self
 
 
+class AcceptableOutcome(_Strict):
+    """One acceptable end state of a task: the writes that reach it, in order, for the whole task.
+
+    The goals' own actions are always the first acceptable outcome (``PRIMARY``); a task file's ``outcomes``
+    adds the others, for processes with more than one legitimate path (a workaround, or a hand-off to a group).
+    """
+
+    label: str = Field(min_length=1)
+    actions: list[Action] = Field(default_factory=list)
+
+
+PRIMARY = "primary"  # the label of the outcome the goals' own actions reach
+
+
+class CallPattern(_Strict):
+    """Calls an ordering speaks of: those of ``tool`` whose arguments include ``args`` (a subset, values equal)."""
+
+    tool: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+    def matches(self, tool: str | None, args: Any) -> bool:
+        given = args if isinstance(args, dict) else {}
+        return tool == self.tool and all(k in given and given[k] == v for k, v in self.args.items())
+
+
+class Ordering(_Strict):
+    """A required order: a call matching ``after`` may only succeed once a call matching ``before`` has."""
+
+    before: CallPattern
+    after: CallPattern
+
+
 class Task(_Strict):
     """A task file. A domain's ``task_model`` subclasses it to narrow ``customer`` and ``goals`` to its own models."""
 
@@ -100,11 +132,65 @@ class Task(_Strict):
     # Guards that are part of this scenario's world whatever the run's --guard says: with human_gate, the
     # correct outcome is the hand-off (a ticket the operator completes), and ground truth replays through it.
     guards: list[Literal["human_gate"]] = Field(default_factory=list)
+    outcomes: list[AcceptableOutcome] = Field(default_factory=list)  # acceptable end states besides the goals' own
+    order: list[Ordering] = Field(default_factory=list)  # orders the calls of every trial must keep
+
+    @model_validator(mode="after")
+    def _outcomes_fit(self) -> Task:
+        # read from the fields, not the cached properties: a cached value would outlive a model_copy(update=...)
+        labels = [PRIMARY, *(o.label for o in self.outcomes)]
+        if repeated := sorted({label for label in labels if labels.count(label) > 1}):
+            raise ValueError(f"outcomes: labels must be unique and not {PRIMARY!r}; repeated: {', '.join(repeated)}")
+        calls = [a for g in self.goals for a in (*g.actions, *g.lookups)] + [a for o in self.outcomes for a in o.actions]
+        for i, ordering in enumerate(self.order):
+            for side in ("before", "after"):
+                pattern: CallPattern = getattr(ordering, side)
+                if not any(pattern.matches(c.tool, c.args) for c in calls):
+                    raise ValueError(
+                        f"order[{i}].{side} ({pattern.tool} {pattern.args or ''}) matches no call of any acceptable "
+                        "outcome's actions nor of a goal's lookups"
+                    )
+        return self
 
     @cached_property
     def actions(self) -> list[Action]:
-        """The ground-truth calls, in order: the unique correct outcome is replaying these."""
+        """The ground-truth calls of the primary outcome, in order: the goals' own actions."""
         return [a for g in self.goals for a in g.actions]
+
+    @property
+    def acceptable(self) -> list[AcceptableOutcome]:
+        """Every acceptable outcome, the primary (the goals' own actions) first."""
+        return [AcceptableOutcome.model_construct(label=PRIMARY, actions=self.actions), *self.outcomes]
+
+    def outcome(self, label: str) -> AcceptableOutcome:
+        return next(o for o in self.acceptable if o.label == label)
+
+    def goal_actions(self, outcome: AcceptableOutcome) -> list[list[Action]]:
+        """The outcome's writes, goal by goal, for those who carry the goals out in turn (customer and agent).
+
+        A write equal to one of a goal's own actions belongs to that goal; any other belongs to a goal whose own
+        writes the outcome does not all make (a goal it resolves another way): the first with a write of the same
+        tool, else the first; else to the last goal.
+        """
+        per_goal: list[list[Action]] = [[] for _ in self.goals]
+        for g, action in zip(self.goal_of(outcome), outcome.actions, strict=True):
+            per_goal[g].append(action)
+        return per_goal
+
+    def goal_of(self, outcome: AcceptableOutcome) -> list[int]:
+        """The goal (its index) each of the outcome's writes belongs to (see ``goal_actions``)."""
+        if outcome.label == PRIMARY:
+            return [g for g, goal in enumerate(self.goals) for _ in goal.actions]
+        own = [list(g.actions) for g in self.goals]
+        changed = [i for i, acts in enumerate(own) if any(a not in outcome.actions for a in acts)] or [len(own) - 1]
+        out = []
+        for action in outcome.actions:
+            alike = [i for i in changed if any(a.tool == action.tool for a in self.goals[i].actions)] or changed
+            g = next((i for i, acts in enumerate(own) if action in acts), alike[0])
+            if action in own[g]:
+                own[g].remove(action)
+            out.append(g)
+        return out
 
 
 @dataclasses.dataclass(frozen=True)

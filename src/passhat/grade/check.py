@@ -1,6 +1,8 @@
 """Proving a task: its ground truth earns reward 1, and every near miss of it earns 0 for the right reason.
 
-This is what makes "exactly one correct outcome" a checked property rather than a hope. Each case is a
+This is what makes "exactly the acceptable outcomes are correct" a checked property rather than a hope:
+every acceptable outcome of the task is proven (its replay passes, labelled with it) and perturbed, and
+each required ordering is broken once (its two calls made the other way round). Each case is a
 synthetic conversation — the customer identifies themselves, each write is proposed in the domain's
 own words and confirmed — replayed on a fresh backend and graded like any trial. One case has the agent
 do nothing at all (no identity check, no lookup, no write, only an apology): no task may reward that.
@@ -20,7 +22,7 @@ from collections.abc import Callable, Sequence
 from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment
 from passhat.domains.facts import worded
-from passhat.domains.model import Action, Domain, Task
+from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Ordering, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.disclosure import other_customers_record
 from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_calls, required_facts
@@ -56,6 +58,8 @@ class Case:
     repeat: bool = False  # each write is made twice
     aside: Callable[[Domain, Task], list[Event]] | None = None  # said or read before the goodbye
     idle: bool = False  # the agent never authenticates, looks nothing up, writes nothing: it only apologises
+    outcome: str = PRIMARY  # the acceptable outcome whose reads and facts the case plays; a pass must be labelled with it
+    swap: Ordering | None = None  # calls matching its ``before`` are held back until one matching its ``after`` is made
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,8 +74,9 @@ class CaseResult:
             return self.case.expect is not None
         if self.case.expect == ANY_FAILURE:  # the customer's own slip is no agent failure, so it proves nothing
             return self.grade.reward == 0 and self.grade.signature not in (None, USER_SIMULATOR_ERROR)
-        wanted = 1 if self.case.expect is None else 0
-        return self.grade.reward == wanted and self.grade.signature in (self.case.expect, self.case.or_else)
+        if self.case.expect is None:
+            return self.grade.reward == 1 and self.grade.outcome == self.case.outcome
+        return self.grade.reward == 0 and self.grade.signature in (self.case.expect, self.case.or_else)
 
 
 def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
@@ -85,26 +90,62 @@ def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
             return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied=True)
         auth = ground_truth_calls(domain, task)[0]
         events.append(_tool_event(path, auth, events))
-        planned = [r for a in task.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
-        events.extend(_tool_event(path, read, events) for read in planned)
-        applied = True
+        play = _Play(domain, env, path, case, events)
+        outcome = task.outcome(case.outcome)
+        planned = [r for a in outcome.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
+        for read in planned:
+            play.make(read, write=False)
         for action in case.writes:
-            events.extend(_tool_event(path, read, events) for read in domain.lookups(env.db, action))
-            if case.propose is not None:
-                commitment = commitment_for(env.tools[action.tool], dict(action.args), env.db, domain)
-                events.append(Event("agent", case.propose(domain.describe_action(env.db, action), commitment)))
-                events.append(Event("user", "Yes, please go ahead."))
-            for _ in range(1 + case.repeat):
-                events.append(_tool_event(path, action, events))
-                applied &= events[-1].ok
+            for read in domain.lookups(env.db, action):
+                play.make(read, write=False)
+            play.make(action, write=True)
         events += case.aside(domain, task) if case.aside else []
-        said = case.tell(required_facts(domain, task), events) if case.tell else ""
+        said = case.tell(required_facts(domain, task, case.outcome), events) if case.tell else ""
         events.append(Event("agent", f"All done. {said + '.' if said else ''} Anything else?"))
         events += [Event("user", "No, that's all. Thanks!"), Event("end", "satisfied")]
         events += path.settle()  # the simulated operator completes the hand-offs, as after a trial
-        return CaseResult(case, grade_trial(domain, task, env, events, case.mode), applied)
+        return CaseResult(case, grade_trial(domain, task, env, events, case.mode), play.applied)
     finally:
         env.close()
+
+
+@dataclasses.dataclass
+class _Play:
+    """Makes a case's calls the way a trial's agent does: a read as it is, one of the case's writes proposed
+    (unless the case does not ask), confirmed and made (twice if the case repeats). With the case's ``swap``,
+    the calls matching its ``before`` are held back and made right after the first call matching its ``after``."""
+
+    domain: Domain
+    env: Environment
+    path: ToolPath
+    case: Case
+    events: list[Event]
+    held: list[tuple[Action, bool]] = dataclasses.field(default_factory=list)  # (call, one of the case's writes)
+    released: bool = False
+    applied: bool = True  # every write took effect
+
+    def make(self, action: Action, write: bool) -> None:
+        swap = self.case.swap
+        if swap is not None and not self.released and swap.before.matches(action.tool, action.args):
+            self.held += [(action, write)] if (action, write) not in self.held else []
+            return
+        self._call(action, write)
+        if swap is not None and not self.released and swap.after.matches(action.tool, action.args):
+            self.released = True
+            for held, was_write in self.held:
+                self._call(held, was_write)
+
+    def _call(self, action: Action, write: bool) -> None:
+        if not write:
+            self.events.append(_tool_event(self.path, action, self.events))
+            return
+        if self.case.propose is not None:
+            commitment = commitment_for(self.env.tools[action.tool], dict(action.args), self.env.db, self.domain)
+            self.events.append(Event("agent", self.case.propose(self.domain.describe_action(self.env.db, action), commitment)))
+            self.events.append(Event("user", "Yes, please go ahead."))
+        for _ in range(1 + self.case.repeat):
+            self.events.append(_tool_event(self.path, action, self.events))
+            self.applied &= self.events[-1].ok
 
 
 def _tool_event(path: ToolPath, action: Action, events: list[Event]) -> Event:
@@ -170,11 +211,25 @@ def _needs_yes(env: Environment, writes: Sequence[Action]) -> bool:
 
 
 def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
-    """The ground truth and the perturbations that apply to this task."""
-    writes = list(task.actions)
-    cases = [Case("ground truth", writes), Case("ground truth (tau mode)", writes, mode="tau")]
+    """Each acceptable outcome's ground truth and the perturbations that apply to it (labelled with the outcome
+    when there are several; a perturbation that makes another outcome's writes is no miss), the agent that
+    does nothing, and each required ordering broken."""
+    several = len(task.acceptable) > 1
+    cases = [
+        dataclasses.replace(case, outcome=outcome.label, label=f"{outcome.label}: {case.label}" if several else case.label)
+        for outcome in task.acceptable
+        for case in _outcome_cases(domain, task, env, outcome)
+        if case.expect is None or not _makes_another(task, outcome, case.writes)
+    ]
     # graded in tau mode, the laxer one: a do-nothing agent that tau fails, strict fails too
-    cases.append(Case("does nothing", [], expect=ANY_FAILURE, mode="tau", tell=None, idle=True))
+    cases.insert(2, Case("does nothing", [], expect=ANY_FAILURE, mode="tau", tell=None, idle=True))
+    return cases + _order_cases(task)
+
+
+def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: AcceptableOutcome) -> list[Case]:
+    """The outcome's ground truth (strict and tau) and its perturbations."""
+    writes = list(outcome.actions)
+    cases = [Case("ground truth", writes), Case("ground truth (tau mode)", writes, mode="tau")]
     misses = [domain.near_misses(env.db, action) for action in writes]
     for i, found in enumerate(misses):
         for miss in found:
@@ -207,7 +262,7 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     for goal in task.goals:
         for forbidden in goal.forbidden:
             cases.append(Case(f"forbidden {forbidden.tool}", writes + [forbidden], expect="policy_violation"))
-    facts = required_facts(domain, task)
+    facts = required_facts(domain, task, outcome.label)
     proposals = [(i, right_proposal(domain.describe_action(env.db, a), None)) for i, a in enumerate(writes)]  # type: ignore[arg-type]
     if any(not tell(f.fact, proposals).told for f in facts):  # facts a proposal already says are told
         cases += [
@@ -223,24 +278,54 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     return cases
 
 
+def _makes_another(task: Task, outcome: AcceptableOutcome, writes: list[Action]) -> bool:
+    """Whether ``writes`` are, in some order, the writes of another acceptable outcome than ``outcome``."""
+    key = sorted(a.model_dump_json() for a in writes)
+    return any(sorted(a.model_dump_json() for a in o.actions) == key for o in task.acceptable if o.label != outcome.label)
+
+
+def _order_cases(task: Task) -> list[Case]:
+    """For each required ordering, the first outcome that makes both its calls, played with them the other way round."""
+    cases = []
+    for i, ordering in enumerate(task.order):
+        outcome = next((o for o in task.acceptable if _makes_both(task, o, ordering)), None)
+        if outcome is not None:
+            cases.append(
+                Case(
+                    f"order[{i}] broken: {ordering.after.tool} before {ordering.before.tool}",
+                    list(outcome.actions),
+                    expect="out_of_order",
+                    or_else="policy_violation",  # the domain's policy may forbid it too
+                    outcome=outcome.label,
+                    swap=ordering,
+                )
+            )
+    return cases
+
+
+def _makes_both(task: Task, outcome: AcceptableOutcome, ordering: Ordering) -> bool:
+    calls = [*outcome.actions, *(r for g in task.goals for r in g.lookups)]
+    return all(any(p.matches(c.tool, c.args) for c in calls) for p in (ordering.before, ordering.after))
+
+
 def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
     """Ground-truth arguments the customer never knows or says: the task expects the agent to guess them.
 
     A customer knows who they are and what each goal says (what its domain's kit ``knows`` of it, and
     entities named in its words, which the domain resolves on its backend). Free text (a hand-off's
-    summary) is the agent's to write.
+    summary) is the agent's to write. Every acceptable outcome is ground truth: its writes are checked too.
     """
-    env = Environment(domain)
+    known = {str(v).casefold() for v in task.customer.model_dump().values() if v}
     problems = []
-    try:
-        env.replay(ground_truth_calls(domain, task)[:1])
-        known = {str(v).casefold() for v in task.customer.model_dump().values() if v}
-        for g, goal in enumerate(task.goals):
-            knows = domain.kit.knows(goal)
-            mine = known | {str(v).casefold() for v in knows}
-            words = " ".join([*knows, *goal.request])
-            for field, calls in (("actions", goal.actions), ("forbidden", goal.forbidden)):
-                for c, call in enumerate(calls):
+    for k, outcome in enumerate(task.acceptable):
+        env = Environment(domain)
+        try:
+            env.replay(ground_truth_calls(domain, task)[:1])
+            for g, (goal, writes) in enumerate(zip(task.goals, task.goal_actions(outcome), strict=True)):
+                knows = domain.kit.knows(goal)
+                mine = known | {str(v).casefold() for v in knows}
+                words = " ".join([*knows, *goal.request])
+                for place, call in _places(task, k, g):
                     free = env.tools[call.tool].meta.free_text if call.tool in env.tools else ()
                     for arg, value in call.args.items():
                         unknown = [
@@ -249,13 +334,22 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
                             if arg not in free and v.casefold() not in mine and not domain.names_entity(env.db, v, words)
                         ]
                         if unknown:
-                            problems.append(
-                                f"goals[{g}].{field}[{c}].args.{arg} = {', '.join(unknown)}: the customer never says it"
-                            )
-            env.replay(goal.actions)
-    finally:
-        env.close()
+                            problems.append(f"{place}.args.{arg} = {', '.join(unknown)}: the customer never says it")
+                env.replay(writes)
+        finally:
+            env.close()
     return problems
+
+
+def _places(task: Task, k: int, g: int) -> list[tuple[str, Action]]:
+    """Goal ``g``'s calls in the ``k``th acceptable outcome, each with where the task file states it."""
+    goal = task.goals[g]
+    if k == 0:
+        fields = (("actions", goal.actions), ("forbidden", goal.forbidden))
+        return [(f"goals[{g}].{field}[{c}]", call) for field, calls in fields for c, call in enumerate(calls)]
+    outcome = task.acceptable[k]
+    owners = task.goal_of(outcome)
+    return [(f"outcomes[{k - 1}].actions[{i}]", call) for i, call in enumerate(outcome.actions) if owners[i] == g]
 
 
 def _leaves(value: object) -> list[str]:
@@ -267,21 +361,31 @@ def _leaves(value: object) -> list[str]:
 
 
 def unknown_tools(domain: Domain, task: Task) -> list[str]:
-    """Calls of the task naming a tool the domain does not have (a typo in the task file)."""
+    """Calls of the task (its goals', its other outcomes', its orderings') naming a tool the domain does not have
+    (a typo in the task file)."""
     tools = tool_registry(domain)
-    return [
-        f"goals[{g}].{field}[{c}].tool {shown(call.tool)} is not a tool of the {domain.name} domain (its tools: {', '.join(tools)})"
+    named = [
+        (f"goals[{g}].{field}[{c}].tool", call.tool)
         for g, goal in enumerate(task.goals)
         for field, calls in (("actions", goal.actions), ("lookups", goal.lookups), ("forbidden", goal.forbidden))
         for c, call in enumerate(calls)
-        if call.tool not in tools
+    ]
+    named += [(f"outcomes[{k}].actions[{c}].tool", a.tool) for k, o in enumerate(task.outcomes) for c, a in enumerate(o.actions)]
+    named += [
+        (f"order[{i}].{side}.tool", getattr(o, side).tool) for i, o in enumerate(task.order) for side in ("before", "after")
+    ]
+    return [
+        f"{place} {shown(tool)} is not a tool of the {domain.name} domain (its tools: {', '.join(tools)})"
+        for place, tool in named
+        if tool not in tools
     ]
 
 
 def check_task(domain: Domain, task: Task) -> list[CaseResult]:
     if problems := unknown_tools(domain, task) or unknown_to_customer(domain, task):
         raise GroundTruthError(f"task {task.id}: " + "; ".join(problems))
-    required_facts(domain, task)  # derived and compared with what the task states
+    for outcome in task.acceptable:
+        required_facts(domain, task, outcome.label)  # derived and compared with what the task states
     env = Environment(domain)
     try:
         cases = cases_for(domain, task, env)

@@ -1,12 +1,13 @@
-"""What a task expects: the backend its ground truth leaves, and the facts the customer must be told.
+"""What a task expects: the backend each acceptable outcome leaves, and the facts the customer must be told.
 
-The expected backend is the ground-truth actions replayed on a fresh fork, once per process. A task that
+The expected backend of an acceptable outcome (the goals' own actions, or one of the task's ``outcomes``)
+is its actions replayed on a fresh fork, once per process. A task that
 declares guards (the human gate) is replayed through a gateway with those guards and its tickets resolved
 by the same simulated operator as in a trial, so the expected state is the one the hand-off reaches, and
 the expected tickets say which person the customer must be told has the request.
 
-Facts are derived, never recited (``domains.facts``), on the backend as the goals up to their own leave
-it: a balance told before a later goal spends it is the balance then. A task whose stated value
+Facts are derived, never recited (``domains.facts``), on the backend as the outcome's writes for the goals
+up to their own leave it: a balance told before a later goal spends it is the balance then. A task whose stated value
 disagrees with the derived one is broken.
 """
 
@@ -17,13 +18,13 @@ import threading
 
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, same_value
-from passhat.domains.model import Action, Domain, Task
+from passhat.domains.model import PRIMARY, Action, Domain, Task
 from passhat.env import Environment
 from passhat.guard import ToolPath, gate
 from passhat.trajectory import Event
 
-_environments: dict[tuple[int, str], Environment] = {}  # (domain, the task's full text)
-_facts: dict[tuple[int, str], list[TaskFact]] = {}
+_environments: dict[tuple[int, str, str], Environment] = {}  # (domain, the task's full text, the outcome's label)
+_facts: dict[tuple[int, str, str], list[TaskFact]] = {}
 _lock = threading.RLock()
 
 
@@ -41,58 +42,63 @@ class TaskFact:
     goal: int | None  # None: a fact of the hand-off (who has the ticket), told at the end
 
 
-def ground_truth_calls(domain: Domain, task: Task) -> list[Action]:
-    """The task's ground-truth writes, preceded by the identity lookup the policy demands."""
+def ground_truth_calls(domain: Domain, task: Task, outcome: str = PRIMARY) -> list[Action]:
+    """The writes of the task's acceptable ``outcome``, preceded by the identity lookup the policy demands."""
     auth = domain.authenticate(task.customer, domain.kit.identity_text(task.customer))
     if auth is None:
         raise GroundTruthError(f"task {task.id}: the customer's identity does not allow an authentication lookup")
-    return [auth, *task.actions]
+    return [auth, *task.outcome(outcome).actions]
 
 
-def expected_environment(domain: Domain, task: Task) -> Environment:
-    key = (id(domain), task.model_dump_json())
+def expected_environment(domain: Domain, task: Task, outcome: str = PRIMARY) -> Environment:
+    """The backend the acceptable ``outcome`` leaves (replayed once per process)."""
+    key = (id(domain), task.model_dump_json(), outcome)
     with _lock:
         if key not in _environments:
             env = Environment(domain)
-            for e in _replay(env, domain, task):
+            named = "ground-truth" if outcome == PRIMARY else f"outcome {outcome!r}"
+            for e in _replay(env, domain, task, outcome):
                 if e.result is None or e.result["status"] != "ok" or e.violations:
                     raise GroundTruthError(
-                        f"task {task.id}: ground-truth call {e.name}({e.args}) gave {e.result}"
+                        f"task {task.id}: {named} call {e.name}({e.args}) gave {e.result}"
                         + (f" and broke {[v['rule'] for v in e.violations]}" if e.violations else "")
                     )
             if "human_gate" in task.guards and not gate.owners(env.db):
-                raise GroundTruthError(f"task {task.id} declares the human gate, but none of its ground-truth calls is gated")
+                raise GroundTruthError(f"task {task.id} declares the human gate, but none of its {named} calls is gated")
             _environments[key] = env
         return _environments[key]
 
 
-def _replay(env: Environment, domain: Domain, task: Task) -> list[Event]:
-    """The ground-truth calls and the operator's hand-offs, on the path a trial's calls take."""
+def _replay(env: Environment, domain: Domain, task: Task, outcome: str) -> list[Event]:
+    """The outcome's calls and the operator's hand-offs, on the path a trial's calls take."""
     path = ToolPath(env, task.guards, conversation_id=f"{task.id}/ground-truth")
-    return [path.execute(a.tool, dict(a.args)) for a in ground_truth_calls(domain, task)] + path.settle()
+    return [path.execute(a.tool, dict(a.args)) for a in ground_truth_calls(domain, task, outcome)] + path.settle()
 
 
-def required_facts(domain: Domain, task: Task) -> list[TaskFact]:
-    """What the agent must tell: each goal's facts, derived, and who has each ticket of the expected hand-off."""
-    key = (id(domain), task.model_dump_json())
+def required_facts(domain: Domain, task: Task, outcome: str = PRIMARY) -> list[TaskFact]:
+    """What the agent must tell when it reaches ``outcome``: each goal's facts, derived, and who has each
+    ticket of that outcome's hand-off."""
+    key = (id(domain), task.model_dump_json(), outcome)
     with _lock:
         if key not in _facts:
-            owners = gate.owners(expected_environment(domain, task).db)
+            owners = gate.owners(expected_environment(domain, task, outcome).db)
             handoff = [TaskFact(Fact("phrase", o), f"{o} has your request and will complete it", None) for o in owners]
-            _facts[key] = _derive_facts(domain, task) + handoff
+            _facts[key] = _derive_facts(domain, task, outcome) + handoff
         return _facts[key]
 
 
-def _derive_facts(domain: Domain, task: Task) -> list[TaskFact]:
-    """Each goal's facts on the backend as the goals before it, and its own writes, leave it."""
+def _derive_facts(domain: Domain, task: Task, outcome: str) -> list[TaskFact]:
+    """Each goal's facts on the backend as the outcome's writes for the goals before it, and for itself, leave it."""
     env = Environment(domain)
     try:
         env.replay(ground_truth_calls(domain, task)[:1])  # the identity lookup, which the policy rules expect first
         out = []
-        for g, goal in enumerate(task.goals):
-            env.replay(goal.actions)
+        for g, (goal, writes) in enumerate(zip(task.goals, task.goal_actions(task.outcome(outcome)), strict=True)):
+            env.replay(writes)
             for i, spec in enumerate(goal.tell):
-                where = f"task {task.id}: goals[{g}].tell[{i}] ({spec.fact})"
+                where = f"task {task.id}: goals[{g}].tell[{i}] ({spec.fact})" + (
+                    "" if outcome == PRIMARY else f" in outcome {outcome!r}"
+                )
                 try:
                     fact, sentence = derive_fact(domain, env.db, goal, spec, env.history)
                 except FactError as exc:

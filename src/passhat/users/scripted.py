@@ -1,7 +1,9 @@
 """The scripted customer: plays a task's goals, in order, under a persona, from the task's fields alone.
 
 It reads each agent message with ``understanding`` (cue phrases, not our agent's exact wording), so it
-can face any agent. It says yes only to a proposal of what it wants, judged by the same rule the graders
+can face any agent. It wants a result, not one path to it: where a task accepts several outcomes, it agrees
+to the writes of any of them (but not to a mix of two: once it agreed to a write, only the outcomes that make it
+stay open). It says yes only to a proposal of what it wants, judged by the same rule the graders
 bind a yes with (``dialogue.proposals``): the action offered (not what is done instead), every term of
 the call named in any usual wording, and nothing stated that it did not ask for (another amount, a refund
 that is really a charge, another card). A question is settled only by an answer to it.
@@ -23,7 +25,7 @@ from passhat.dialogue.proposals import Commitment, bound_writes, proposes
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
 from passhat.domains.kit import IDENTITY, Voice, joined
-from passhat.domains.model import Action, Domain, Goal, Task
+from passhat.domains.model import AcceptableOutcome, Action, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 from passhat.users.base import UserTurn
@@ -37,15 +39,28 @@ MAX_REPEATS = 3  # times the customer gives the same detail again before it give
 CALM_PATIENCE = 8  # messages without progress a patient customer sits through
 
 
-@dataclasses.dataclass
-class _GoalState:
-    """Where one goal stands. ``calls`` are what the customer wants done (for a refused goal, the
-    forbidden calls: the customer does want them; the agent is the one who must decline)."""
+@dataclasses.dataclass(frozen=True)
+class _GoalPlan:
+    """What the customer knows of one goal. ``calls`` are what it would have done, in any acceptable outcome
+    (for a refused goal, the forbidden calls: the customer does want them; the agent is the one who must
+    decline); ``paths`` are its calls (indices) in each acceptable outcome, in the task's order of outcomes."""
 
     goal: Goal
     calls: list[Action]
     commitments: list[Commitment]  # per call: what a yes to it agrees to, as the customer expects its account
     questions: list[Fact]  # an informational goal's facts: what the customer asked, to hear answered
+    paths: list[frozenset[int]]
+
+
+@dataclasses.dataclass
+class _GoalState:
+    """Where one goal stands (``_GoalPlan``'s fields, and what happened to them so far)."""
+
+    goal: Goal
+    calls: list[Action]
+    commitments: list[Commitment]
+    questions: list[Fact]
+    paths: list[frozenset[int]]
     awaiting: set[int] = dataclasses.field(default_factory=set)  # confirmed, result not reported yet
     completed: set[int] = dataclasses.field(default_factory=set)
     answered: set[int] = dataclasses.field(default_factory=set)  # questions the agent has answered
@@ -53,6 +68,18 @@ class _GoalState:
     refusals: int = 0
     questioned: bool = False
     handled: bool = False
+
+    def fits(self, outcome: int) -> bool:
+        """Whether every call agreed to so far is one of the outcome's (-1: a harmless offer, no call)."""
+        return {i for i in self.completed | self.awaiting if i >= 0} <= self.paths[outcome]
+
+    def open_calls(self, live: list[int]) -> list[int]:
+        """Calls not done yet that one of the ``live`` outcomes makes."""
+        return [i for i in range(len(self.calls)) if i not in self.completed and any(i in self.paths[k] for k in live)]
+
+    def done(self, live: list[int]) -> bool:
+        """Whether the calls done are exactly those of one of the ``live`` outcomes."""
+        return any(self.paths[k] == self.completed for k in live)
 
 
 class ScriptedUser:
@@ -177,7 +204,7 @@ class ScriptedUser:
 
     def _complete(self, state: _GoalState, calls: set[int]) -> None:
         state.completed |= calls
-        self._settle(state, len(state.completed) == len(state.calls))
+        self._settle(state, state.done(self._live_outcomes()))
 
     def _refused(self, state: _GoalState, reading: Reading) -> UserTurn | None:
         """A refusal is right for a refused goal (accepted, perhaps after one push-back); otherwise pushed back once."""
@@ -255,12 +282,13 @@ class ScriptedUser:
             goal = state.goal
             known = _ids_in([self._kit.knows(goal), [a.args for a in goal.lookups], list(own)])
             return {self._index: {-1}} if all(any(names_identifier(i, k) for k in known) for i in reading.ids) else {}
-        open_calls = [(self._index, i) for i in range(len(state.calls)) if i not in state.completed]
+        live = self._live_outcomes()
+        open_calls = [(self._index, i) for i in state.open_calls(live)]
         open_calls += [
             (g, i)
             for g in range(self._index + 1, len(self._goals))
             if self._agreeable_later(self._goals[g])
-            for i in range(len(self._goals[g].calls))
+            for i in self._goals[g].open_calls(live)
         ]
         # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
         done = [state.commitments[i] for i in state.completed]
@@ -276,6 +304,10 @@ class ScriptedUser:
         for g, i in (open_calls[k] for k in chosen):
             agreed.setdefault(g, set()).add(i)
         return agreed if self._index in agreed else {}
+
+    def _live_outcomes(self) -> list[int]:
+        """The acceptable outcomes (their indices) that make every write the customer agreed to so far."""
+        return [k for k in range(len(self._goals[0].paths)) if all(s.fits(k) for s in self._goals)]
 
     def _agreeable_later(self, state: _GoalState) -> bool:
         """A later goal whose writes the customer may agree to ahead of time: all wanted, none begun, each asked for."""
@@ -341,48 +373,67 @@ class ScriptedUser:
 
 def _goal_states(domain: Domain, task: Task) -> list[_GoalState]:
     """Each goal with the calls it wants, what a yes to each agrees to, and the questions it asks (fresh state)."""
-    return [
-        _GoalState(goal, list(calls), list(commitments), list(questions))
-        for goal, calls, commitments, questions in _plan(domain, task)
-    ]
+    return [_GoalState(p.goal, list(p.calls), list(p.commitments), list(p.questions), list(p.paths)) for p in _plan(domain, task)]
 
 
-_plans: dict[int, tuple[Task, list[tuple[Goal, list[Action], list[Commitment], list[Fact]]]]] = {}
+_plans: dict[int, tuple[Task, list[_GoalPlan]]] = {}
 _plans_lock = threading.Lock()
 
 
-def _plan(domain: Domain, task: Task) -> list[tuple[Goal, list[Action], list[Commitment], list[Fact]]]:
+def _plan(domain: Domain, task: Task) -> list[_GoalPlan]:
     """What the customer knows of its goals, worked out once per task and process.
 
     The customer knows its own account, so it judges a proposal on the account as it expects it to be:
-    after the earlier goals, and the goal's earlier calls, are done.
+    after the earlier goals, and the goal's earlier calls, are done (in the acceptable outcome the call is of).
     """
     with _plans_lock:
         cached = _plans.get(id(task))
         if cached is not None and cached[0] is task:
             return cached[1]
+    primary, *others = task.acceptable
+    plan = _outcome_plan(domain, task, primary)
+    for outcome in others:
+        plan = [_merged(mine, theirs) for mine, theirs in zip(plan, _outcome_plan(domain, task, outcome), strict=True)]
+    with _plans_lock:
+        _plans[id(task)] = (task, plan)
+    return plan
+
+
+def _outcome_plan(domain: Domain, task: Task, outcome: AcceptableOutcome) -> list[_GoalPlan]:
+    """The goals as one acceptable outcome carries them out."""
     tools = tool_registry(domain)
     env = Environment(domain)
     try:
         plan = []
-        for goal in task.goals:
-            calls = list(goal.actions or goal.forbidden)
+        for goal, writes in zip(task.goals, task.goal_actions(outcome), strict=True):
+            calls = list(writes or goal.forbidden)
             commitments = []
             for call in calls:
                 commitments.append(commitment_for(tools[call.tool], dict(call.args), env.db, domain))
-                if call in goal.actions:
+                if call in writes:
                     env.replay([call])
             questions = (
                 [derive_fact(domain, env.db, goal, spec, env.history)[0] for spec in goal.tell]
                 if goal.outcome == "answered"
                 else []
             )
-            plan.append((goal, calls, commitments, questions))
+            plan.append(_GoalPlan(goal, calls, commitments, questions, [frozenset(range(len(calls)))]))
     finally:
         env.close()
-    with _plans_lock:
-        _plans[id(task)] = (task, plan)
     return plan
+
+
+def _merged(plan: _GoalPlan, other: _GoalPlan) -> _GoalPlan:
+    """``plan`` with ``other``'s calls as one more path: a call both make is the same call (the first's terms)."""
+    calls, commitments, path = list(plan.calls), list(plan.commitments), set()
+    for call, commitment in zip(other.calls, other.commitments, strict=True):
+        same = next((i for i, c in enumerate(calls) if c == call and i not in path), None)
+        if same is None:
+            calls.append(call)
+            commitments.append(commitment)
+            same = len(calls) - 1
+        path.add(same)
+    return dataclasses.replace(plan, calls=calls, commitments=commitments, paths=[*plan.paths, frozenset(path)])
 
 
 def _ids_in(value: Any) -> frozenset[str]:
