@@ -30,7 +30,7 @@ from passhat.safe_files import cut, listed, load_yaml, shown
 if TYPE_CHECKING:  # the models (pydantic) load with the first domain, not with every command's start
     from passhat.domains.model import Domain, Task
 
-BUILT_IN = ("retail", "payables", "benefits", "intake")
+BUILT_IN = ("retail", "payables", "helpdesk", "benefits", "intake")
 DEFAULT_DOMAIN = "retail"  # what --domain means when it is not given
 ENTRY_POINT_GROUP = "passhat.domains"
 
