@@ -23,7 +23,9 @@ from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.embedding import MAX_TRANSCRIPTS, Verdict, embedded_trials
 from passhat.report.guard_section import COMPARED, UNITS
+from passhat.report.html_steps import outcomes_cell, steps_section
 from passhat.report.model import Extrapolation, Metrics, Report, ScenarioReport
+from passhat.report.numbers import html_figure as _fmt
 from passhat.report.numbers import num, per_100
 from passhat.report.reliability import not_predicted, partition_rows
 from passhat.report.state_diff import ROW_MEANING, ROW_WORDS, RowChange, row_changes, value
@@ -76,7 +78,7 @@ def render_html(
     embedded = embedded_trials(trials, max_transcripts)
     body = [_header(report)]
     if m.scenarios:
-        body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), _safety(m)]
+        body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m)]
     chosen = sorted(embedded)
     records = transcripts([trials[i].key for i in chosen]) if transcripts else (trials[i] for i in chosen)
     body += [_scenarios(report, trials, embedded, max_transcripts), *map(_transcript, chosen, records)]
@@ -95,12 +97,6 @@ def write_html(
         write_atomically(path, render_html(report, trials, max_transcripts, transcripts), window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the HTML report to {path} (--html): {exc.strerror}.") from None
-
-
-def _fmt(value: float | None, ci: Sequence[float] | None = None) -> str:
-    if value is None:
-        return "—"
-    return escape(num(value)) + (f" <span class=note>[{escape(num(ci[0]))}, {escape(num(ci[1]))}]</span>" if ci else "")
 
 
 def _header(report: Report) -> str:
@@ -351,6 +347,7 @@ def _compounding(m: Metrics) -> str:
 
 def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], cap: int) -> str:
     index = {t.key: i for i, t in enumerate(trials)}
+    several = any(s.outcomes for s in report.scenarios)  # some task's passes took more than one acceptable outcome
     rows = []
     for s in report.scenarios:
         links = []
@@ -369,7 +366,7 @@ def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], ca
             f"<tr><td>{escape(s.task_id)}</td><td>{escape(s.persona)}</td><td>{escape(_class(s))}</td>"
             f"<td class=num>{s.passed}/{s.judged}</td>"
             f"<td class=num>{'—' if wilson_ci is None else f'[{wilson_ci[0]:.2f}, {wilson_ci[1]:.2f}]'}</td>"
-            f"<td>{''.join(links)}</td><td>{escape(sigs)}</td></tr>"
+            f"<td>{''.join(links)}</td><td>{escape(sigs)}</td>{outcomes_cell(s) if several else ''}</tr>"
         )
     note = (
         f"All {len(trials)} transcripts are embedded."
@@ -381,7 +378,11 @@ def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], ca
         "<h2>Scenarios</h2><p>Click a mark to open that trial's transcript. " + note + "</p>"
         '<p><input id="filter" placeholder="filter rows (task, persona, class, signature)" size="50"></p>'
         '<table id="scenarios"><thead><tr><th>task</th><th>persona</th><th>class</th><th>passed</th>'
-        "<th>Wilson 95%</th><th>trials</th><th>signatures</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
+        "<th>Wilson 95%</th><th>trials</th><th>signatures</th>"
+        + ("<th>acceptable outcomes the passes took</th>" if several else "")
+        + "</tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
     )
 
 

@@ -13,6 +13,7 @@ from passhat.errors import UserError
 from passhat.file_writes import write_atomically
 from passhat.metrics import summarize
 from passhat.metrics.conservative import conservative
+from passhat.metrics.steps import PRIMARY, step_reliability
 from passhat.metrics.summary import is_judged, scenario_counts
 from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
@@ -44,6 +45,8 @@ def build_report(
     metrics.update(conservative=conservative(outcomes), **usage_metrics(reading.usages))
     attach_group_intervals(metrics, counts, tags or {})
     metrics.update(safety_metrics(store.config, reading, gated_tasks))
+    if steps := step_reliability(reading.steps):
+        metrics["steps"] = steps
     document = {
         "run_id": store.run_id,
         **standing.to_json(),
@@ -64,7 +67,8 @@ def infra_error_example(first: str | None) -> str | None:
 def scenario_rows(reading: RunReading) -> list[dict[str, Any]]:
     """Judged trials per scenario, in trial order; trials that could not be judged (infra errors, user
     simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
-    ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field."""
+    ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field.
+    ``outcomes``: the passes by the acceptable outcome they took, for a task whose passes took more than the primary."""
     rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
         lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0, "state_diff": None}
     )
@@ -78,6 +82,10 @@ def scenario_rows(reading: RunReading) -> list[dict[str, Any]]:
         row["signatures"].append(o.signature)
     for scenario, (trial, differences) in reading.first_failures.items():
         rows[scenario]["state_diff"] = {"trial": trial, "rows": row_changes(differences)}
+    several = {task for (task, _), labels in reading.pass_outcomes.items() if set(labels) - {PRIMARY}}
+    for (task, persona), labels in reading.pass_outcomes.items():
+        if task in several:
+            rows[task, persona]["outcomes"] = dict(sorted(labels.items()))
     return [{"task_id": task, "persona": persona, **row} for (task, persona), row in sorted(rows.items())]
 
 

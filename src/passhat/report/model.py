@@ -8,8 +8,9 @@ silently missing from a report.
 
 A few keys are in a report only sometimes: ``gate`` (a gate was given), its ``ci`` (`passhat report`)
 or ``trials_saved`` (`passhat run`), and the statistics that need judged trials (``metrics.ci`` ...
-``metrics.compounding``). They have defaults, and `Report.to_json` leaves out every key that was not
-set, so the JSON holds exactly the keys the run has.
+``metrics.compounding``), ``metrics.steps`` (judged trials that recorded their steps) and a scenario's
+``outcomes`` (a task whose passes took several acceptable outcomes). They have defaults, and `Report.to_json`
+leaves out every key that was not set, so the JSON holds exactly the keys the run has.
 """
 
 from __future__ import annotations
@@ -192,6 +193,100 @@ class GuardFigures(Strict):
     helpfulness: float | None
 
 
+class StepFigures(Strict):
+    """One step of a task's plan over the trials that went along it: how many reached it (called its tool for its
+    entity) and how many did it right (a successful call with its arguments); ``conditional``: right among the
+    ``at_risk`` trials whose every earlier step was right (None when there were none); ``first_wrong``: the trials
+    that went wrong first at this step."""
+
+    tool: str
+    write: bool
+    entity: str
+    reached: int
+    right: int
+    rate: float
+    ci: Interval
+    at_risk: int
+    conditional: float | None
+    first_wrong: int
+
+
+class FirstWrong(Strict):
+    """The step (``step``: its number in the plan, from 1) at which the most trials went wrong first, and how many."""
+
+    step: int
+    tool: str
+    entity: str
+    trials: int
+    share: float
+
+
+class KindFirstWrong(Strict):
+    """The step kind (tool) at which the most trials went wrong first, over every plan."""
+
+    tool: str
+    trials: int
+    share: float
+
+
+class TaskSteps(Strict):
+    """A task's plan (of one acceptable outcome) over the trials that went along it: each step's rate, the rate
+    its steps' kinds predict (``predicted``: each kind's conditional rate over the domain, multiplied along the
+    plan; None when a kind was never reached along a right chain) beside the share that passed (observed), and
+    where they went wrong first. ``failed_every_step_right``: failed trials whose every step was right (they failed
+    on what they said or how)."""
+
+    task_id: str
+    outcome: str
+    trials: int
+    passed: int
+    observed: float
+    observed_ci: Interval
+    predicted: float | None
+    steps: list[StepFigures]
+    first_wrong: FirstWrong | None
+    failed_every_step_right: int
+
+
+class StepKind(Strict):
+    """Every step of one tool, over every plan and trial: its rate, and its rate among the steps reached along a
+    right chain (``at_risk``: every earlier step of the trial right), the kind's own reliability."""
+
+    tool: str
+    write: bool
+    steps: int
+    right: int
+    rate: float
+    ci: Interval
+    at_risk: int
+    conditional: float | None
+
+
+class StepsPoint(Strict):
+    """Plans of ``steps`` steps: observed success (pooled over their trials) and the predicted rate."""
+
+    steps: int
+    tasks: int
+    trials: int
+    observed: float
+    observed_ci: Interval
+    predicted: float | None
+
+
+class StepReliability(Strict):
+    """Per-step reliability of the run's domain: the figures of every task's plan, by step kind, and the
+    compounding curve (success against the number of steps)."""
+
+    trials: int
+    observed: float
+    observed_ci: Interval
+    predicted: float | None
+    by_kind: list[StepKind]
+    first_wrong: KindFirstWrong | None
+    tasks: list[TaskSteps]
+    compounding: list[StepsPoint]
+
+
 class Metrics(Strict):
     """Every figure of the run. The statistics from ci to compounding need judged trials: a run without
     any has none of them (they are left out of the JSON)."""
@@ -221,6 +316,7 @@ class Metrics(Strict):
     unpriced_models: list[str]
     faults: dict[str, FaultFigures]
     guard: GuardFigures
+    steps: StepReliability | None = None
 
 
 # --- the gate ----------------------------------------------------------------------------------------
@@ -271,6 +367,7 @@ class ScenarioReport(Strict):
     scenario_class: ScenarioClass | None = Field(alias="class")
     wilson: Interval | None
     variance: float | None
+    outcomes: dict[str, int] | None = None  # passes per acceptable outcome's label, for a task with several
 
     @property
     def passed(self) -> int:

@@ -7,6 +7,7 @@ the same figure look different. Both the terminal and the HTML report use these.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from html import escape
 
 TINY = 0.0005  # below this, three decimals would show 0.000 for a figure that is not 0
 
@@ -23,6 +24,13 @@ def with_ci(value: float | None, ci: Sequence[float] | None) -> str:
     if value is None:
         return "—"
     return num(value) if ci is None else f"{num(value)} [{num(ci[0])}, {num(ci[1])}]"
+
+
+def html_figure(value: float | None, ci: Sequence[float] | None = None) -> str:
+    """with_ci for HTML: the figure escaped, its interval in a note."""
+    if value is None:
+        return "—"
+    return escape(num(value)) + (f" <span class=note>[{escape(num(ci[0]))}, {escape(num(ci[1]))}]</span>" if ci else "")
 
 
 def per_100(count: int, trials: int) -> str:

@@ -5,11 +5,13 @@ time and this pass lets go of)."""
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
 from passhat.metrics.faults import fault_trial
 from passhat.metrics.guard import GuardTrial, guard_trial
+from passhat.metrics.steps import StepTally
 from passhat.metrics.summary import Scenario, TrialOutcome, is_judged
 from passhat.store.results import TrialRecord
 
@@ -20,7 +22,8 @@ class RunReading:
 
     ``usages``, ``faults``: only the trials that called a model or were hit by a fault (the others add nothing to
     their figures). ``first_failures``: per scenario, the first failed trial whose backend differs from the
-    expected state, with its differences. ``first_infra_error``: the first infra error's message."""
+    expected state, with its differences. ``first_infra_error``: the first infra error's message. ``steps``: the
+    judged trials' step marks, counted; ``pass_outcomes``: per scenario, its passes by the acceptable outcome taken."""
 
     outcomes: list[TrialOutcome] = dataclasses.field(default_factory=list)
     usages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -28,6 +31,8 @@ class RunReading:
     guard: list[GuardTrial] = dataclasses.field(default_factory=list)
     first_failures: dict[Scenario, tuple[int, list[dict[str, Any]]]] = dataclasses.field(default_factory=dict)
     first_infra_error: str | None = None
+    steps: StepTally = dataclasses.field(default_factory=StepTally)
+    pass_outcomes: dict[Scenario, Counter[str]] = dataclasses.field(default_factory=dict)
 
     def add(self, t: TrialRecord) -> None:
         outcome = t.to_outcome()
@@ -43,6 +48,10 @@ class RunReading:
         differences = (t.grade or {}).get("details", {}).get("state_differences")
         if differences and t.reward != 1 and is_judged(outcome):
             self.first_failures.setdefault((t.task_id, t.persona), (t.trial, differences))
+        if t.steps and is_judged(outcome):
+            self.steps.add(t.task_id, t.reward == 1, t.steps)
+        if t.reward == 1 and (label := (t.grade or {}).get("outcome")):
+            self.pass_outcomes.setdefault((t.task_id, t.persona), Counter())[label] += 1
 
 
 def read_run(trials: Iterable[TrialRecord]) -> RunReading:

@@ -14,6 +14,7 @@ from passhat.report.model import Metrics, Report, ScenarioReport
 from passhat.report.numbers import num, with_ci
 from passhat.report.state_diff import ROW_WORDS, RowChange, value
 from passhat.report.terminal_stats import print_reliability
+from passhat.report.terminal_steps import outcomes_table, print_steps
 from passhat.report.terminal_usage import nothing_judged, print_plumbing
 
 
@@ -44,11 +45,15 @@ def print_report(report: Report, console: Console) -> None:
     console.print(_headline(m, ks))
     console.print(_by_persona(m, ks))
     print_reliability(m, console)
+    if m.steps:
+        print_steps(m.steps, console)
     if m.failure_signatures:
         console.print(_signatures(m))
     worst = _worst_scenarios(report.scenarios)
     if worst:
         console.print(worst)
+    if outcomes := outcomes_table(report.scenarios):
+        console.print(outcomes)
     print_safety(m, console)
 
 

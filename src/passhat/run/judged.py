@@ -56,6 +56,7 @@ class TrialJudge:
             started=started,
             finished=time.time(),
             usage=meter.to_json(),
+            steps=out.steps.to_json(),
         ), out.audit
 
 

@@ -16,6 +16,7 @@ from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
 from passhat.faults import parse_faults
 from passhat.grade import GroundTruthError, required_facts
+from passhat.grade.steps import task_plan
 from passhat.guard import parse_guards
 from passhat.guard.audit import signing_key
 from passhat.llm import role_models
@@ -68,6 +69,8 @@ def validate_ground_truth(domain: Domain, tasks: list[Task]) -> None:
     for task in tasks:
         try:
             required_facts(domain, task)  # replays the ground truth and derives every fact it states
+            for outcome in task.acceptable:
+                task_plan(domain, task, outcome.label)  # the steps each trial is marked along
         except GroundTruthError as exc:
             raise UserError(f"{exc}. Fix the task file; `passhat check --domain {domain.name}` lists every problem.") from None
 

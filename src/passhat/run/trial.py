@@ -18,6 +18,7 @@ from passhat.domains.model import Domain, Task
 from passhat.env import Environment
 from passhat.env.tools import MAX_ARGUMENT_DEPTH, argument_problem, error
 from passhat.grade import Grade, Mode, grade_trial
+from passhat.grade.steps import TrialSteps, trial_steps
 from passhat.guard import ToolPath
 from passhat.llm import ContextOverflow
 from passhat.run.tool_path import trial_tool_path
@@ -60,6 +61,7 @@ class TrialSpec:
 class TrialOutput:
     events: list[Event]
     grade: Grade
+    steps: TrialSteps  # how the trial went along its task's plan
     audit: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # records for the run's audit trail
 
 
@@ -93,7 +95,8 @@ async def run_trial(
         )
         events = await _converse(path, agent, user, max_turns, bounds)
         events += path.settle()
-        return TrialOutput(events, grade_trial(domain, spec.task, env, events, mode), path.audit)
+        grade = grade_trial(domain, spec.task, env, events, mode)
+        return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
     finally:
         env.close()
 

@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # the metrics load numpy: `passhat runs` opens stores and nee
     from passhat.metrics.summary import TrialOutcome
 
 STORE_FILE = "results.sqlite"
-SCHEMA_VERSION = 3  # 2: per-trial model usage (tokens, cost, latency); 3: the audit table
-READABLE_VERSIONS = (2, 3)  # a version-2 store has no audit table: its trail, if any, is unkeyed
+SCHEMA_VERSION = 4  # 2: per-trial model usage (tokens, cost, latency); 3: the audit table; 4: per-trial steps
+READABLE_VERSIONS = (2, 3, 4)  # a version-2 store has no audit table: its trail, if any, is unkeyed; before 4, no steps
 AUDIT_VERSION = 3  # the first schema with the audit table
 APPLICATION_ID = 0x70687374  # "phst": marks a SQLite file as a passhat store
 
@@ -62,6 +62,7 @@ SCHEMA = (
         started REAL NOT NULL,
         finished REAL NOT NULL,
         usage TEXT NOT NULL DEFAULT '{}',
+        steps TEXT,
         PRIMARY KEY (task_id, persona, trial)
     )""",
     "CREATE TABLE audit (seq INTEGER PRIMARY KEY, entry TEXT NOT NULL)",
@@ -69,17 +70,17 @@ SCHEMA = (
     f"PRAGMA user_version = {SCHEMA_VERSION}",
 )
 
-COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished, usage"
+COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished, usage, steps"
 
 # One statement, so one transaction: a new key inserts; an existing key is overwritten only when its
 # row could not be judged (an infra error or a user simulator error: resume re-runs those), otherwise
 # nothing changes and rowcount is 0.
 UPSERT = f"""
-INSERT INTO trials ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO trials ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (task_id, persona, trial) DO UPDATE SET
     seed = excluded.seed, reward = excluded.reward, signature = excluded.signature,
     infra_error = excluded.infra_error, events = excluded.events, grade = excluded.grade,
-    started = excluded.started, finished = excluded.finished, usage = excluded.usage
+    started = excluded.started, finished = excluded.finished, usage = excluded.usage, steps = excluded.steps
 WHERE trials.infra_error IS NOT NULL OR trials.signature = '{USER_SIMULATOR_ERROR}'
 """
 
@@ -100,6 +101,9 @@ class TrialRecord:
     ``usage``: model calls by role, {"agent": {"model", "calls", "cached_calls", "input_tokens",
     "output_tokens", "cost_usd", "unpriced_calls", "latency_s": [...]}, "user": {...}}; empty when no
     model was called. The store keeps it as given.
+
+    ``steps``: how the trial went along its task's plan (``passhat.grade.steps.TrialSteps.to_json``: the outcome
+    it took and each step's mark); None when not recorded (an infra error, a store from before steps).
     """
 
     task_id: str
@@ -114,6 +118,7 @@ class TrialRecord:
     started: float
     finished: float
     usage: dict[str, Any] = dataclasses.field(default_factory=dict)
+    steps: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.infra_error is not None and self.reward is not None:
@@ -163,6 +168,7 @@ class ResultStore:
         self._conn = conn
         self.run_id, self._config_json, self.created = run
         self._lock = lock  # held by a writer (create, resume) until close()
+        self._columns = COLUMNS if _has_steps(conn) else COLUMNS.replace(", steps", ", NULL")  # what a trial's row reads
         self.notes: list[str] = []  # what the person running passhat should be told about this store
 
     @classmethod
@@ -284,7 +290,7 @@ class ResultStore:
                 rows = [(seq, bytes(entry or b"").decode("utf-8", "backslashreplace")) for seq, entry in raw]
             else:  # a schema-2 store never had the table; one made with it that lost it lost its entries
                 rows = None if self._conn.execute("PRAGMA user_version").fetchone()[0] < AUDIT_VERSION else []
-            digests = {tuple(r[:3]): _digest(r) for r in self._conn.execute(f"SELECT {COLUMNS} FROM trials")}
+            digests = {tuple(r[:3]): _digest(r) for r in self._conn.execute(f"SELECT {self._columns} FROM trials")}
         return rows, digests  # type: ignore[return-value]
 
     def trials(self) -> list[TrialRecord]:
@@ -293,7 +299,7 @@ class ResultStore:
 
     def iter_trials(self) -> Iterator[TrialRecord]:
         """The stored trials one at a time, in trials()' order: for readers of runs too big to hold at once (an export)."""
-        yield from map(_record, self._conn.execute(f"SELECT {COLUMNS} FROM trials ORDER BY task_id, persona, trial"))
+        yield from map(_record, self._conn.execute(f"SELECT {self._columns} FROM trials ORDER BY task_id, persona, trial"))
 
     def trial_rows(self) -> list[TrialRow]:
         """Every stored trial's small columns, in trials()' order; reads no transcript or grade."""
@@ -307,7 +313,7 @@ class ResultStore:
         """The full records of the chosen trials, in the order given (a key not stored is skipped): the few
         transcripts a report embeds, without reading the others."""
         for key in keys:
-            row = self._conn.execute(f"SELECT {COLUMNS} FROM trials WHERE task_id = ? AND persona = ? AND trial = ?", key)
+            row = self._conn.execute(f"SELECT {self._columns} FROM trials WHERE task_id = ? AND persona = ? AND trial = ?", key)
             yield from map(_record, row)
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
@@ -366,19 +372,29 @@ def _row(trial: TrialRecord) -> tuple[Any, ...]:
     return (
         trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
         storable(trial.infra_error), _json(trial.events), _json(trial.grade), float(trial.started),
-        float(trial.finished), _json(trial.usage),
+        float(trial.finished), _json(trial.usage), None if trial.steps is None else _json(trial.steps),
     )  # fmt: skip
 
 
 def _record(row: Sequence[Any]) -> TrialRecord:
     """A row of the trials table (COLUMNS) as the trial it stores."""
-    t, p, i, seed, reward, sig, infra, events, grade, start, end, usage = row
-    return TrialRecord(t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage))
+    t, p, i, seed, reward, sig, infra, events, grade, start, end, usage, steps = row
+    return TrialRecord(
+        t, p, i, seed, reward, sig, infra, json.loads(events), json.loads(grade), start, end, json.loads(usage),
+        None if steps is None else json.loads(steps),
+    )  # fmt: skip
 
 
 def _digest(row: Sequence[Any]) -> str:
-    """A digest of a trial's row: an audit trail seals it, so a stored result edited later shows."""
-    return hashlib.sha256(json.dumps(list(row)).encode()).hexdigest()
+    """A digest of a trial's row: an audit trail seals it, so a stored result edited later shows. A row without
+    steps is digested as a store from before steps wrote it, so their sealed trails still verify."""
+    kept = list(row) if row[-1] is not None else list(row[:-1])
+    return hashlib.sha256(json.dumps(kept).encode()).hexdigest()
+
+
+def _has_steps(conn: sqlite3.Connection) -> bool:
+    """Whether the store's trials table has the steps column (schema 4 on)."""
+    return any(column[1] == "steps" for column in conn.execute("PRAGMA table_info(trials)"))
 
 
 def _existing_store(run_dir: Path) -> Path:

@@ -1,0 +1,83 @@
+"""The HTML report's per-step reliability: the compounding curve over steps (SVG), the step kinds, and every
+task's plan step by step; and which acceptable outcome a scenario's passes took."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+from passhat.report.model import ScenarioReport, StepReliability, TaskSteps
+from passhat.report.numbers import html_figure as _fmt
+from passhat.report.svg import COLORS, Series, line_chart
+
+
+def steps_section(steps: StepReliability | None) -> str:
+    """The section, or a note that no trial recorded its steps (a store from before steps were recorded)."""
+    if steps is None:
+        return "<h2>Per-step reliability</h2><p>No trial of this run recorded its steps.</p>"
+    first = ""
+    if w := steps.first_wrong:
+        first = f" Trials most often go wrong first at <b>{escape(w.tool)}</b> ({w.trials} trials, {w.share:.0%})."
+    return (
+        "<h2>Per-step reliability</h2>"
+        f"<p>Every task's ground-truth plan as steps (reads, then writes). Over {steps.trials} trials: predicted "
+        f"end-to-end rate {_fmt(steps.predicted)} (each step kind's rate given earlier right, over the domain, multiplied along each plan, weighed by its trials) "
+        f"against observed {_fmt(steps.observed, steps.observed_ci)}.{first} A step is right when a call of it "
+        "succeeded with its arguments; <i>given earlier right</i> is its rate among the trials whose every earlier "
+        "step was right, which leaves out the steps missed only because an earlier one went wrong.</p>"
+        f"{_curve(steps)}{_kinds(steps)}{_plans(steps.tasks)}"
+    )
+
+
+def _curve(steps: StepReliability) -> str:
+    points = steps.compounding
+    xs = [p.steps for p in points]
+    series = [
+        Series("observed", [(p.steps, p.observed) for p in points], [(p.steps, *p.observed_ci) for p in points], COLORS[0]),
+        Series("predicted", [(p.steps, p.predicted) for p in points if p.predicted is not None], color=COLORS[1], dashed=True),
+    ]
+    ticks = list(range(min(xs), max(xs) + 1)) if len(xs) > 1 else [xs[0] - 1, xs[0], xs[0] + 1]
+    chart = line_chart("success against the number of steps", series, ticks, "steps in the task's plan", "probability")
+    counts = ", ".join(f"{p.steps} steps: {p.tasks} tasks, {p.trials} trials" for p in points)
+    return f"<h3>Compounding over steps</h3><p>Tasks grouped by the length of their plan ({escape(counts)}).</p>{chart}"
+
+
+def _kinds(steps: StepReliability) -> str:
+    rows = "".join(
+        f"<tr><td>{escape(k.tool)}</td><td>{'write' if k.write else 'read'}</td><td class=num>{k.right}/{k.steps}</td>"
+        f"<td class=num>{_fmt(k.rate, k.ci)}</td><td class=num>{_fmt(k.conditional)}</td></tr>"
+        for k in steps.by_kind
+    )
+    return (
+        "<h3>By step kind</h3><table><tr><th>tool</th><th>kind</th><th>right</th><th>rate [95% Wilson]</th>"
+        f"<th>given earlier right</th></tr>{rows}</table>"
+    )
+
+
+def _plans(tasks: Sequence[TaskSteps]) -> str:
+    rows = []
+    for t in tasks:
+        name = t.task_id if t.outcome == "primary" else f"{t.task_id} ({t.outcome})"
+        span = f' rowspan="{len(t.steps)}"'
+        head = (
+            f"<td{span}>{escape(name)}</td><td{span} class=num>{_fmt(t.observed, t.observed_ci)}</td>"
+            f"<td{span} class=num>{_fmt(t.predicted)}</td>"
+        )
+        for i, s in enumerate(t.steps):
+            first = f"{s.first_wrong}/{t.trials}" if s.first_wrong else ""
+            rows.append(
+                f"<tr>{head if i == 0 else ''}<td class=num>{i + 1}</td><td>{'write' if s.write else 'read'} "
+                f"{escape(s.tool)} {escape(s.entity)}</td><td class=num>{s.reached}/{t.trials}</td>"
+                f"<td class=num>{_fmt(s.rate, s.ci)}</td><td class=num>{_fmt(s.conditional)}</td><td class=num>{first}</td></tr>"
+            )
+    return (
+        "<h3>Each task's plan</h3><table><tr><th>task</th><th>observed</th><th>predicted</th><th>step</th><th>call</th>"
+        "<th>reached</th><th>right [95% Wilson]</th><th>given earlier right</th><th>first wrong here</th></tr>"
+        + "".join(rows)
+        + "</table>"
+    )
+
+
+def outcomes_cell(s: ScenarioReport) -> str:
+    """The scenario's passes by acceptable outcome: "primary 3, assign-to-network 2"."""
+    return "<td>" + escape(", ".join(f"{label} {n}" for label, n in (s.outcomes or {}).items())) + "</td>"
