@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Sequence
 
 from passhat.dialogue.facts import tell
-from passhat.dialogue.proposals import Commitment
+from passhat.dialogue.proposals import Commitment, Term, named
 from passhat.domains.facts import worded
 from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Ordering, Task
 from passhat.env import Environment, tool_registry
@@ -184,6 +184,54 @@ def _wrong_amount(described: str, commitment: Commitment) -> str:
     return f"I can {described}, which comes to $999.99 in all. Shall I go ahead?"
 
 
+def _wrong_detail(role: str) -> Proposal:
+    """A proposal of the write with its ``role`` term (a street, a payment method, an item) swapped for a plausible
+    other value in the same words, so that only that detail is wrong."""
+
+    def propose(described: str, commitment: Commitment) -> str:
+        term = next((t for t in commitment.terms if t.role == role), None)
+        swapped = _with_wrong(described, term) if term else None
+        return right_proposal(swapped or described, commitment)
+
+    return propose
+
+
+def _with_wrong(described: str, term: Term) -> str | None:
+    """``described`` with ``term``'s value replaced by another of its kind (a digit changed, another city, another
+    option of the same thing), and so each other way it names the term; None when a value is not there as written."""
+    text = _swapped(described, term)
+    for alternative in term.alternatives:
+        if text is not None and named(text, alternative):
+            text = _swapped(text, alternative)
+    return None if text is None or named(text, term) else text
+
+
+def _swapped(text: str, term: Term) -> str | None:
+    if term.kind == "description":  # another option of the same thing: "walnut" said as another's, or as the one given up
+        found, others = next((w for w in term.words if w in text), None), term.unlike or term.replaced
+        return text.replace(found, others[0], 1) if found and others else None
+    if term.value not in text:
+        return None
+    if term.kind == "phrase":
+        return text.replace(term.value, "Elsewhere" if term.value != "Elsewhere" else "Nowhere")
+    digits = [i for i, ch in enumerate(term.value) if ch.isdigit()]
+    if not digits:
+        return None
+    at = digits[0] if term.kind == "street" else digits[-1]  # the house number; an id's or amount's last digit
+    return text.replace(term.value, term.value[:at] + str((int(term.value[at]) + 1) % 10) + term.value[at + 1 :])
+
+
+def _detail_roles(domain: Domain, env: Environment, writes: Sequence[Action]) -> list[str]:
+    """The required terms of the writes' proposals that a wrong-detail proposal can swap, by role, in order."""
+    roles: dict[str, None] = {}
+    for a in writes:
+        described = domain.describe_action(env.db, a)
+        for term in commitment_for(env.tools[a.tool], dict(a.args), env.db, domain).terms:
+            if term.required and _with_wrong(described, term):
+                roles.setdefault(term.role)
+    return list(roles)
+
+
 def _amount_as_charge(described: str, commitment: Commitment) -> str:
     refund = next((t for t in commitment.terms if t.kind == "money" and t.direction == "refund"), None)
     said = f" You would have to pay ${refund.value} for this." if refund else ""
@@ -245,6 +293,10 @@ def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: Accept
                 Case("unconfirmed writes", writes, expect="unconfirmed_write", propose=None),
                 Case("yes won for another proposal", writes, expect="unconfirmed_write", propose=_counter_proposal),
                 Case("wrong amount in the proposal", writes, expect="unconfirmed_write", propose=_wrong_amount),
+                *(
+                    Case(f"wrong {role} in the proposal", writes, expect="unconfirmed_write", propose=_wrong_detail(role))
+                    for role in _detail_roles(domain, env, writes)
+                ),
             ]
             refunds = [
                 a

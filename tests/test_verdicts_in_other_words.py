@@ -1,9 +1,10 @@
-"""Issue 8, audited item by item: the scripted adversaries the issue names that no other test plays, and
-the wordings of its items that the graders or `passhat check` still get wrong.
+"""Verdicts that hold however the agent words it: the scripted adversaries no other test plays, and the
+wordings a careful grader must read right — a value taken back in the same breath, another customer's data
+in other words, a proposal wrong in one detail (street, payment method, item), a write the proposal said would
+not happen, an exchange for another option than the one proposed — and `passhat check` trying each of them.
 
 Each test plays one agent mistake (or one correct wording) through the real orchestrator, scripted
-customer and graders. A test marked ``xfail(strict=True)`` states a rule the engine does not keep yet:
-it fails today, and turns into an error (XPASS) the day the engine is fixed, so the marker comes off.
+customer and graders.
 """
 
 from __future__ import annotations
@@ -205,10 +206,9 @@ def proposal_cases(task_id: str) -> list[str]:
     return [r.case.label for r in check_task(RETAIL, TASKS[task_id]) if r.applied and r.case.expect == "unconfirmed_write"]
 
 
-@pytest.mark.xfail(strict=True, reason="gap: check perturbs only the amount of a proposal (grade/check.py::cases_for)")
 @pytest.mark.parametrize("task_id,detail", [("retail-003", "street"), ("retail-005", "payment"), ("retail-013", "item")])
 def test_check_proposes_each_write_with_a_wrong_detail_of_its_own(task_id, detail):
-    """Issue 8 names the street or city, the payment method and the item; today check tries the amount alone."""
+    """Not only the amount: the street, the payment method and the item are each proposed wrong in a case of their own."""
     assert any(detail in label for label in proposal_cases(task_id)), proposal_cases(task_id)
 
 
