@@ -187,7 +187,7 @@ def test_evaluate_decides_the_gate_and_the_exit_status(tmp_path):
     with ResultStore.create(tmp_path / "f", "f", config.model_dump()) as store:
         missed = evaluate(config.model_copy(update={"agent": "reference:hasty"}), store, 4, Gate(6, 0.99))
         assert missed.decision.meets is False and missed.exit_code == 1 and missed.skipped == 0
-        assert len(missed.trials) == 60 and missed.config.early_stop is None
+        assert len(missed.outcomes) == 60 and missed.config.early_stop is None
 
 
 def test_compare_planted_difference_and_refusal(tmp_path):

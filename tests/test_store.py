@@ -3,6 +3,7 @@ run, a trial and its audit entries in one transaction, and a store a kill left h
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sqlite3
@@ -102,6 +103,22 @@ def test_light_rows_carry_every_trial_s_verdict_and_records_fetch_only_the_chose
         assert [r.to_outcome() for r in rows] == [t.to_outcome() for t in store.trials()]
         assert [(r.key, r.seed) for r in rows] == [(t.key, t.seed) for t in store.trials()]
         assert list(store.records([("t2", "calm", 0), ("t1", "calm", 1), ("t9", "calm", 0)])) == [trials[0], trials[2]]
+
+
+def test_a_reports_pass_gets_every_trial_with_only_the_events_a_fault_or_a_guard_marked(tmp_path: Path) -> None:
+    fault = {"kind": "tool", "name": "get", "fault": {"class": "timeout"}}
+    ticket = {"kind": "tool", "name": "refund", "guard": {"guard": "human_gate", "decision": "ticket"}}
+    said = {"kind": "agent", "text": 'a "fault" named in words is no fault'}
+    marked = dataclasses.replace(judged("t1"), events=[said, fault, {"kind": "user", "text": "ok"}, ticket])
+    with ResultStore.create(tmp_path / "r", "r", {}) as store:
+        for t in (marked, judged("t2"), infra("t3")):
+            store.record(t)
+        read = list(store.report_trials())
+    assert [t.key for t in read] == [("t1", "calm", 0), ("t2", "calm", 0), ("t3", "calm", 0)]
+    assert [t.events for t in read] == [[fault, ticket], [], []]
+    assert [(t.reward, t.grade, t.steps) for t in read] == [
+        (m.reward, m.grade, m.steps) for m in (marked, judged("t2"), infra("t3"))
+    ]
 
 
 def test_to_outcome() -> None:

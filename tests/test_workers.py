@@ -71,7 +71,7 @@ def test_early_stop_with_workers_reaches_the_full_runs_decision(tmp_path):
         with ResultStore.create(tmp_path / name, name, cfg.model_dump()) as store:
             result = evaluate(cfg, store, 4, gate, stop, workers=workers)
             decisions[name] = result.decision.meets
-            assert len(result.trials) + result.skipped == result.planned
+            assert len(result.outcomes) + result.skipped == result.planned
     assert decisions["early"] == decisions["full"]
 
 

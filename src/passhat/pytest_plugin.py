@@ -200,7 +200,7 @@ def _run(planned: PlannedRun, out: Path, test_name: str) -> tuple[Report, Path]:
             result = evaluate(planned.config, store, planned.concurrency, planned.gate)
             tasks = load_domain(planned.config.domain, planned.config.tasks_dir).tasks.values()
             tags, gated = {t.id: t.tags for t in tasks}, {t.id for t in tasks if t.guards}
-            return build_report(store, tags, result.trials, gated, result.gate_json()), out / run_id
+            return build_report(store, tags, None, gated, result.gate_json()), out / run_id
     except (UserError, OSError) as exc:
         pytest.fail(f"passhat could not run the evaluation: {exc}", pytrace=False)
 

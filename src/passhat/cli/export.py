@@ -34,7 +34,7 @@ from passhat.store import ResultStore
 def export(run_id: str, log_format: str, output: Path, out: Path) -> None:
     """Write a stored run as an Inspect AI eval log: a sample per scenario, its trials as epochs."""
     from passhat.export.inspect_log import inspect_log_name, listed_by_inspect_view, write_inspect_log
-    from passhat.report.terminal import counted
+    from passhat.report.numbers import counted
 
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
         path = output / inspect_log_name(store.run_id, store.created, store.config) if is_folder(output) else output

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +13,10 @@ from passhat.cli import main
 from passhat.cli.common import console, existing_run_dir, gated_tasks, out_option, tags
 from passhat.errors import UserError
 from passhat.store import ResultStore
+
+if TYPE_CHECKING:
+    from passhat.metrics.summary import Scenario
+    from passhat.report.model import Report
 
 
 @main.group()
@@ -87,17 +93,29 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
     """Show runs side by side, e.g. `--guard off` and `--guard all` on the same seeds: pass^k, helpfulness,
     unconfirmed and duplicate writes, policy violations, refusals, handoffs (counts and per 100 trials).
     The runs must share their seed and scenarios (or pass --intersection)."""
-    from passhat.metrics.summary import scenario_counts
-    from passhat.report import build_report
     from passhat.report.caveats import run_caveats
     from passhat.report.guard_section import comparison_table
     from passhat.report.terminal import print_warnings
 
-    stores, trials = [], []
-    for run_id in run_ids:
-        with ResultStore.open(existing_run_dir(out, run_id, "RUN_IDS")) as store:
-            stores.append(store)
-            trials.append(store.trials())
+    with contextlib.ExitStack() as open_stores:  # each report reads its run's store as it is built
+        stores = [open_stores.enter_context(ResultStore.open(existing_run_dir(out, r, "RUN_IDS"))) for r in run_ids]
+        reports, counts, left_out = _compared(run_ids, stores, intersection)
+    for run_id, store, run_counts in zip(run_ids, stores, counts, strict=True):  # each whole run, not the shared part
+        print_warnings(run_caveats(run_id, store.config, run_counts).warnings, console, prefix=f"{run_id}: ")
+    console.print(comparison_table(reports))
+    if left_out:
+        console.print(f"{left_out} scenarios not in every run were left out (--intersection).", highlight=False)
+
+
+def _compared(
+    run_ids: tuple[str, ...], stores: list[ResultStore], intersection: bool
+) -> tuple[list[Report], list[dict[Scenario, tuple[int, int]]], int]:
+    """Each run's report over the scenarios every run has, each whole run's scenario counts, and how many
+    scenarios were left out."""
+    from passhat.metrics.summary import scenario_counts
+    from passhat.report import build_report
+
+    counts = [scenario_counts(t.to_outcome() for t in store.trial_rows()) for store in stores]
     seeds = {r: s.config.get("seed") for r, s in zip(run_ids, stores, strict=True)}
     if len(set(map(repr, seeds.values()))) > 1:
         raise UserError(
@@ -105,7 +123,6 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
             f"faults; these runs have different seeds ({', '.join(f'{r}: {v}' for r, v in seeds.items())}). "
             "Rerun them with the same --seed."
         )
-    counts = [scenario_counts(t.to_outcome() for t in ts) for ts in trials]
     scenario_sets = [set(c) for c in counts]
     if any(not s for s in scenario_sets):
         raise UserError("a run given to `passhat guard compare` has no judged trial; compare finished runs.")
@@ -123,13 +140,9 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
         build_report(
             store,
             tags(store.config["domain"], store.config.get("tasks_dir")),
-            [t for t in ts if (t.task_id, t.persona) in shared],
-            gated_tasks(store.config["domain"], store.config.get("tasks_dir")),
+            gated_tasks=gated_tasks(store.config["domain"], store.config.get("tasks_dir")),
+            scenarios=shared,
         )
-        for store, ts in zip(stores, trials, strict=True)
+        for store in stores
     ]
-    for run_id, store, run_counts in zip(run_ids, stores, counts, strict=True):  # each whole run, not the shared part
-        print_warnings(run_caveats(run_id, store.config, run_counts).warnings, console, prefix=f"{run_id}: ")
-    console.print(comparison_table(reports))
-    if left_out:
-        console.print(f"{left_out} scenarios not in every run were left out (--intersection).", highlight=False)
+    return reports, counts, left_out

@@ -264,11 +264,7 @@ def run(
             )
             sys.exit(130)
         report = build_report(
-            store,
-            tags(config.domain, config.tasks_dir),
-            result.trials,
-            gated_tasks(config.domain, config.tasks_dir),
-            result.gate_json(),
+            store, tags(config.domain, config.tasks_dir), None, gated_tasks(config.domain, config.tasks_dir), result.gate_json()
         )
     print_report_and_json(report, json_path)
     if result.decision:
@@ -329,7 +325,7 @@ def _evaluate_with_progress(
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from passhat.report.terminal import counted
+    from passhat.report.numbers import counted
     from passhat.run.evaluate import evaluate
     from passhat.run.runner import plan_trials
 

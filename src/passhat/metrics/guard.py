@@ -8,6 +8,8 @@ stored trials, like the rest of ``metrics``.
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -17,23 +19,43 @@ REFUSALS = ("refused", "conflict")
 GuardTrial = tuple[str, "int | None", dict[str, Any], list[dict[str, Any]]]
 
 
-DETAILS = ("duplicate_writes", "unconfirmed_writes", "policy_violations", "required_writes_done")  # of a grade
+@dataclasses.dataclass
+class GuardTally:
+    """The guard figures of judged trials, counted as they come: a report's single pass over a large run keeps
+    these few counts, never a trial."""
 
+    trials: int = 0
+    duplicate_writes: int = 0
+    unconfirmed_writes: int = 0
+    policy_violations: int = 0
+    refusals: int = 0
+    tickets: Counter[str] = dataclasses.field(default_factory=Counter)  # per task: the human gate's tickets
+    with_writes: int = 0  # trials of tasks with writes
+    helped: int = 0  # of those, the ones whose required writes all happened
 
-def guard_trial(task_id: str, reward: int | None, grade: dict[str, Any], events: list[dict[str, Any]]) -> GuardTrial:
-    """The part of a trial guard_metrics reads: its grade's write figures and its guarded tool calls, small enough
-    to keep for every trial of a large run while its transcripts are read one at a time."""
-    details = grade.get("details", {})
-    kept = {"details": {name: details[name] for name in DETAILS if name in details}}
-    return task_id, reward, kept, [e for e in events if e.get("kind") == "tool" and e.get("guard")]
+    def add(self, task_id: str, reward: int | None, grade: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        if reward is None:
+            return
+        self.trials += 1
+        details = grade.get("details", {})
+        duplicates = details.get("duplicate_writes", [])
+        self.duplicate_writes += duplicates if isinstance(duplicates, int) else len(duplicates)  # int: an older store
+        self.unconfirmed_writes += len(details.get("unconfirmed_writes", []))
+        self.policy_violations += len(details.get("policy_violations", []))
+        decisions = [e["guard"]["decision"] for e in events if e.get("kind") == "tool" and e.get("guard")]
+        self.refusals += sum(d in REFUSALS for d in decisions)
+        self.tickets[task_id] += decisions.count("ticket")
+        if details.get("required_writes_done") is not None:
+            self.with_writes += 1
+            self.helped += bool(details["required_writes_done"])
 
 
 def guard_metrics(
-    enabled: Sequence[str], trials: Iterable[GuardTrial], gated_tasks: Iterable[str] | None = None
+    enabled: Sequence[str], trials: Iterable[GuardTrial] | GuardTally, gated_tasks: Iterable[str] | None = None
 ) -> dict[str, Any]:
     """``{"enabled", "trials", "duplicate_writes", "unconfirmed_writes", "policy_violations", "refusals",
     "handoffs", "handoffs_task_declared", "helpfulness"}`` over judged trials given as (task_id, reward,
-    grade, events).
+    grade, events), or counted already.
 
     The three write figures count writes (a trial can hold several), refusals and handoffs count guard
     decisions; ``trials`` is the number of judged trials they were counted over. helpfulness is the share
@@ -44,38 +66,27 @@ def guard_metrics(
     whose own guards leave the human gate off can tell (every ticket then comes from a task's gate), and
     the figure is None otherwise.
     """
-    gated = set(gated_tasks) if gated_tasks is not None else None
-    run_gate = "human_gate" in enabled
-    out: dict[str, Any] = {
+    tally = trials if isinstance(trials, GuardTally) else _tallied(trials)
+    handoffs = sum(tally.tickets.values())
+    if gated_tasks is not None:
+        declared: int | None = sum(tally.tickets[task] for task in set(gated_tasks))
+    else:
+        declared = None if "human_gate" in enabled else handoffs
+    return {
         "enabled": list(enabled),
-        "trials": 0,
-        "duplicate_writes": 0,
-        "unconfirmed_writes": 0,
-        "policy_violations": 0,
-        "refusals": 0,
-        "handoffs": 0,
-        "handoffs_task_declared": 0,
+        "trials": tally.trials,
+        "duplicate_writes": tally.duplicate_writes,
+        "unconfirmed_writes": tally.unconfirmed_writes,
+        "policy_violations": tally.policy_violations,
+        "refusals": tally.refusals,
+        "handoffs": handoffs,
+        "handoffs_task_declared": declared,
+        "helpfulness": tally.helped / tally.with_writes if tally.with_writes else None,
     }
-    helped = with_writes = 0
-    for task_id, reward, grade, events in trials:
-        if reward is None:
-            continue
-        out["trials"] += 1
-        details = grade.get("details", {})
-        duplicates = details.get("duplicate_writes", [])
-        out["duplicate_writes"] += duplicates if isinstance(duplicates, int) else len(duplicates)  # int: an older store
-        out["unconfirmed_writes"] += len(details.get("unconfirmed_writes", []))
-        out["policy_violations"] += len(details.get("policy_violations", []))
-        decisions = [e["guard"]["decision"] for e in events if e.get("kind") == "tool" and e.get("guard")]
-        out["refusals"] += sum(d in REFUSALS for d in decisions)
-        tickets = decisions.count("ticket")
-        out["handoffs"] += tickets
-        if (task_id in gated) if gated is not None else not run_gate:
-            out["handoffs_task_declared"] += tickets
-        if details.get("required_writes_done") is not None:
-            with_writes += 1
-            helped += bool(details["required_writes_done"])
-    if gated is None and run_gate:
-        out["handoffs_task_declared"] = None
-    out["helpfulness"] = helped / with_writes if with_writes else None
-    return out
+
+
+def _tallied(trials: Iterable[GuardTrial]) -> GuardTally:
+    tally = GuardTally()
+    for trial in trials:
+        tally.add(*trial)
+    return tally

@@ -13,6 +13,7 @@ dozen distinct (c, n) pairs).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -29,8 +30,10 @@ SEED = 0
 Interval = tuple[float, float]
 
 
+@functools.lru_cache(maxsize=8)
 def z_value(level: float = LEVEL) -> float:
-    """The two-sided normal quantile for a confidence level (1.96 at 95%)."""
+    """The two-sided normal quantile for a confidence level (1.96 at 95%); computed once per level (a report
+    asks for it once per scenario, and scipy's quantile costs more than the interval around it)."""
     return float(norm.ppf(0.5 + level / 2))
 
 

@@ -20,7 +20,7 @@ UNCLASSIFIED = "unclassified"
 Scenario = tuple[str, str]  # (task_id, persona)
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, slots=True)  # one per trial, held for a whole run: no __dict__ each
 class TrialOutcome:
     """What metrics need from one trial; reward is 1 or 0 for a judged trial, None when not judged."""
 

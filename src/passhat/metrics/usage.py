@@ -7,25 +7,35 @@ have empty usages and get zeros. Pure functions, like the rest of ``metrics``.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
+from array import array
 from collections.abc import Iterable
 from typing import Any
 
 COUNTS = ("calls", "cached_calls", "input_tokens", "output_tokens", "unpriced_calls")
 
 
-def usage_metrics(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
-    """{"cost_usd", "tokens": {"input", "output"}, "model_calls": {role: totals}, "unpriced_models": [...]}."""
-    roles: dict[str, dict[str, Any]] = {}
-    latencies: dict[str, list[float]] = {}
-    for usage in usages:
+@dataclasses.dataclass
+class UsageTally:
+    """Per role, the usages' totals and every call's latency (packed as doubles), counted as the trials come:
+    what a report of a large run keeps instead of each trial's usage."""
+
+    roles: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    latencies: dict[str, array[float]] = dataclasses.field(default_factory=dict)
+
+    def add(self, usage: dict[str, Any]) -> None:
         for role, u in usage.items():
-            total = roles.setdefault(role, {"model": u["model"], "cost_usd": 0.0, **dict.fromkeys(COUNTS, 0)})
+            total = self.roles.setdefault(role, {"model": u["model"], "cost_usd": 0.0, **dict.fromkeys(COUNTS, 0)})
             for name in (*COUNTS, "cost_usd"):
                 total[name] += u[name]
-            latencies.setdefault(role, []).extend(u["latency_s"])
-    for role, total in roles.items():
-        total["latency_s"] = _latency(latencies[role])
+            self.latencies.setdefault(role, array("d")).extend(u["latency_s"])
+
+
+def usage_metrics(usages: Iterable[dict[str, Any]] | UsageTally) -> dict[str, Any]:
+    """{"cost_usd", "tokens": {"input", "output"}, "model_calls": {role: totals}, "unpriced_models": [...]}."""
+    tally = usages if isinstance(usages, UsageTally) else _tallied(usages)
+    roles = {role: {**total, "latency_s": _latency(list(tally.latencies[role]))} for role, total in tally.roles.items()}
     return {
         "cost_usd": round(sum(r["cost_usd"] for r in roles.values()), 6),
         "tokens": {
@@ -35,6 +45,13 @@ def usage_metrics(usages: Iterable[dict[str, Any]]) -> dict[str, Any]:
         "model_calls": roles,
         "unpriced_models": sorted({r["model"] for r in roles.values() if r["unpriced_calls"]}),
     }
+
+
+def _tallied(usages: Iterable[dict[str, Any]]) -> UsageTally:
+    tally = UsageTally()
+    for usage in usages:
+        tally.add(usage)
+    return tally
 
 
 def _latency(values: list[float]) -> dict[str, float | None]:

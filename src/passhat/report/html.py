@@ -346,18 +346,18 @@ def _compounding(m: Metrics) -> str:
 
 
 def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], cap: int) -> str:
-    index = {t.key: i for i, t in enumerate(trials)}
+    anchors = {trials[i].key: i for i in embedded}  # only the embedded trials link anywhere
     several = any(s.outcomes for s in report.scenarios)  # some task's passes took more than one acceptable outcome
     rows = []
     for s in report.scenarios:
         links = []
         for trial, reward, sig in zip(s.trials, s.rewards, s.signatures, strict=True):
-            i = index[(s.task_id, s.persona, trial)]
+            i = anchors.get((s.task_id, s.persona, trial))
             cls, mark = ("pass", "✓") if reward == 1 else ("fail", "✗")
             tip = escape(f"trial {trial}: {sig or 'passed'}")
             links.append(
                 f'<a class="t {cls}" href="#t{i}" title="{tip}">{mark}</a>'
-                if i in embedded
+                if i is not None
                 else f'<span class="t skip" title="{tip} (not embedded)">{mark}</span>'
             )
         wilson_ci = s.wilson

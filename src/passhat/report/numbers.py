@@ -36,3 +36,8 @@ def html_figure(value: float | None, ci: Sequence[float] | None = None) -> str:
 def per_100(count: int, trials: int) -> str:
     """A count per 100 trials, e.g. "2.1 /100 trials"."""
     return f"{100 * count / trials:.1f} /100 trials" if trials else "—"
+
+
+def counted(n: int, noun: str) -> str:
+    """n with its noun, plural unless n is 1: "1 scenario", "3 scenarios"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -9,10 +9,11 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from passhat.metrics.faults import fault_trial
-from passhat.metrics.guard import GuardTrial, guard_trial
+from passhat.metrics.faults import FaultTally
+from passhat.metrics.guard import GuardTally
 from passhat.metrics.steps import StepTally
 from passhat.metrics.summary import Scenario, TrialOutcome, is_judged
+from passhat.metrics.usage import UsageTally
 from passhat.store.results import TrialRecord
 
 
@@ -20,15 +21,15 @@ from passhat.store.results import TrialRecord
 class RunReading:
     """What the report reads of every trial, in trial order.
 
-    ``usages``, ``faults``: only the trials that called a model or were hit by a fault (the others add nothing to
-    their figures). ``first_failures``: per scenario, the first failed trial whose backend differs from the
-    expected state, with its differences. ``first_infra_error``: the first infra error's message. ``steps``: the
-    judged trials' step marks, counted; ``pass_outcomes``: per scenario, its passes by the acceptable outcome taken."""
+    ``usages``, ``faults``, ``guard``, ``steps``: their figures' counts, added to trial by trial.
+    ``first_failures``: per scenario, the first failed trial whose backend differs from the expected state, with
+    its differences. ``first_infra_error``: the first infra error's message. ``pass_outcomes``: per scenario,
+    its passes by the acceptable outcome taken."""
 
     outcomes: list[TrialOutcome] = dataclasses.field(default_factory=list)
-    usages: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    faults: list[tuple[int | None, list[dict[str, Any]]]] = dataclasses.field(default_factory=list)
-    guard: list[GuardTrial] = dataclasses.field(default_factory=list)
+    usages: UsageTally = dataclasses.field(default_factory=UsageTally)
+    faults: FaultTally = dataclasses.field(default_factory=FaultTally)
+    guard: GuardTally = dataclasses.field(default_factory=GuardTally)
     first_failures: dict[Scenario, tuple[int, list[dict[str, Any]]]] = dataclasses.field(default_factory=dict)
     first_infra_error: str | None = None
     steps: StepTally = dataclasses.field(default_factory=StepTally)
@@ -38,11 +39,9 @@ class RunReading:
         outcome = t.to_outcome()
         self.outcomes.append(outcome)
         if t.usage:
-            self.usages.append(t.usage)
-        reward, hits = fault_trial(t.reward, t.events)
-        if hits:
-            self.faults.append((reward, hits))
-        self.guard.append(guard_trial(t.task_id, t.reward, t.grade, t.events))
+            self.usages.add(t.usage)
+        self.faults.add(t.reward, t.events)
+        self.guard.add(t.task_id, t.reward, t.grade, t.events)
         if t.infra_error and self.first_infra_error is None:
             self.first_infra_error = t.infra_error
         differences = (t.grade or {}).get("details", {}).get("state_differences")

@@ -11,7 +11,7 @@ from passhat.metrics import headline_ks
 from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.guard_section import print_safety
 from passhat.report.model import Metrics, Report, ScenarioReport
-from passhat.report.numbers import num, with_ci
+from passhat.report.numbers import counted, num, with_ci
 from passhat.report.state_diff import ROW_WORDS, RowChange, value
 from passhat.report.terminal_stats import print_reliability
 from passhat.report.terminal_steps import outcomes_table, print_steps
@@ -55,11 +55,6 @@ def print_report(report: Report, console: Console) -> None:
     if outcomes := outcomes_table(report.scenarios):
         console.print(outcomes)
     print_safety(m, console)
-
-
-def counted(n: int, noun: str) -> str:
-    """n with its noun, plural unless n is 1: "1 scenario", "3 scenarios"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def print_warnings(warnings: list[str], console: Console, prefix: str = "") -> None:

@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.report.model import ScenarioReport, StepFigures, StepReliability, TaskSteps
-from passhat.report.numbers import num, with_ci
+from passhat.report.numbers import counted, num, with_ci
 
 WORST_STEPS = 8  # rows of the worst-steps table
 
@@ -17,11 +17,11 @@ def print_steps(steps: StepReliability, console: Console) -> None:
     """One line of the run's figures, then its worst steps (none when every step of every trial was right)."""
     line = (
         f"per step: predicted {num(steps.predicted)} (each step kind's reliability, multiplied along each plan) vs observed "
-        f"{with_ci(steps.observed, steps.observed_ci)} over {steps.trials} trials"
+        f"{with_ci(steps.observed, steps.observed_ci)} over {counted(steps.trials, 'trial')}"
     )
     if steps.first_wrong:
         w = steps.first_wrong
-        line += f"; trials most often go wrong first at {w.tool} ({w.trials} of {steps.trials} trials, {w.share:.0%})"
+        line += f"; trials most often go wrong first at {w.tool} ({w.trials} of {counted(steps.trials, 'trial')}, {w.share:.0%})"
     console.print(Text(line + "."), soft_wrap=True)
     if table := worst_steps(steps.tasks):
         console.print(table)

@@ -10,12 +10,12 @@ import asyncio
 import dataclasses
 
 from passhat.metrics.gate import Decision, Gate, decide, planned_trials
-from passhat.metrics.summary import scenario_counts
+from passhat.metrics.summary import TrialOutcome, scenario_counts
 from passhat.run.config import RunConfig
 from passhat.run.early_stop import EarlyStop
 from passhat.run.executors import Executor
 from passhat.run.runner import OnSkip, OnTrial, execute
-from passhat.store import ResultStore, TrialRecord
+from passhat.store import ResultStore
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,14 +23,14 @@ class Evaluation:
     """What a finished (not interrupted) run amounts to."""
 
     config: RunConfig  # as stored after the run (early_stop set or cleared)
-    trials: list[TrialRecord]  # every stored trial
+    outcomes: list[TrialOutcome]  # every stored trial's verdict (the report reads the rest from the store)
     decision: Decision | None  # the gate's, when there is a gate
     skipped: int  # trials early stop left out in this invocation
     planned: int  # tasks × personas × trials
 
     @property
     def judged_scenarios(self) -> int:
-        return len(scenario_counts(t.to_outcome() for t in self.trials))
+        return len(scenario_counts(self.outcomes))
 
     @property
     def exit_code(self) -> int:
@@ -75,14 +75,14 @@ def evaluate(
     planned = planned_trials(config.model_dump())
     stopper = None
     if gate is not None and early_stop:
-        stopper = EarlyStop(gate, planned, (t.to_outcome() for t in store.trials()))
+        stopper = EarlyStop(gate, planned, (t.to_outcome() for t in store.trial_rows()))
         config = _record_early_stop(store, config, gate_spec(gate))
     asyncio.run(execute(config, store, concurrency, on_trial, stopper, on_skip, workers, executor, ray_address))
     skipped = stopper.skipped if stopper else 0
     config = _record_early_stop(store, config, gate_spec(gate) if gate is not None and skipped else None)
-    trials = store.trials()
-    decision = decide(gate, scenario_counts(t.to_outcome() for t in trials), planned) if gate else None
-    return Evaluation(config, trials, decision, skipped, sum(planned.values()))
+    outcomes = [t.to_outcome() for t in store.trial_rows()]
+    decision = decide(gate, scenario_counts(outcomes), planned) if gate else None
+    return Evaluation(config, outcomes, decision, skipped, sum(planned.values()))
 
 
 def _record_early_stop(store: ResultStore, config: RunConfig, spec: str | None) -> RunConfig:
