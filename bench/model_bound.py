@@ -3,26 +3,34 @@
 A local chat-completions server (its own process, asyncio, so hundreds of requests waiting out their
 latency cost it nothing) plays both the agent and the customer of every trial in one shape: three
 customer turns and one read tool call, i.e. six model calls (customer, agent's tool call, agent,
-customer, agent, customer who ends). passhat runs as a child process on the CLI, exactly as a user
-runs it, and only that child's CPU time and peak RSS are counted (``os.wait4``), never the server's.
+customer, agent, customer who ends). passhat runs on the CLI, exactly as a user runs it, with
+``--workers`` given; the CPU time counted is that of passhat and every process it starts (its worker
+processes and the fork server that starts them: a subreaper collects them when passhat has exited),
+never the server's; peak RSS is that of the largest of them.
 
-Prints one table:
-- harness CPU per trial: the CPU of a run of 2,350 trials less that of a run of 235, per extra trial
-  (start-up and the report are fixed costs, left out), at zero latency;
+Prints one table, one set of rows per ``--workers`` value (default 2, then 1):
+- CPU per trial at zero latency: of each whole run (start-up and the report included), and per extra
+  trial between consecutive run sizes (``--sizes``, trials per scenario: 1, 10 by default, i.e. 235 and
+  2,350 trials; add 32 for 7,520), with the passhat process's own share (with workers, the writer's);
 - throughput at concurrency 1/16/64/256 with 200 ms per model call, against the ideal
   ``concurrency / (calls per trial × latency)``, over the span the server saw (first request to last
-  answer: start-up and the report are not the model-bound part);
-- peak RSS against run size.
+  answer: start-up and the report are not the model-bound part), each run 10 rounds of trials (10 ×
+  concurrency: with 235 trials a round could run part-empty, which no harness could help);
+- the machine's load average at the end: other work on the machine slows every row but the CPU ones.
 
-Run: ``.venv/bin/python bench/model_bound.py`` (``--quick`` for a shorter pass).
+Run: ``.venv/bin/python bench/model_bound.py`` (``--quick`` for shorter throughput runs).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import ctypes
 import json
+import math
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -31,7 +39,10 @@ import urllib.request
 from dataclasses import dataclass
 
 CALLS_PER_TRIAL = 6
+PR_SET_CHILD_SUBREAPER = 36  # prctl(2) option (Linux)
 TRIALS_PER_TASK_SET = 235  # retail: 47 tasks × 5 personas, one trial each
+PERSONAS = 5
+ROUNDS = 10  # trials per slot of --concurrency in a throughput row: 12 s at 200 ms per call
 CUSTOMER_LINES = [
     "Hi, I have a question about my recent order.",
     "Thanks. Could you check that once more?",
@@ -76,7 +87,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lat
                     length = int(value)
             body = json.loads(await reader.readexactly(length)) if length else {}
             if head.startswith(b"GET"):
-                payload = json.dumps(SPAN).encode()
+                payload = json.dumps({**SPAN, "cpu_s": time.process_time()}).encode()
             else:
                 SPAN["first"] = SPAN["first"] or time.monotonic()
                 await asyncio.sleep(latency)
@@ -124,71 +135,109 @@ class Server:
 # --- the measurements ------------------------------------------------------------------------------
 
 
+def measure(args: list[str]) -> None:
+    """Run ``args`` and print, as JSON, the CPU time and peak RSS of it and every process it started.
+
+    This process is made a subreaper, so that the processes passhat leaves behind when it exits (the fork
+    server, which reaps the worker processes) are handed to it rather than to init; it waits for them all,
+    and then its children's usage covers passhat, the fork server and every worker, and nothing else.
+    """
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
+    passhat = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+    _, status, own = os.wait4(passhat.pid, 0)  # the passhat process alone: the fork server is not its to wait for
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.wait()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({"exit": os.waitstatus_to_exitcode(status), "cpu_s": usage.ru_utime + usage.ru_stime,
+                      "parent_cpu_s": own.ru_utime + own.ru_stime, "peak_rss_mib": usage.ru_maxrss / 1024}))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Measure:
     trials: int
     model_s: float  # from the first model request to the last answer: the run's model-bound part
     wall_s: float
-    cpu_s: float
-    peak_rss_mib: float
+    cpu_s: float  # passhat and its worker processes
+    parent_cpu_s: float  # the passhat process alone: with workers, the one that hands out trials and stores them
+    peak_rss_mib: float  # of the largest of those processes
 
 
-def run_passhat(latency: float, trials_per_scenario: int, concurrency: int, tasks: str | None = None) -> Measure:
-    """One run on the CLI in a child process, against a server of its own; passhat's CPU time and peak RSS only."""
+def run_passhat(latency: float, trials_per_scenario: int, concurrency: int, workers: int, tasks: str | None = None) -> Measure:
+    """One run on the CLI, as a user runs it, against a server of its own; passhat's CPU time and peak RSS only."""
     with Server(latency) as server, tempfile.TemporaryDirectory() as out:
         args = [sys.executable, "-m", "passhat.cli", "run", "--agent", "llm:openai/bench", "--user", "llm:openai/bench",
                 "--agent-base-url", server.url, "--user-base-url", server.url, "--trials", str(trials_per_scenario),
-                "--concurrency", str(concurrency), "--max-connections", "1024", "--out", out, "--run-id", "bench",
-                "--max-retries", "0"]  # fmt: skip
+                "--concurrency", str(concurrency), "--workers", str(workers), "--max-connections", "1024",
+                "--out", out, "--run-id", "bench", "--max-retries", "0"]  # fmt: skip
         if tasks:
             args += ["--tasks", tasks]
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
         started = time.perf_counter()
-        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
+        done = subprocess.run([sys.executable, __file__, "--measure", *args], capture_output=True, text=True, env=env)
         wall = time.perf_counter() - started
-        if os.waitstatus_to_exitcode(status) not in (0, 1):
-            raise SystemExit(f"passhat failed: {proc.stderr.read().decode()}")  # type: ignore[union-attr]
+        result = json.loads(done.stdout)
+        if result["exit"] not in (0, 1):
+            raise SystemExit(f"passhat failed: {done.stderr}")
         span = server.span()
-    trials = trials_per_scenario * (TRIALS_PER_TASK_SET if tasks is None else 5 * len(tasks.split(",")))
-    return Measure(trials, span["last"] - span["first"], wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+    trials = trials_per_scenario * (TRIALS_PER_TASK_SET if tasks is None else PERSONAS * len(tasks.split(",")))
+    return Measure(trials, span["last"] - span["first"], wall, result["cpu_s"], result["parent_cpu_s"], result["peak_rss_mib"])
+
+
+def cpu_rows(sizes: list[int], workers: int) -> list[tuple[str, str]]:
+    """CPU per trial at zero latency: of each whole run, and per extra trial between consecutive sizes."""
+    runs = [run_passhat(0.0, size, 64, workers) for size in sizes]
+    rows = []
+    for m in runs:
+        rows.append((f"whole run of {m.trials:,} trials, --workers {workers} (CPU incl. start-up and report)",
+                     f"{m.cpu_s:.1f} s, {m.cpu_s / m.trials * 1e3:.2f} ms/trial, peak RSS {m.peak_rss_mib:.0f} MiB"))  # fmt: skip
+    for a, b in zip(runs, runs[1:], strict=False):
+        extra = b.trials - a.trials
+        rows.append((f"harness CPU per trial, {a.trials:,} to {b.trials:,} trials, --workers {workers} (marginal)",
+                     f"{(b.cpu_s - a.cpu_s) / extra * 1e3:.2f} ms, of which the passhat process "
+                     f"{(b.parent_cpu_s - a.parent_cpu_s) / extra * 1e3:.2f} ms"))  # fmt: skip
+    return rows
+
+
+def throughput_row(latency: float, concurrency: int, workers: int, quick: bool) -> tuple[str, str]:
+    """A run of whole rounds (``ROUNDS × concurrency`` trials: some of the 47 tasks × 5 personas × a number of
+    trials), so that its ideal span is ``ROUNDS`` trials' worth of model calls and no round runs part-empty."""
+    ideal = concurrency / (CALLS_PER_TRIAL * latency)
+    scenarios = (ROUNDS // 2 if quick else ROUNDS) * concurrency // PERSONAS
+    tasks = math.gcd(scenarios, 32)  # a number of tasks that divides the scenarios, at most 32 of the 47
+    m = run_passhat(latency, scenarios // tasks, concurrency, workers, ",".join(f"retail-{i:03d}" for i in range(1, tasks + 1)))
+    rate = m.trials / m.model_s
+    return (f"concurrency {concurrency}, --workers {workers}, {latency * 1e3:.0f} ms/call ({m.trials:,} trials)",
+            f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%}), CPU {m.cpu_s / m.trials * 1e3:.2f} ms/trial")  # fmt: skip
+
+
+def numbers(text: str) -> list[int]:
+    return [int(part) for part in text.split(",")]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--measure", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.add_argument("--latency", type=float, default=0.2, help="seconds per model call in the throughput rows")
-    parser.add_argument("--quick", action="store_true", help="smaller runs (fewer trials per row)")
+    parser.add_argument("--quick", action="store_true", help="shorter throughput runs")
+    parser.add_argument("--sizes", type=numbers, default=[1, 10], help="trials per scenario of the CPU rows (235 trials each)")
+    parser.add_argument("--workers", type=numbers, default=[2, 1], help="--workers of the runs, one set of rows each")
+    parser.add_argument("--concurrency", type=numbers, default=[1, 16, 64, 256], help="trials in flight, one throughput row each")
     options = parser.parse_args()
     if options.serve is not None:
         asyncio.run(serve(options.serve))
         return
-    big = 4 if options.quick else 10
+    if options.measure is not None:
+        measure(options.measure)
+        return
+    run_passhat(0.0, 1, 16, 1, tasks="retail-001")  # warm: imports compiled, caches on disk
     rows: list[tuple[str, str]] = []
-    run_passhat(0.0, 1, 16, tasks="retail-001")  # warm: imports compiled, caches on disk
-    small, large = run_passhat(0.0, 1, 64), run_passhat(0.0, big, 64)
-    per_trial = (large.cpu_s - small.cpu_s) / (large.trials - small.trials)
-    rows.append(("harness CPU per trial (zero latency, marginal)", f"{per_trial * 1e3:.2f} ms"))
-    for m in (small, large):
-        rows.append(
-            (
-                f"whole run of {m.trials:,} trials (CPU incl. start-up and report)",
-                f"{m.cpu_s:.1f} s, {m.cpu_s / m.trials * 1e3:.1f} ms/trial",
-            )
-        )
-    for m in (small, large):
-        rows.append((f"peak RSS, {m.trials:,} trials", f"{m.peak_rss_mib:.0f} MiB"))
-    for concurrency in (1, 16, 64, 256):
-        ideal = concurrency / (CALLS_PER_TRIAL * options.latency)
-        trials = max(1, round(ideal * (6 if options.quick else 12) / TRIALS_PER_TASK_SET))
-        tasks = "retail-001,retail-002" if concurrency == 1 else None  # 10 trials: about 12 s
-        m = run_passhat(options.latency, trials if tasks is None else 1, concurrency, tasks)
-        rate = m.trials / m.model_s
-        rows.append((f"concurrency {concurrency}, {options.latency * 1e3:.0f} ms/call ({m.trials:,} trials)",
-                     f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%})"))  # fmt: skip
-    print(
-        f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}; shape: 3 customer turns, 1 read tool call, {CALLS_PER_TRIAL} model calls"
-    )
+    for workers in options.workers:
+        rows += cpu_rows(options.sizes, workers)
+        rows += [throughput_row(options.latency, c, workers, options.quick) for c in options.concurrency]
+    print(f"machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end, "
+          f"Python {sys.version.split()[0]}; shape: 3 customer turns, 1 read tool call, {CALLS_PER_TRIAL} model calls")  # fmt: skip
     print("| what | figure |\n| --- | --- |")
     for what, figure in rows:
         print(f"| {what} | {figure} |")

@@ -12,7 +12,10 @@ A hostile endpoint is scripted too: a Reply's ``raw`` body is sent byte for byte
 ``json.dumps`` cannot write, such as a 5,000-digit number or 10,000-deep nesting), and every
 ``ECHO_KEY`` in an answer is replaced by the API key the request carried, as an endpoint that echoes
 its key would. A Reply's ``transfer`` says how the body goes over the wire: as is, gzip-compressed,
-in small chunks, or cut off halfway by a connection reset.
+in small chunks, cut off halfway by a connection reset, or stalled halfway for ``STALL`` seconds.
+
+A request in absolute form (``POST http://host/v1/...``, as a client sends it to a proxy) is served as if
+it had come direct, so a test can name this server as the proxy; ``paths`` keeps the form it came in.
 """
 
 from __future__ import annotations
@@ -24,13 +27,15 @@ import socket
 import struct
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
 ECHO_KEY = "{{api-key}}"  # in an answer: replaced by the key the request carried
-Transfer = Literal["plain", "gzip", "chunked", "reset"]
+Transfer = Literal["plain", "gzip", "chunked", "reset", "stall"]
 CHUNK = 7  # bytes per chunk of a chunked answer: small, so a body spans many
+STALL = 1.0  # seconds a stalled answer waits between its halves
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,7 +94,7 @@ class FakeServer:
             self.paths.append(path)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            if path.partition("?")[0] != self.endpoint:
+            if urllib.parse.urlsplit(path).path != self.endpoint:
                 return self.error(404, f"fake server: no endpoint at {path}; this one serves {self.endpoint}")
             if why := self.refusal(body, {k.lower(): v for k, v in headers.items()}):
                 return self.error(400, why)
@@ -110,11 +115,12 @@ class FakeServer:
                     time.sleep(reply.delay)
                     text = json.dumps(reply.body) if reply.raw is None else reply.raw
                     payload = text.replace(ECHO_KEY, request_key(dict(self.headers))).encode()
+                finally:
+                    server._done()  # before the answer goes out: a client that has read it may send its next request at once
+                try:
                     self._send(reply, payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (a timeout test)
-                finally:
-                    server._done()
 
             def _send(self, reply: Reply, payload: bytes) -> None:
                 if reply.transfer == "chunked":
@@ -143,6 +149,11 @@ class FakeServer:
                     self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                     self.close_connection = True
                     return
+                if reply.transfer == "stall":  # half the body, a pause, then the rest
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    time.sleep(STALL)
+                    payload = payload[len(payload) // 2 :]
                 self.wfile.write(payload)
 
             def log_message(self, *args: Any) -> None:

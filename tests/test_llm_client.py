@@ -15,27 +15,32 @@ import httpx
 import openai
 import pytest
 from llm_fake_server import ECHO_KEY, FakeOpenAI, Reply, call, fail, say, say_raw
+from yarl import URL
 
 from passhat.errors import UserError
-from passhat.llm import ModelHub, ModelRequestError, ModelToolCall, ModelUnavailable, UnreadableAnswer
+from passhat.llm import Conversation, ModelHub, ModelRequestError, ModelToolCall, ModelUnavailable, UnreadableAnswer
 from passhat.llm.anthropic_client import to_anthropic
 from passhat.llm.errors import asked_wait
 from passhat.llm.model import Sampling
+from passhat.llm.openai_client import environment_proxy
 from passhat.llm.request_body import RequestBody
 from passhat.llm.retry import RetryPolicy
 from passhat.run.config import RunConfig
 from passhat.store import ResultStore
 
-ASK = [{"role": "user", "content": "hello"}]
+ASK = Conversation([{"role": "user", "content": "hello"}])
 
 
 def complete_all(server: FakeOpenAI, calls: int, **settings: object) -> list[object]:
     """``calls`` concurrent agent-model requests through a hub built from a run configuration."""
+    return complete_all_at(server.url, calls, **settings)
+
+
+def complete_all_at(base_url: str, calls: int, **settings: object) -> list[object]:
+    """``calls`` concurrent agent-model requests to ``base_url``: their answers or their exceptions."""
 
     async def go() -> list[object]:
-        config = RunConfig(
-            personas=[], tasks=[], agent="llm:openai/m", agent_base_url=server.url, retry_backoff=0.001, **settings
-        )
+        config = RunConfig(personas=[], tasks=[], agent="llm:openai/m", agent_base_url=base_url, retry_backoff=0.001, **settings)
         hub = ModelHub.from_config(config)
         try:
             endpoint = hub.endpoint("agent")
@@ -226,7 +231,7 @@ def test_an_error_answer_is_worded_with_its_status_and_body() -> None:
 def test_the_request_carries_the_model_sampling_messages_and_tools_as_json() -> None:
     tools = [{"name": "get_order", "description": "Look up an order.", "parameters": {"type": "object", "properties": {}}}]
     messages = [{"role": "user", "content": "lone \udc80 surrogate"}]
-    body = json.loads(RequestBody("m").encode(messages, tools, Sampling(temperature=0.5, seed=7)))
+    body = json.loads(RequestBody("m").encode(Conversation(messages), tools, Sampling(temperature=0.5, seed=7)))
     assert body == {
         "model": "m", "messages": messages, "temperature": 0.5, "seed": 7,
         "tools": [{"type": "function", "function": tools[0]}],
@@ -274,3 +279,73 @@ def test_the_agent_and_the_customer_on_one_server_each_get_the_full_limit() -> N
     with FakeOpenAI(then=lambda _: say("ok", delay=0.1)) as server:
         asyncio.run(go(server))
     assert server.max_in_flight == 4
+
+
+def test_a_conversation_sends_every_message_it_was_given_in_order() -> None:
+    conversation = Conversation([{"role": "system", "content": "policy \u00e9"}, {"role": "user", "content": "hi"}])
+    conversation.append({"role": "assistant", "content": None, "tool_calls": [call("get_order", {"order_id": "#1"}, "c1")]})
+    conversation.extend([{"role": "tool", "tool_call_id": "c1", "content": "{}"}, {"role": "user", "content": "\ud800"}])
+    assert json.loads(conversation.json()) == conversation.messages
+    assert [m["role"] for m in conversation.messages] == ["system", "user", "assistant", "tool", "user"]
+
+
+def test_a_refused_connection_is_transient_and_worded_as_the_sdk_words_it() -> None:
+    with FakeOpenAI() as server:
+        closed = server.url  # the server is gone once the block ends: its port refuses connections
+    (error,) = complete_all_at(closed, 1, max_retries=1)
+    assert isinstance(error, ModelUnavailable)
+    assert str(error).endswith("failed after 2 tries: APIConnectionError: Connection error.")
+
+
+def test_an_answer_that_stalls_halfway_times_out_and_the_retry_succeeds() -> None:
+    with FakeOpenAI([dataclasses.replace(say("slow " * 200), transfer="stall"), say("whole")]) as server:
+        (answer,) = complete_all(server, 1, request_timeout=0.3)
+    assert answer.text == "whole"  # type: ignore[attr-defined]
+    assert len(server.requests) == 2
+
+
+def test_a_timeout_is_worded_as_the_sdk_words_it() -> None:
+    with FakeOpenAI(then=lambda _: say("late", delay=1.0)) as server:
+        (error,) = complete_all(server, 1, request_timeout=0.2, max_retries=0)
+    assert isinstance(error, ModelUnavailable) and str(error).endswith("APITimeoutError: Request timed out.")
+
+
+def test_a_server_error_that_is_not_json_is_worded_with_its_text_and_retried() -> None:
+    bad_gateway = Reply(502, raw="<html>bad gateway \xff</html>", headers={"retry-after-ms": "10"})
+    with FakeOpenAI(then=lambda _: bad_gateway) as server:
+        (error,) = complete_all(server, 1, max_retries=1)
+    assert isinstance(error, ModelUnavailable) and str(error).endswith("HTTP 502: <html>bad gateway \xff</html>")
+    assert len(server.requests) == 2
+
+
+def test_the_proxy_the_environment_names_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI([say("via the proxy")]) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url.removesuffix("/v1"))
+        monkeypatch.setenv("NO_PROXY", "")
+        (answer,) = complete_all_at("http://model.invalid/v1", 1)
+    assert answer.text == "via the proxy"  # type: ignore[attr-defined]
+    assert proxy.paths == ["http://model.invalid/v1/chat/completions"]
+
+
+@pytest.mark.parametrize(
+    ("environment", "proxy"),
+    [({"HTTPS_PROXY": "http://proxy:3128"}, "http://proxy:3128"), ({"ALL_PROXY": "http://proxy:1"}, "http://proxy:1"),
+     ({"HTTPS_PROXY": "http://proxy:3128", "NO_PROXY": "api.openai.com"}, None), ({}, None)],
+)  # fmt: skip
+def test_the_proxy_is_the_one_the_environment_names_for_the_endpoint(
+    environment: dict[str, str], proxy: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY", "https_proxy", "http_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    assert environment_proxy(URL("https://api.openai.com/v1/chat/completions")) == proxy
+
+
+def test_a_redirect_is_not_followed() -> None:
+    """As the openai SDK did: an endpoint that answers with a redirect gave no completion."""
+    with FakeOpenAI([say("elsewhere")]) as elsewhere:
+        moved = Reply(307, raw="", headers={"location": elsewhere.url + "/chat/completions"})
+        with FakeOpenAI(then=lambda _: moved) as server:
+            (error,) = complete_all(server, 1, max_retries=0)
+    assert isinstance(error, ModelUnavailable) and elsewhere.requests == []

@@ -27,7 +27,7 @@ from llm_fake_server import (
 from test_llm_agent import ASK_EMAIL, DONE, EMAIL, KEY, ORDER, PROPOSAL, cancel_conversation, report, run_cli, stored_events
 
 from passhat.errors import UserError
-from passhat.llm import ModelHub, ModelUnavailable, UnreadableAnswer, role_models
+from passhat.llm import Conversation, ModelHub, ModelUnavailable, UnreadableAnswer, role_models
 from passhat.llm.litellm_client import load_sdk
 from passhat.run.config import RunConfig
 from passhat.store import ResultStore
@@ -39,7 +39,7 @@ except UserError:
 pytestmark = pytest.mark.filterwarnings("ignore:Items? .*ReadOnly:UserWarning")  # litellm's own types, as pydantic reads them
 
 AGENT = "llm:litellm/openai/gpt-4.1"
-ASK = [{"role": "user", "content": "hello"}]
+ASK = Conversation([{"role": "user", "content": "hello"}])
 
 
 def litellm_run(server: FakeServer, out: Path, *extra: str, agent: str = AGENT, run_id: str = "r1") -> Result:

@@ -2,10 +2,10 @@
 policy and tools, talking to the customer in plain text.
 
 It keeps its own transcript and adds only what is new at each turn: the customer's messages and
-the results of its tool calls. Whatever the model writes is its own responsibility and is judged:
-tool calls go to the orchestrator as the model wrote them, and arguments that are not JSON, that
-Python cannot read, or that do not fit the tool's schema come back as an error result, so the model
-can read what was wrong and call again. Characters that are not text are escaped visibly before the
+the results of its tool calls, each written as JSON once, when added. Whatever the model writes is its
+own responsibility and is judged: tool calls go to the orchestrator as the model wrote them, and
+arguments that are not JSON, that Python cannot read, or that do not fit the tool's schema come back as
+an error result, so the model can read what was wrong and call again. Characters that are not text are escaped visibly before the
 answer goes anywhere, and an answer that cannot be read at all is the agent's turn, with a note
 saying so.
 """
@@ -16,7 +16,7 @@ import dataclasses
 import json
 
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
-from passhat.llm import Completion, Endpoint, Message, ModelHub, ModelRef, UnreadableAnswer
+from passhat.llm import Completion, Conversation, Endpoint, Message, ModelHub, ModelRef, UnreadableAnswer
 from passhat.trajectory import Event
 from passhat.untrusted import escape_text
 
@@ -51,18 +51,18 @@ class LLMAgent:
     def __init__(self, setup: AgentSetup, endpoint: Endpoint, with_policy: bool):
         self._endpoint = endpoint
         self._tools = setup.tool_schemas
-        self._messages: list[Message] = [{"role": "system", "content": system_prompt(setup.policy if with_policy else None)}]
+        self._conversation = Conversation([{"role": "system", "content": system_prompt(setup.policy if with_policy else None)}])
         self._seen = 0
         self._seed = setup.rng.getrandbits(31)  # the trial's own: sent to the model and part of the cache key
 
     async def act(self, events: list[Event]) -> AgentTurn:
-        self._messages.extend(event_messages(events[self._seen :]))
+        self._conversation.extend(event_messages(events[self._seen :]))
         self._seen = len(events)
         try:
-            completion = (await self._endpoint.complete(self._messages, self._tools, self._seed)).escaped()
+            completion = (await self._endpoint.complete(self._conversation, self._tools, self._seed)).escaped()
         except UnreadableAnswer as exc:
             completion = Completion(f"[passhat: the agent's model sent an answer that cannot be read: {exc}]")
-        self._messages.append(completion.as_message())
+        self._conversation.append(completion.as_message())
         calls = tuple(
             ToolCall(c.id, c.name, c.arguments) for c in completion.tool_calls
         )  # JSON text: the orchestrator decodes it

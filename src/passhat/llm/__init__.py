@@ -2,6 +2,7 @@
 transports, retries, a response cache, and token / cost accounting."""
 
 from passhat.llm.accounting import Meter, metering
+from passhat.llm.conversation import Conversation
 from passhat.llm.errors import (
     ContextOverflow,
     ModelRequestError,
@@ -21,6 +22,7 @@ __all__ = [
     "DEFAULT_PRICES",
     "Completion",
     "ContextOverflow",
+    "Conversation",
     "Endpoint",
     "Message",
     "Meter",

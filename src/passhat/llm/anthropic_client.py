@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from passhat.llm.conversation import Conversation
 from passhat.llm.errors import TransientError, asked_wait, classify_status, undecodable_answer
 from passhat.llm.extras import import_extra
 from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, json_text, token_count
@@ -21,7 +22,8 @@ DEFAULT_MAX_TOKENS = 4096  # the Messages API requires a bound on the answer's l
 
 
 class AnthropicClient:
-    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float):
+    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float, connections: int):
+        """``connections`` is bounded by the hub already; the SDK's pool (1,000 connections) holds as many."""
         self.model = model
         self._sdk_module = import_extra("anthropic")
         self._sdk = self._sdk_module.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
@@ -31,10 +33,10 @@ class AnthropicClient:
         """The SDK is an optional extra: say it is missing before the run, not in every trial."""
         import_extra("anthropic")
 
-    async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion:
+    async def complete(self, conversation: Conversation, tools: list[ToolSchema], sampling: Sampling) -> Completion:
         sdk = self._sdk_module
         try:
-            response = await self._sdk.messages.create(**self._request(messages, tools, sampling))
+            response = await self._sdk.messages.create(**self._request(conversation.messages, tools, sampling))
         except sdk.APIConnectionError as exc:  # includes timeouts
             raise TransientError(f"{type(exc).__name__}: {exc}") from None
         except sdk.APIStatusError as exc:

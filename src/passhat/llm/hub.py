@@ -18,8 +18,9 @@ from typing import Protocol
 from passhat.llm.accounting import current_meter
 from passhat.llm.anthropic_client import AnthropicClient
 from passhat.llm.cache import ResponseCache, cache_key
+from passhat.llm.conversation import Conversation
 from passhat.llm.litellm_client import LiteLLMClient
-from passhat.llm.model import Completion, Message, ModelClient, ModelRef, Sampling, ToolSchema
+from passhat.llm.model import Completion, ModelClient, ModelRef, Sampling, ToolSchema
 from passhat.llm.openai_client import OpenAIClient
 from passhat.llm.pricing import Price, price_of
 from passhat.llm.retry import RetryPolicy, retrying
@@ -96,18 +97,20 @@ class Endpoint:
         self.model, self._client, self._limit, self._policy = model, client, limit, policy
         self._cache, self._price = cache, price
 
-    async def complete(self, messages: list[Message], tools: list[ToolSchema], seed: int | None = None) -> Completion:
+    async def complete(self, conversation: Conversation, tools: list[ToolSchema], seed: int | None = None) -> Completion:
         """The model's answer, known secrets redacted. Raises ContextOverflow, UnreadableAnswer, ModelRequestError,
         or ModelUnavailable after retries."""
         sampling = Sampling(temperature=self.model.temperature, seed=seed)
-        key = cache_key(self.model.ref, sampling, messages, tools) if self._cache else None
+        key = cache_key(self.model.ref, sampling, conversation.messages, tools) if self._cache else None
         cached = self._cache.get(key) if self._cache and key else None
         if cached is not None:
             self._meter(cached, None)
             return cached
         where = self.model.base_url or f"the {self.model.ref.provider} API"
         completion, latency = await retrying(
-            lambda: self._attempt(messages, tools, sampling), self._policy, f"{self.model.role} model {self.model.ref} at {where}"
+            lambda: self._attempt(conversation, tools, sampling),
+            self._policy,
+            f"{self.model.role} model {self.model.ref} at {where}",
         )
         completion = completion.redacted()  # before anything keeps it: an endpoint may echo the key it was sent
         if self._cache and key:
@@ -115,10 +118,10 @@ class Endpoint:
         self._meter(completion, latency)
         return completion
 
-    async def _attempt(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> tuple[Completion, float]:
+    async def _attempt(self, conversation: Conversation, tools: list[ToolSchema], sampling: Sampling) -> tuple[Completion, float]:
         async with self._limit:
             started = time.perf_counter()
-            completion = await self._client.complete(messages, tools, sampling)
+            completion = await self._client.complete(conversation, tools, sampling)
             return completion, time.perf_counter() - started
 
     def _meter(self, completion: Completion, latency: float | None) -> None:
@@ -160,7 +163,7 @@ class ModelHub:
         cache = ResponseCache(Path(config.cache)) if config.cache and models else None
         endpoints, clients = {}, []
         for m in models:
-            client = CLIENTS[m.ref.provider](m.ref.model, m.key, m.base_url, remote.timeout)
+            client = CLIENTS[m.ref.provider](m.ref.model, m.key, m.base_url, remote.timeout, remote.max_connections)
             clients.append(client)
             limit = asyncio.Semaphore(remote.max_connections)
             endpoints[m.role] = Endpoint(m, client, limit, remote.retry, cache, price_of(str(m.ref), config.prices))

@@ -14,17 +14,20 @@ reader's error as its cause.
 
 from __future__ import annotations
 
+import importlib
 import os
 from types import ModuleType
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from passhat.errors import UserError
+from passhat.llm.conversation import Conversation
 from passhat.llm.errors import ContextOverflow, TransientError, UnreadableAnswer, asked_wait, classify_status, undecodable_answer
 from passhat.llm.extras import import_extra
-from passhat.llm.model import Completion, Message, ModelToolCall, Sampling, ToolSchema, as_text, token_count
+from passhat.llm.model import Completion, ModelToolCall, Sampling, ToolSchema, as_text, token_count
 from passhat.llm.request_body import function_tools
+
+if TYPE_CHECKING:
+    import openai
 
 OFFLINE = "LITELLM_OFFLINE_MODE"  # litellm then uses its bundled price list and tokenizers, never downloads them
 
@@ -39,8 +42,15 @@ def load_sdk() -> ModuleType:
     return litellm
 
 
+def sdk_errors() -> ModuleType:
+    """The openai SDK, whose exceptions litellm's derive from: imported with litellm, which needs it anyway, and
+    not with every run (it is the slowest import of all)."""
+    return importlib.import_module("openai")
+
+
 class LiteLLMClient:
-    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float):
+    def __init__(self, model: str, api_key: str, base_url: str | None, timeout: float, connections: int):
+        """``connections`` is bounded by the hub already; litellm pools the connections of its providers itself."""
         self.model = model
         self._litellm = load_sdk()
         self._fixed: dict[str, Any] = {
@@ -59,21 +69,21 @@ class LiteLLMClient:
         litellm = load_sdk()
         try:
             litellm.get_llm_provider(model=model)
-        except openai.APIError:
+        except sdk_errors().APIError:
             raise UserError(
                 f"llm:litellm/{model} in {flag} names no provider litellm knows: write llm:litellm/<provider>/<model> "
                 f"with litellm's provider name, e.g. llm:litellm/gemini/gemini-2.0-flash or llm:litellm/bedrock/<model id>."
             ) from None
 
-    async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion:
-        request = {**self._fixed, "messages": messages, **sampling.params()}
+    async def complete(self, conversation: Conversation, tools: list[ToolSchema], sampling: Sampling) -> Completion:
+        request = {**self._fixed, "messages": conversation.messages, **sampling.params()}
         if tools:
             request["tools"] = function_tools(tools)
         try:
             response = await self._litellm.acompletion(**request)
         except self._litellm.ContextWindowExceededError as exc:
             raise ContextOverflow(exc.message) from None
-        except openai.APIError as exc:
+        except sdk_errors().APIError as exc:
             raise (_unreadable(exc) or sdk_failure(exc)) from None
         return chat_completion(response, _cost(response))
 
@@ -105,7 +115,7 @@ def sdk_failure(exc: openai.APIError) -> Exception:
     """What an exception of the openai SDK (litellm's derive from them) means: a lost connection or a timeout is
     transient, an HTTP error is classified by its status, with the wait its headers ask for."""
     status = getattr(exc, "status_code", None)
-    if isinstance(exc, openai.APIConnectionError) or not isinstance(status, int):
+    if isinstance(exc, sdk_errors().APIConnectionError) or not isinstance(status, int):
         return TransientError(f"{type(exc).__name__}: {exc}")
     code = exc.code if isinstance(getattr(exc, "code", None), str) else None
     return classify_status(status, exc.message, code, asked_wait(exc))

@@ -10,11 +10,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from passhat.errors import UserError
 from passhat.llm.errors import UnreadableAnswer
 from passhat.untrusted import escape_text, redact
+
+if TYPE_CHECKING:
+    from passhat.llm.conversation import Conversation
 
 Message = dict[str, Any]
 ToolSchema = dict[str, Any]
@@ -130,13 +133,13 @@ class Sampling:
 
     def params(self) -> dict[str, Any]:
         """The parameters that are set, by their chat-completions names (as the OpenAI SDK and litellm take them)."""
-        return {name: value for name, value in dataclasses.asdict(self).items() if value is not None}
+        return {name: value for name, value in vars(self).items() if value is not None}
 
 
 class ModelClient(Protocol):
     """One provider's transport. Raises the exceptions of ``llm.errors``: TransientError, ContextOverflow or
     ModelRequestError."""
 
-    async def complete(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> Completion: ...
+    async def complete(self, conversation: Conversation, tools: list[ToolSchema], sampling: Sampling) -> Completion: ...
 
     async def aclose(self) -> None: ...

@@ -2,23 +2,18 @@
 
 A domain's tool schemas are the same objects in every trial of a run and make about three quarters of
 an agent's request (16 retail tools: 9 KB of JSON, 0.2 ms to write each time), so their JSON text is
-written once per set of schemas and reused. The messages are written at each call, in one pass of the
-C encoder (tens of microseconds for a whole conversation).
+written once per set of schemas and reused. The messages come as JSON text already, each written once when
+it joined the conversation (``conversation.py``).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from passhat.llm.model import Message, Sampling, ToolSchema
+from passhat.llm.conversation import Conversation, dumps
+from passhat.llm.model import Sampling, ToolSchema
 
 MAX_TOOL_SETS = 64  # distinct sets of schemas remembered: a run has one per domain and guard set, this is a bound
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text; ASCII, so text that is not valid Unicode (a lone surrogate) still goes out escaped."""
-    return json.dumps(value, separators=(",", ":"))
 
 
 class RequestBody:
@@ -28,8 +23,8 @@ class RequestBody:
         self._head = '{"model":' + dumps(model) + ',"messages":'
         self._tools: dict[tuple[int, ...], tuple[list[ToolSchema], str]] = {}
 
-    def encode(self, messages: list[Message], tools: list[ToolSchema], sampling: Sampling) -> bytes:
-        parts = [self._head, dumps(messages)]
+    def encode(self, conversation: Conversation, tools: list[ToolSchema], sampling: Sampling) -> bytes:
+        parts = [self._head, conversation.json()]
         for name, value in sampling.params().items():
             parts.append(f',"{name}":{dumps(value)}')
         if tools:

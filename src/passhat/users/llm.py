@@ -20,7 +20,7 @@ import random
 import re
 
 from passhat.domains.model import Domain, Task
-from passhat.llm import ContextOverflow, Endpoint, Message, ModelHub, ModelRef, UnreadableAnswer
+from passhat.llm import ContextOverflow, Conversation, Endpoint, ModelHub, ModelRef, UnreadableAnswer
 from passhat.trajectory import USER_SIMULATOR_ERROR, UserStop
 from passhat.untrusted import NOT_TEXT, escape_char, escape_text
 from passhat.users.base import UserTurn
@@ -77,19 +77,18 @@ class LLMUser:
         self._endpoint = endpoint
         self._ids = re.compile(domain.id_pattern)
         self._given = task.instruction  # what the customer may repeat: its instruction and all it was told
-        self._messages: list[Message] = [
-            {"role": "system", "content": role_prompt(task, persona)},
-            {"role": "user", "content": OPENING},
-        ]
+        self._conversation = Conversation(
+            [{"role": "system", "content": role_prompt(task, persona)}, {"role": "user", "content": OPENING}]
+        )
         self._seed = rng.getrandbits(31)
 
     async def respond(self, agent_text: str | None) -> UserTurn:
         if agent_text is not None:
             agent_text = escape_text(agent_text)  # the agent's words, sendable whatever it wrote
-            self._messages.append({"role": "user", "content": agent_text})
+            self._conversation.append({"role": "user", "content": agent_text})
             self._given += "\n" + agent_text
         try:
-            completion = await self._endpoint.complete(self._messages, [], self._seed)
+            completion = await self._endpoint.complete(self._conversation, [], self._seed)
         except ContextOverflow:
             return self._broken("", "its conversation no longer fits its model's context window")
         except UnreadableAnswer as exc:
@@ -97,7 +96,7 @@ class LLMUser:
         raw = completion.text or ""
         if garbage := NOT_TEXT.search(raw):
             return self._broken(escape_text(raw), f"it wrote {escape_char(garbage.group())}, which is not text")
-        self._messages.append({"role": "assistant", "content": raw})
+        self._conversation.append({"role": "assistant", "content": raw})
         text, stop = split_marker(raw)
         error = simulator_error(text, stop, agent_text is None, self._unknown_facts(text))
         return self._broken(text, error) if error else UserTurn(text, stop)
