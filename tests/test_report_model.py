@@ -23,6 +23,7 @@ from passhat.metrics.summary import scenario_counts
 from passhat.report import build_report, print_report, write_json
 from passhat.report.guard_section import comparison_table
 from passhat.report.html import render_html
+from passhat.report.json_report import report_json
 from passhat.report.junit import junit_xml
 from passhat.report.model import Report, report_schema
 from passhat.report.terminal_usage import print_plumbing
@@ -270,3 +271,13 @@ def test_every_field_of_the_schema_is_documented_and_the_doc_names_no_other():
     assert sorted(fields - documented) == [], "fields of the report missing from docs/report-json.md"
     stale = {f for f in documented - fields if not any(f.startswith(f"{o}.") for o in open_objects)}
     assert sorted(stale) == [], "docs/report-json.md names fields the report does not have"
+
+
+def test_the_json_written_in_pieces_is_the_report_as_one_document(tmp_path):
+    """A scenario at a time, indented to its depth: byte for byte what serializing the whole report gives."""
+    report, _ = built(stored_run(tmp_path))
+    pieces = list(report_json(report))
+    assert b"".join(pieces) == report.model_dump_json(indent=2, by_alias=True, exclude_unset=True).encode() + b"\n"
+    assert len(pieces) == len(report.scenarios) + 2 == 8
+    empty = report.model_copy(update={"scenarios": []})
+    assert json.loads(b"".join(report_json(empty))) == empty.to_json()

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -25,17 +27,22 @@ from passhat.errors import UserError
 LOCK_FILE = "writer.lock"
 
 
-def write_atomically(path: Path, data: str | bytes, window: CrashWindow | None = None, durable: bool = True) -> None:
-    """Replace ``path`` with ``data`` (text is UTF-8): written to a temporary file in the same folder,
-    then renamed over ``path``. ``window`` names the file's crash point for tests."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
+def write_atomically(
+    path: Path, data: str | bytes | Iterable[str | bytes], window: CrashWindow | None = None, durable: bool = True
+) -> None:
+    """Replace ``path`` with ``data`` (text is UTF-8; data in pieces is written piece by piece, never joined: a
+    large report's page): written to a temporary file in the same folder, then renamed over ``path``.
+    ``window`` names the file's crash point for tests (a kill halfway through the first piece)."""
+    pieces = (data,) if isinstance(data, (str, bytes)) else data
     mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".passhat-", suffix=".tmp")  # short: any valid name fits
     try:
         with os.fdopen(fd, "wb") as f:
-            if window:
-                crash_point(window, lambda: _write_half(f, raw))
-            f.write(raw)
+            for i, piece in enumerate(pieces):
+                raw = piece.encode("utf-8") if isinstance(piece, str) else piece
+                if window and i == 0:
+                    crash_point(window, functools.partial(_write_half, f, raw))
+                f.write(raw)
             f.flush()
             os.fchmod(f.fileno(), mode)
             if durable:

@@ -4,6 +4,7 @@ import, since the command line shows the cap as a default."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -32,5 +33,9 @@ def embedded_trials(trials: Sequence[Verdict], cap: int) -> set[int]:
     for i, t in enumerate(trials):
         if t.reward == 1:
             first_pass.setdefault((t.task_id, t.persona), i)
-    order = dict.fromkeys([*failed, *first_pass.values(), *range(len(trials))])
-    return set(list(order)[:cap])
+    chosen: set[int] = set()
+    for i in itertools.chain(failed, first_pass.values(), range(len(trials))):  # the first cap, in that order
+        chosen.add(i)
+        if len(chosen) == cap:
+            break
+    return chosen

@@ -11,7 +11,7 @@ in order; the others are listed with their verdict but not embedded.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -74,19 +74,26 @@ def render_html(
 ) -> str:
     """trials: every trial of the run in store order, as full records or as the store's light rows; transcripts
     fetches the records of the trials chosen for embedding (ResultStore.records), needed when they are light rows."""
+    return "".join(html_pieces(report, trials, max_transcripts, transcripts))
+
+
+def html_pieces(
+    report: Report, trials: Sequence[Verdict], max_transcripts: int, transcripts: Transcripts | None
+) -> Iterator[str]:
+    """The page in the order it is written, a section or a scenario row at a time: a page of 100,000 trials is
+    never one string in memory, let alone several."""
     m = report.metrics
     embedded = embedded_trials(trials, max_transcripts)
-    body = [_header(report)]
+    title = escape(f"passhat run {report.run_id}")
+    yield f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{CSS}</style></head><body>'
+    yield _header(report)
     if m.scenarios:
-        body += [_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m)]
+        yield from (_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m))
     chosen = sorted(embedded)
     records = transcripts([trials[i].key for i in chosen]) if transcripts else (trials[i] for i in chosen)
-    body += [_scenarios(report, trials, embedded, max_transcripts), *map(_transcript, chosen, records)]
-    title = escape(f"passhat run {report.run_id}")
-    return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
-        f"<style>{CSS}</style></head><body>{''.join(body)}<script>{SCRIPT}</script></body></html>"
-    )
+    yield from _scenarios(report, trials, embedded, max_transcripts)
+    yield from map(_transcript, chosen, records)
+    yield f"<script>{SCRIPT}</script></body></html>"
 
 
 def write_html(
@@ -94,7 +101,7 @@ def write_html(
 ) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomically(path, render_html(report, trials, max_transcripts, transcripts), window="report_write")
+        write_atomically(path, html_pieces(report, trials, max_transcripts, transcripts), window="report_write")
     except OSError as exc:
         raise UserError(f"cannot write the HTML report to {path} (--html): {exc.strerror}.") from None
 
@@ -345,10 +352,24 @@ def _compounding(m: Metrics) -> str:
     return f"<h2>Compounding</h2><p>Success against the number of writes a task needs ({counts}).</p>{chart}"
 
 
-def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], cap: int) -> str:
+def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], cap: int) -> Iterator[str]:
+    """The scenarios' table: its head, then a row at a time."""
     anchors = {trials[i].key: i for i in embedded}  # only the embedded trials link anywhere
     several = any(s.outcomes for s in report.scenarios)  # some task's passes took more than one acceptable outcome
-    rows = []
+    note = (
+        f"All {len(trials)} transcripts are embedded."
+        if len(embedded) == len(trials)
+        else f"{len(embedded)} of {len(trials)} transcripts are embedded (cap {cap}: failures first, then one "
+        "passing trial per scenario); grey marks are not embedded — raise --max-transcripts to include them."
+    )
+    yield (
+        "<h2>Scenarios</h2><p>Click a mark to open that trial's transcript. " + note + "</p>"
+        '<p><input id="filter" placeholder="filter rows (task, persona, class, signature)" size="50"></p>'
+        '<table id="scenarios"><thead><tr><th>task</th><th>persona</th><th>class</th><th>passed</th>'
+        "<th>Wilson 95%</th><th>trials</th><th>signatures</th>"
+        + ("<th>acceptable outcomes the passes took</th>" if several else "")
+        + "</tr></thead><tbody>"
+    )
     for s in report.scenarios:
         links = []
         for trial, reward, sig in zip(s.trials, s.rewards, s.signatures, strict=True):
@@ -362,28 +383,13 @@ def _scenarios(report: Report, trials: Sequence[Verdict], embedded: set[int], ca
             )
         wilson_ci = s.wilson
         sigs = ", ".join(s.failure_names)
-        rows.append(
+        yield (
             f"<tr><td>{escape(s.task_id)}</td><td>{escape(s.persona)}</td><td>{escape(_class(s))}</td>"
             f"<td class=num>{s.passed}/{s.judged}</td>"
             f"<td class=num>{'—' if wilson_ci is None else f'[{wilson_ci[0]:.2f}, {wilson_ci[1]:.2f}]'}</td>"
             f"<td>{''.join(links)}</td><td>{escape(sigs)}</td>{outcomes_cell(s) if several else ''}</tr>"
         )
-    note = (
-        f"All {len(trials)} transcripts are embedded."
-        if len(embedded) == len(trials)
-        else f"{len(embedded)} of {len(trials)} transcripts are embedded (cap {cap}: failures first, then one "
-        "passing trial per scenario); grey marks are not embedded — raise --max-transcripts to include them."
-    )
-    return (
-        "<h2>Scenarios</h2><p>Click a mark to open that trial's transcript. " + note + "</p>"
-        '<p><input id="filter" placeholder="filter rows (task, persona, class, signature)" size="50"></p>'
-        '<table id="scenarios"><thead><tr><th>task</th><th>persona</th><th>class</th><th>passed</th>'
-        "<th>Wilson 95%</th><th>trials</th><th>signatures</th>"
-        + ("<th>acceptable outcomes the passes took</th>" if several else "")
-        + "</tr></thead><tbody>"
-        + "".join(rows)
-        + "</tbody></table>"
-    )
+    yield "</tbody></table>"
 
 
 CLASS_WORDS = {"unreliable": "passed some", "out_of_reach": "passed none"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ from passhat.metrics.summary import Scenario, is_judged, scenario_counts
 from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
 from passhat.report.guard_section import safety_metrics
-from passhat.report.model import Report
+from passhat.report.model import Report, ScenarioReport
 from passhat.report.reading import RunReading, read_run
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
 from passhat.report.state_diff import row_changes
@@ -38,7 +38,14 @@ def build_report(
     tasks that declare a human gate of their own (``guards:`` in their file); gate: the report's gate section,
     when a gate was given (its decision, and its ci or trials_saved); scenarios: only these are reported."""
     read = store.report_trials() if trials is None else trials
-    reading = read_run(read if scenarios is None else (t for t in read if (t.task_id, t.persona) in scenarios))
+    kept = read if scenarios is None else (t for t in read if (t.task_id, t.persona) in scenarios)
+    document = _document(store, read_run(kept), tags, gated_tasks)  # the reading is let go before the model is built
+    return Report.model_validate(document if gate is None else {**document, "gate": gate})
+
+
+def _document(
+    store: ResultStore, reading: RunReading, tags: Mapping[str, Sequence[str]] | None, gated_tasks: Iterable[str] | None
+) -> dict[str, Any]:
     outcomes = reading.outcomes
     summary = summarize(outcomes, tags)
     counts = scenario_counts(outcomes)
@@ -49,7 +56,7 @@ def build_report(
     metrics.update(safety_metrics(store.config, reading, gated_tasks))
     if steps := step_reliability(reading.steps):
         metrics["steps"] = steps
-    document = {
+    return {
         "run_id": store.run_id,
         **standing.to_json(),
         "config": store.config,
@@ -57,7 +64,6 @@ def build_report(
         "scenarios": scenario_stats(scenario_rows(reading)),
         "infra_error_example": infra_error_example(reading.first_infra_error),
     }
-    return Report.model_validate(document if gate is None else {**document, "gate": gate})
 
 
 def infra_error_example(first: str | None) -> str | None:
@@ -91,14 +97,23 @@ def scenario_rows(reading: RunReading) -> list[dict[str, Any]]:
     return [{"task_id": task, "persona": persona, **row} for (task, persona), row in sorted(rows.items())]
 
 
+def report_json(report: Report) -> Iterator[bytes]:
+    """The report as indented JSON, in pieces: the report without its scenarios, then a scenario at a time (each
+    by the model's own serializer, indented to its depth). A run of 100,000 trials has 12,500 scenarios, and
+    the document as one piece cost several copies of itself in memory; encoding it in Python cost seconds."""
+    dump = {"indent": 2, "by_alias": True, "exclude_unset": True}
+    head = Report.__pydantic_serializer__.to_json(report.model_copy(update={"scenarios": []}), **dump)
+    before, after = head.rsplit(b'"scenarios": []', 1)  # the last: config and metrics come first, strings escape '"'
+    yield before + b'"scenarios": ['
+    for i, scenario in enumerate(report.scenarios):
+        text = ScenarioReport.__pydantic_serializer__.to_json(scenario, **dump).replace(b"\n", b"\n    ")
+        yield (b",\n    " if i else b"\n    ") + text
+    yield (b"\n  ]" if report.scenarios else b"]") + after + b"\n"
+
+
 def write_json(document: Report | Mapping[str, Any], path: Path) -> None:
-    """The report, or another command's plain document (traffic, compare), as indented JSON. The report is
-    serialized by its model straight to JSON (pydantic's own serializer: no dict of the whole report, no
-    Python-level encoding, which on a run of 100,000 trials cost seconds and a copy of the report in memory)."""
-    if isinstance(document, Report):  # bytes straight from the serializer: no str copy of a large report on the way
-        data = Report.__pydantic_serializer__.to_json(document, indent=2, by_alias=True, exclude_unset=True) + b"\n"
-    else:
-        data = (json.dumps(document, indent=2, sort_keys=False) + "\n").encode("utf-8")
+    """The report, or another command's plain document (traffic, compare), as indented JSON."""
+    data = report_json(document) if isinstance(document, Report) else (json.dumps(document, indent=2, sort_keys=False), "\n")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, data, window="report_write")
