@@ -39,5 +39,5 @@ def per_100(count: int, trials: int) -> str:
 
 
 def counted(n: int, noun: str) -> str:
-    """n with its noun, plural unless n is 1: "1 scenario", "3 scenarios"."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
+    """n with its noun, plural unless n is 1: "1 scenario", "3 scenarios", "1,880 trials"."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
