@@ -215,6 +215,20 @@ def test_a_broken_task_in_a_tasks_dir_is_refused_before_any_trial(tmp_path):
     assert str(extra / "lost.yaml") in " ".join(result.output.split()) and not out.exists()
 
 
+def test_a_tasks_dir_task_whose_other_acceptable_outcome_does_not_replay_is_refused_naming_it(tmp_path):
+    def other_outcome_nowhere(data: dict) -> None:
+        data["id"] = "team-003"
+        lost = {**data["goals"][0]["actions"][0], "args": {**data["goals"][0]["actions"][0]["args"], "order_id": "#R0000001"}}
+        data["outcomes"] = [{"label": "lost-order", "actions": [lost]}]
+
+    extra = a_task_file(tmp_path / "ours", "two.yaml", edited_task("retail-001", other_outcome_nowhere))
+    out = tmp_path / "runs"
+    result = invoke("run", "--tasks-dir", str(extra), *ONE_RUN, "--out", str(out))
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    text = " ".join(result.output.split())
+    assert str(extra / "two.yaml") in text and "acceptable outcome 'lost-order'" in text and not out.exists()
+
+
 # -- an installed domain --------------------------------------------------------------------------------------------
 
 

@@ -165,10 +165,19 @@ def _tasks(domain: Domain, home: Path | None, what: str) -> list[Task]:
 
 
 def _replay_problems(domain: Domain, task: Task, home: Path | None) -> list[str]:
-    """Why the task's ground truth does not replay on a fresh backend: the first call that fails, raises, or
-    makes a rule or gate raise, then any forbidden call a rule or gate raises on."""
+    """Why the task's ground truth does not replay on a fresh backend, for each of its acceptable outcomes (named
+    when there are several): the first call that fails, raises, or makes a rule or gate raise; then any forbidden
+    call a rule or gate raises on."""
+    several = len(task.acceptable) > 1
+    for outcome in task.acceptable:
+        if problems := _outcome_problems(domain, task, outcome.label, home):
+            return [f"acceptable outcome {outcome.label!r}: {p}" if several else p for p in problems]
+    return []
+
+
+def _outcome_problems(domain: Domain, task: Task, outcome: str, home: Path | None) -> list[str]:
     try:
-        calls = ground_truth_calls(domain, task)
+        calls = ground_truth_calls(domain, task, outcome)
     except GroundTruthError as exc:
         return [str(exc)]
     except Exception as exc:
