@@ -5,17 +5,17 @@ Being verified is not being entitled: a plan's benefit applies only to a callout
 that paid plan. Refunds and dues move through the payment provider when the payments guard is on; refunds
 over $150 or of a charge under a bank dispute become tickets whose priority and internal note come from the
 policy, and the money moves only when the operator carries the ticket out.
+
+The proofs every domain shares (check, the reference agents, the seeded backend, the imports) are in
+tests/test_every_domain.py; this file holds what is specific to this world.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import collections
 import importlib
 import json
-import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,6 @@ import pytest
 from passhat.agents import resolve_agent
 from passhat.domains.model import Domain, Goal, Task
 from passhat.env import Environment, tool_registry
-from passhat.grade.check import check_task
 from passhat.grade.expected import expected_environment, required_facts
 from passhat.guard import GUARDS, ToolPath
 from passhat.guard.payments import totals
@@ -37,24 +36,6 @@ FOLDER = Path(importlib.import_module("passhat.domains.benefits").__file__).pare
 TASKS = list(BENEFITS.tasks.values())
 TOOLS = tool_registry(BENEFITS)
 
-# What the domain may import of passhat: the contract, the payment hook, the task-file loader and the dialogue helpers.
-PUBLIC_CONTRACT = (
-    "passhat.domains.model",
-    "passhat.domains.kit",
-    "passhat.domains.toolkit",
-    "passhat.domains.facts",
-    "passhat.domains.payments",
-    "passhat.dialogue",
-)
-RETAIL_WORDS = re.compile(
-    r"\b(?:retail|shop(?:per)?s?|products?|zip codes?|orders?)\b(?! by)|(?<!\.)\bitems?\b(?!\()|#R\d{7}", re.I
-)
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {task.id: check_task(BENEFITS, task) for task in TASKS}
-
 
 def play(agent: str, task: Task, persona: str, trial: int = 0, guards: tuple[str, ...] = ()) -> TrialOutput:
     spec = TrialSpec(task, PERSONAS[persona], trial, trial_seed(13, task.id, persona, trial))
@@ -62,36 +43,6 @@ def play(agent: str, task: Task, persona: str, trial: int = 0, guards: tuple[str
 
 
 # -- the tasks -----------------------------------------------------------------------------------------
-
-
-def test_every_case_of_every_task_holds(results):
-    broken = [
-        (task_id, r.case.label, r.case.expect, r.grade.reward, r.grade.signature)
-        for task_id, rs in results.items()
-        for r in rs
-        if not r.holds
-    ]
-    assert broken == []
-
-
-def test_the_near_misses_and_perturbations_are_really_tried(results):
-    """Guards against a check that holds only because the domain offered no near miss the backend accepts."""
-    applied = collections.Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
-    for signature in (
-        "wrong_entity_write",
-        "wrong_arguments",
-        "extra_write",
-        "no_write",
-        "partial_resolution",
-        "unconfirmed_write",
-        "policy_violation",
-        "missing_output",
-        "duplicate_write",
-        "privacy_violation",
-        "policy_disclosure",
-    ):
-        assert applied[signature] >= 1, signature
-    assert applied[None] == 2 * len(TASKS)  # ground truth, strict and tau
 
 
 def _writes(task: Task) -> int:
@@ -312,12 +263,6 @@ def test_the_provider_trusts_its_own_ledger_not_a_backend_that_forgot_a_refund()
 # -- the reference agents against the scripted member ----------------------------------------------------
 
 
-@pytest.mark.parametrize("persona", list(PERSONAS))
-def test_the_perfect_agent_passes_every_task(persona: str):
-    failed = [(t.id, out.grade.signature) for t in TASKS if (out := play("reference:perfect", t, persona)).grade.reward != 1]
-    assert failed == []
-
-
 def test_the_perfect_agent_passes_through_every_guard():
     failed = [
         (t.id, out.grade.signature)
@@ -325,66 +270,3 @@ def test_the_perfect_agent_passes_through_every_guard():
         if (out := play("reference:perfect", t, "baseline", guards=GUARDS)).grade.reward != 1
     ]
     assert failed == []
-
-
-def test_the_hasty_agent_fails_a_measurable_share():
-    signatures = collections.Counter(play("reference:hasty", t, p).grade.signature for t in TASKS for p in PERSONAS)
-    failed = sum(n for s, n in signatures.items() if s is not None)
-    assert failed >= 0.2 * sum(signatures.values()), signatures
-    assert signatures["unconfirmed_write"], signatures
-
-
-FLAKY_SIGNATURES = {
-    "unconfirmed_write",
-    "policy_violation",
-    "missing_output",
-    "no_write",
-    "partial_resolution",
-    "closed_unresolved",
-}
-
-
-def test_the_flaky_agent_fails_some_trials_in_the_ways_its_profile_makes():
-    signatures = collections.Counter(
-        play("reference:flaky", t, p, trial).grade.signature for t in TASKS for p in PERSONAS for trial in range(2)
-    )
-    failures = {s: n for s, n in signatures.items() if s is not None}
-    assert 0 < sum(failures.values()) < signatures[None] / 4, signatures
-    assert set(failures) <= FLAKY_SIGNATURES, signatures
-
-
-# -- the folder: its own world, the public contract only ---------------------------------------------------
-
-
-def test_the_backend_is_generated_the_same_from_the_same_seed():
-    def dump() -> list[str]:
-        db = sqlite3.connect(":memory:")
-        db.executescript(BENEFITS.schema_sql)
-        BENEFITS.generate(db, BENEFITS.data_seed)
-        return list(db.iterdump())
-
-    first = dump()
-    assert first == dump()
-    counts = collections.Counter(line.split('"')[1] for line in first if line.startswith("INSERT"))
-    assert counts["members"] >= 50 and counts["charges"] >= 50 and counts["memberships"] >= 50, counts
-
-
-def _imports(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append(node.module)
-    return found
-
-
-def test_the_domain_imports_only_the_public_contract_and_nothing_of_retail():
-    passhat = [m for p in FOLDER.glob("*.py") for m in _imports(p) if m.split(".")[0] == "passhat"]
-    assert [m for m in passhat if m != "passhat.domains" and not m.startswith(PUBLIC_CONTRACT)] == []
-
-
-def test_the_domain_speaks_none_of_retails_vocabulary():
-    files = [p for p in FOLDER.rglob("*") if p.is_file() and p.suffix in (".py", ".sql", ".md", ".yaml")]
-    said = {p.relative_to(FOLDER).as_posix(): RETAIL_WORDS.findall(p.read_text(encoding="utf-8")) for p in files}
-    assert {f: words for f, words in said.items() if words} == {}

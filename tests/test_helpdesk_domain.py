@@ -5,15 +5,16 @@ workaround, assign or reassign after a rejection, escalate by the priority rules
 requests (approval before implementation, entitlements, the change board). Every task is proved by
 ``check_task``; the perfect reference agent passes every task under every persona; the hasty one fails a
 measurable share and the flaky one some; each rule refuses what the policy forbids and nothing else.
+
+The proofs every domain shares (check, the reference agents, the seeded backend, the imports) are in
+tests/test_every_domain.py; this file holds what is specific to this world.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import collections
 import importlib
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -32,13 +33,11 @@ FOLDER = Path(importlib.import_module("passhat.domains.helpdesk").__file__).pare
 TASKS = list(HELPDESK.tasks.values())
 TOOLS = tool_registry(HELPDESK)
 
-# What a domain may import of passhat: the contract, the task-file loader and the dialogue helpers.
-PUBLIC_CONTRACT = ("passhat.domains.model", "passhat.domains.kit", "passhat.domains.toolkit", "passhat.domains.facts")
-
 
 @pytest.fixture(scope="module")
 def results():
-    return {task.id: check_task(HELPDESK, task) for task in TASKS}
+    """Check results of the tasks with several outcomes or a required order (every task is checked in test_every_domain)."""
+    return {task.id: check_task(HELPDESK, task) for task in TASKS if len(task.acceptable) > 1 or task.order}
 
 
 def play(agent: str, task: Task, persona: str, trial: int = 0) -> TrialOutput:
@@ -46,42 +45,7 @@ def play(agent: str, task: Task, persona: str, trial: int = 0) -> TrialOutput:
     return asyncio.run(run_trial(HELPDESK, spec, resolve_agent(agent), resolve_user("scripted")))
 
 
-def scenarios(agent: str) -> list[TrialOutput]:
-    """One trial of every task under every persona."""
-    return [play(agent, task, persona) for task in TASKS for persona in PERSONAS]
-
-
 # -- the tasks -----------------------------------------------------------------------------------------
-
-
-def test_every_case_of_every_task_holds(results):
-    broken = [
-        (task_id, r.case.label, r.case.expect, r.grade.reward, r.grade.signature)
-        for task_id, rs in results.items()
-        for r in rs
-        if not r.holds
-    ]
-    assert broken == []
-
-
-def test_the_near_misses_and_perturbations_are_really_tried(results):
-    """Guards against a check that holds only because the domain offered no near miss the backend accepts."""
-    applied = collections.Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
-    for signature in (
-        "wrong_entity_write",
-        "wrong_arguments",
-        "extra_write",
-        "no_write",
-        "partial_resolution",
-        "unconfirmed_write",
-        "policy_violation",
-        "missing_output",
-        "duplicate_write",
-        "privacy_violation",
-        "policy_disclosure",
-        "out_of_order",
-    ):
-        assert applied[signature] >= 1, signature
 
 
 def test_several_outcomes_and_required_orderings_are_declared_and_proven(results):
@@ -175,94 +139,9 @@ def test_every_detail_is_one_a_caller_gives_only_when_asked_in_some_task(slot: s
 # -- the reference agents against the scripted caller ----------------------------------------------------
 
 
-@pytest.mark.parametrize("persona", list(PERSONAS))
-@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
-def test_the_perfect_agent_passes_every_task_under_every_persona(task: Task, persona: str):
-    out = play("reference:perfect", task, persona)
-    assert out.grade.reward == 1, (out.grade.signature, out.grade.details, [e.to_dict() for e in out.events])
-
-
 def test_the_perfect_agent_reaches_each_acceptable_outcome_over_the_personas():
     """The reference agent picks one acceptable outcome per trial, and the scripted caller says yes to either."""
     for task in (t for t in TASKS if len(t.acceptable) > 1):
         outs = [play("reference:perfect", task, persona, trial) for persona in PERSONAS for trial in range(2)]
         assert all(out.grade.reward == 1 for out in outs), task.id
         assert {out.grade.outcome for out in outs} == {o.label for o in task.acceptable}, task.id
-
-
-def test_the_hasty_agent_fails_a_measurable_share():
-    """It writes without asking and stops after the first goal: every task with a confirmed write or a second goal."""
-    signatures = collections.Counter(out.grade.signature for out in scenarios("reference:hasty"))
-    failed = sum(n for s, n in signatures.items() if s is not None)
-    assert failed >= 0.2 * sum(signatures.values()), signatures
-    assert signatures["unconfirmed_write"] and signatures["no_write"], signatures
-
-
-# What the flaky profile's slips earn in strict mode (see tests/test_library_domain.py).
-FLAKY_SIGNATURES = {
-    "unconfirmed_write",
-    "policy_violation",
-    "missing_output",
-    "no_write",
-    "partial_resolution",
-    "closed_unresolved",
-}
-
-
-def test_the_flaky_agent_fails_some_trials_in_the_ways_its_profile_makes():
-    signatures = collections.Counter(
-        play("reference:flaky", task, persona, trial).grade.signature
-        for task in TASKS
-        for persona in PERSONAS
-        for trial in range(2)
-    )
-    failures = {s: n for s, n in signatures.items() if s is not None}
-    assert 0 < sum(failures.values()) < signatures[None] / 4, signatures
-    assert set(failures) <= FLAKY_SIGNATURES, signatures
-
-
-def test_the_incoherent_callers_slips_are_made_and_recovered_from():
-    """The incoherent caller both misreads a digit of the badge (the lookup finds nobody, then the corrected number
-    is found) and gives the staff number alone (the agent asks again)."""
-    typo = badge_only = 0
-    for task in TASKS:
-        events = play("reference:perfect", task, "incoherent").events
-        lookups = [e.result["status"] for e in events if e.kind == "tool" and e.name == "find_employee"]
-        typo += lookups == ["not_found", "ok"]
-        badge_only += any(e.kind == "agent" and e.text == HELPDESK.kit.ask_identity_again for e in events)
-    assert typo and badge_only, (typo, badge_only)
-
-
-# -- the package: its own world, the public contract only ---------------------------------------------------
-
-
-def test_the_backend_is_generated_the_same_from_the_same_seed():
-    def dump() -> list[str]:
-        db = sqlite3.connect(":memory:")
-        db.executescript(HELPDESK.schema_sql)
-        HELPDESK.generate(db, HELPDESK.data_seed)
-        return list(db.iterdump())
-
-    first = dump()
-    assert first == dump()
-    counts = collections.Counter(line.split('"')[1] for line in first if line.startswith("INSERT"))
-    assert counts["employees"] >= 60 and counts["incidents"] >= 60 and counts["changes"] >= 10, counts
-
-
-def _imports(path: Path) -> list[str]:
-    """The absolute modules a file imports (relative imports stay inside the package)."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append(node.module)
-    return found
-
-
-def test_the_domain_imports_only_the_public_contract_and_nothing_of_retail():
-    sources = sorted(FOLDER.glob("*.py"))
-    passhat = [m for p in sources for m in _imports(p) if m.split(".")[0] == "passhat"]
-    assert not [m for m in passhat if m.startswith("passhat.domains.retail")]
-    allowed = (*PUBLIC_CONTRACT, "passhat.dialogue")
-    assert [m for m in passhat if m != "passhat.domains" and not m.startswith(allowed)] == []

@@ -5,49 +5,30 @@ whoever the file says they may: a guardian for a minor, a caregiver as far as a 
 Every task holds under ``check``; the perfect reference agent passes every task under every persona, the
 hasty one fails a measurable share and the flaky one some; each rule refuses what the policy forbids and
 nothing else; copies of records pass through the human gate; the package imports only the public contract.
+
+The proofs every domain shares (check, the reference agents, the seeded backend, the imports) are in
+tests/test_every_domain.py; this file holds what is specific to this world.
 """
 
 from __future__ import annotations
 
-import ast
-import asyncio
 import collections
 import importlib
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 
-from passhat.agents import resolve_agent
 from passhat.domains.model import Domain, Goal, Task
 from passhat.env import Environment, tool_registry
-from passhat.grade.check import check_task
 from passhat.grade.expected import expected_environment, ground_truth_calls, required_facts
 from passhat.guard import ToolPath
-from passhat.run.seeding import trial_seed
-from passhat.run.trial import TrialOutput, TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 INTAKE: Domain = importlib.import_module("passhat.domains.intake").DOMAIN
 FOLDER = Path(importlib.import_module("passhat.domains.intake").__file__).parent
 TASKS = list(INTAKE.tasks.values())
 TOOLS = tool_registry(INTAKE)
-
-PUBLIC_CONTRACT = ("passhat.domains.model", "passhat.domains.kit", "passhat.domains.toolkit", "passhat.domains.facts")
-RETAIL_WORDS = re.compile(r"\b(?:retail|shop(?:per)?s?|products?|items?|zip codes?|orders?)\b(?! by)|#R\d{7}", re.I)
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {task.id: check_task(INTAKE, task) for task in TASKS}
-
-
-def play(agent: str, task: Task, persona: str, trial: int = 0) -> TrialOutput:
-    spec = TrialSpec(task, PERSONAS[persona], trial, trial_seed(5, task.id, persona, trial))
-    return asyncio.run(run_trial(INTAKE, spec, resolve_agent(agent), resolve_user("scripted")))
 
 
 def writes_of(task: Task) -> int:
@@ -55,36 +36,6 @@ def writes_of(task: Task) -> int:
 
 
 # -- the tasks -----------------------------------------------------------------------------------------
-
-
-def test_every_case_of_every_task_holds(results):
-    broken = [
-        (task_id, r.case.label, r.case.expect, r.grade.reward, r.grade.signature)
-        for task_id, rs in results.items()
-        for r in rs
-        if not r.holds
-    ]
-    assert broken == []
-
-
-def test_the_near_misses_and_perturbations_are_really_tried(results):
-    """Guards against a check that holds only because the domain offered no near miss the backend accepts."""
-    applied = collections.Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
-    for signature in (
-        "wrong_entity_write",
-        "wrong_arguments",
-        "extra_write",
-        "no_write",
-        "partial_resolution",
-        "unconfirmed_write",
-        "policy_violation",
-        "missing_output",
-        "duplicate_write",
-        "privacy_violation",
-        "policy_disclosure",
-    ):
-        assert applied[signature] >= 1, signature
-    assert applied[None] == 2 * len(TASKS)  # ground truth, strict and tau
 
 
 def _rules_refusing(task: Task, goal: Goal) -> set[str]:
@@ -200,55 +151,7 @@ def test_a_copy_the_policy_forbids_is_no_ticket_but_a_violation_even_with_the_ga
     assert allowed.guard["decision"] == "ticket" and not allowed.violations
 
 
-# -- the reference agents against the scripted caller -------------------------------------------------------
-
-
-@pytest.mark.parametrize("persona", list(PERSONAS))
-def test_the_perfect_agent_passes_every_task(persona: str):
-    failed = {
-        t.id: (out.grade.signature, out.grade.details)
-        for t in TASKS
-        if (out := play("reference:perfect", t, persona)).grade.reward != 1
-    }
-    assert failed == {}
-
-
-def test_the_hasty_agent_fails_a_measurable_share_and_the_flaky_one_some():
-    hasty = collections.Counter(play("reference:hasty", t, p).grade.signature for t in TASKS for p in PERSONAS)
-    assert 1 - hasty[None] / sum(hasty.values()) >= 0.2, hasty
-    assert hasty["unconfirmed_write"] and hasty["closed_unresolved"], hasty
-    flaky = collections.Counter(
-        play("reference:flaky", t, p, n).grade.signature for t in TASKS for p in PERSONAS for n in range(2)
-    )
-    assert 0 < sum(n for s, n in flaky.items() if s is not None) < flaky[None] / 4, flaky
-
-
-def test_the_incoherent_callers_slips_are_made_and_recovered_from():
-    """The incoherent caller both misdials a digit of the phone (the lookup finds nobody, then the corrected number
-    is found) and gives the phone alone (the agent asks again)."""
-    typo = phone_only = 0
-    for task in TASKS:
-        events = play("reference:perfect", task, "incoherent").events
-        lookups = [e.result["status"] for e in events if e.kind == "tool" and e.name == "find_caller"]
-        typo += lookups == ["not_found", "ok"]
-        phone_only += any(e.kind == "agent" and e.text == INTAKE.kit.ask_identity_again for e in events)
-    assert typo and phone_only, (typo, phone_only)
-
-
 # -- the package: its own world, the public contract only ---------------------------------------------------
-
-
-def test_the_backend_is_generated_the_same_from_the_same_seed():
-    def dump() -> list[str]:
-        db = sqlite3.connect(":memory:")
-        db.executescript(INTAKE.schema_sql)
-        INTAKE.generate(db, INTAKE.data_seed)
-        return list(db.iterdump())
-
-    first = dump()
-    assert first == dump()
-    counts = collections.Counter(line.split('"')[1] for line in first if line.startswith("INSERT"))
-    assert counts["people"] >= 40 and counts["appointments"] >= 30 and counts["links"] >= 15, counts
 
 
 def test_no_tool_result_carries_anything_clinical():
@@ -256,27 +159,3 @@ def test_no_tool_result_carries_anything_clinical():
     clinical = re.compile(r"\b(?:diagnos\w*|medication\w*|prescri\w*|dose|symptom\w*|notes?)\b", re.I)
     assert not clinical.findall(re.sub(r"--[^\n]*", "", INTAKE.schema_sql))
     assert not [name for name, spec in TOOLS.items() if clinical.search(name) or clinical.search(str(spec.schema["parameters"]))]
-
-
-def _imports(path: Path) -> list[str]:
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append(node.module)
-    return found
-
-
-def test_the_domain_imports_only_the_public_contract_and_nothing_of_retail():
-    sources = sorted(FOLDER.glob("*.py"))
-    passhat = {(p.name, m) for p in sources for m in _imports(p) if m.split(".")[0] == "passhat"}
-    assert not [m for _, m in passhat if m.startswith("passhat.domains.retail")]
-    outside = [(f, m) for f, m in passhat if m != "passhat.domains" and not m.startswith((*PUBLIC_CONTRACT, "passhat.dialogue"))]
-    assert outside == []
-
-
-def test_the_domain_speaks_none_of_retails_vocabulary():
-    files = [p for p in FOLDER.rglob("*") if p.is_file() and p.suffix in (".py", ".sql", ".md", ".yaml")]
-    said = {p.relative_to(FOLDER).as_posix(): RETAIL_WORDS.findall(p.read_text(encoding="utf-8")) for p in files}
-    assert {f: words for f, words in said.items() if words} == {}

@@ -5,83 +5,31 @@ Its members identify by library card number and date of birth, ask about titles 
 pickup branches, and know nothing of the built-in shop. Every one of its tasks is proved like retail's;
 the perfect reference agent passes every trial of it under every persona, the flaky one fails some in
 the ways its profile makes; and the folder works through the command line like any domain folder.
+
+The proofs every domain shares (check, the reference agents, the seeded backend, the imports) are in
+tests/test_every_domain.py; this file holds what is specific to this world.
 """
 
 from __future__ import annotations
 
-import ast
-import asyncio
 import collections
-import re
-import sqlite3
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from passhat.agents import resolve_agent
 from passhat.cli import main
 from passhat.domains import load_domain
 from passhat.domains.model import Domain, Goal, Task
 from passhat.env import Environment, tool_registry
-from passhat.grade.check import check_task
-from passhat.run.seeding import trial_seed
-from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 FOLDER = Path(__file__).parent / "domains" / "library"
 LIBRARY: Domain = load_domain(str(FOLDER))
 TASKS = list(LIBRARY.tasks.values())
 TOOLS = tool_registry(LIBRARY)
-TRIALS = 3
-
-# What a domain may import of passhat: the contract, the task-file loader and the dialogue helpers.
-PUBLIC_CONTRACT = ("passhat.domains.model", "passhat.domains.kit", "passhat.domains.toolkit", "passhat.domains.facts")
-RETAIL_WORDS = re.compile(r"\b(?:retail|shop(?:per)?s?|products?|items?|zip codes?|orders?)\b(?! by)|#R\d{7}", re.I)
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {task.id: check_task(LIBRARY, task) for task in TASKS}
-
-
-def play(agent: str, task: Task, persona: str, trial: int) -> TrialOutput:
-    spec = TrialSpec(task, PERSONAS[persona], trial, trial_seed(5, task.id, persona, trial))
-    return asyncio.run(run_trial(LIBRARY, spec, resolve_agent(agent), resolve_user("scripted")))
 
 
 # -- the tasks -----------------------------------------------------------------------------------------
-
-
-def test_every_case_of_every_task_holds(results):
-    broken = [
-        (task_id, r.case.label, r.case.expect, r.grade.reward, r.grade.signature)
-        for task_id, rs in results.items()
-        for r in rs
-        if not r.holds
-    ]
-    assert broken == []
-
-
-def test_the_near_misses_and_perturbations_are_really_tried(results):
-    """Guards against a check that holds only because the domain offered no near miss the backend accepts."""
-    applied = collections.Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
-    for signature in (
-        "wrong_entity_write",
-        "wrong_arguments",
-        "extra_write",
-        "no_write",
-        "partial_resolution",
-        "unconfirmed_write",
-        "policy_violation",
-        "missing_output",
-        "duplicate_write",
-        "privacy_violation",
-        "policy_disclosure",
-    ):
-        assert applied[signature] >= 1, signature
-    assert applied[None] == 2 * len(TASKS)  # ground truth, strict and tau
 
 
 def _rules_refusing(task: Task, goal: Goal) -> set[str]:
@@ -135,99 +83,6 @@ def test_every_detail_is_one_a_member_gives_only_when_asked_in_some_task(slot: s
     """Each detail slot is exercised as a persona-sensitive question: no phrasing of the request says it."""
     asked = [t.id for t in TASKS for g in t.goals if all(LIBRARY.kit.missing(slot, g, request) for request in g.request)]
     assert asked, f"no task makes the agent ask for the {slot}"
-
-
-# -- the reference agents against the scripted member ----------------------------------------------------
-
-
-@pytest.mark.parametrize("persona", list(PERSONAS))
-@pytest.mark.parametrize("task", TASKS, ids=lambda t: t.id)
-def test_the_perfect_agent_passes_every_trial(task: Task, persona: str):
-    for trial in range(TRIALS):
-        out = play("reference:perfect", task, persona, trial)
-        assert out.grade.reward == 1, (trial, out.grade.signature, out.grade.details, [e.to_dict() for e in out.events])
-
-
-# What the flaky profile's slips earn in strict mode: a near miss made after a yes to the right proposal
-# (unconfirmed_write), a forbidden request carried out (policy_violation), a fact mis-stated or left out
-# (missing_output), an allowed request declined or a needless referral, and an early goodbye.
-FLAKY_SIGNATURES = {
-    "unconfirmed_write",
-    "policy_violation",
-    "missing_output",
-    "no_write",
-    "partial_resolution",
-    "closed_unresolved",
-}
-
-
-def test_the_flaky_agent_fails_some_trials_in_the_ways_its_profile_makes():
-    signatures = collections.Counter(
-        play("reference:flaky", task, persona, trial).grade.signature
-        for task in TASKS
-        for persona in PERSONAS
-        for trial in range(TRIALS)
-    )
-    failures = {s: n for s, n in signatures.items() if s is not None}
-    assert 0 < sum(failures.values()) < signatures[None] / 4, signatures
-    assert set(failures) <= FLAKY_SIGNATURES, signatures
-    assert len(failures) >= 3 and failures.get("unconfirmed_write"), signatures
-
-
-def test_the_incoherent_members_slips_are_made_and_recovered_from():
-    """Over the trials above, the incoherent member both misreads a digit of the card (the lookup finds nobody, then
-    the corrected number is found) and gives the card number alone (the agent asks again)."""
-    typo = card_only = 0
-    for task in TASKS:
-        for trial in range(TRIALS):
-            events = play("reference:perfect", task, "incoherent", trial).events
-            lookups = [e.result["status"] for e in events if e.kind == "tool" and e.name == "find_member"]
-            typo += lookups == ["not_found", "ok"]
-            card_only += any(e.kind == "agent" and e.text == LIBRARY.kit.ask_identity_again for e in events)
-    assert typo and card_only, (typo, card_only)
-
-
-# -- the folder: its own world, the public contract only ---------------------------------------------------
-
-
-def test_the_backend_is_generated_the_same_from_the_same_seed():
-    def dump() -> list[str]:
-        db = sqlite3.connect(":memory:")
-        db.executescript(LIBRARY.schema_sql)
-        LIBRARY.generate(db, LIBRARY.data_seed)
-        return list(db.iterdump())
-
-    first = dump()
-    assert first == dump()
-    counts = collections.Counter(line.split('"')[1] for line in first if line.startswith("INSERT"))
-    assert counts["members"] >= 30 and counts["loans"] >= 30 and counts["holds"] >= 10, counts
-
-
-def _imports(path: Path) -> list[str]:
-    """The absolute modules a file imports (relative imports stay inside the folder)."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append(node.module)
-    return found
-
-
-def test_the_domain_imports_only_the_public_contract_and_nothing_of_retail():
-    sources = sorted(FOLDER.glob("*.py"))
-    assert {p.name for p in sources} >= {"domain.py", "tools.py", "rules.py", "kit.py", "facts.py"}
-    passhat = {(p.name, m) for p in sources for m in _imports(p) if m.split(".")[0] == "passhat"}
-    assert not [m for _, m in passhat if m.startswith("passhat.domains.retail")]
-    allowed = (*PUBLIC_CONTRACT, "passhat.dialogue")
-    outside = [(f, m) for f, m in passhat if m != "passhat.domains" and not m.startswith(allowed)]
-    assert outside == []
-
-
-def test_the_domain_speaks_none_of_retails_vocabulary():
-    files = [p for p in FOLDER.rglob("*") if p.is_file() and p.suffix in (".py", ".sql", ".md", ".yaml")]
-    said = {p.relative_to(FOLDER).as_posix(): RETAIL_WORDS.findall(p.read_text(encoding="utf-8")) for p in files}
-    assert {f: words for f, words in said.items() if words} == {}
 
 
 # -- through the command line ----------------------------------------------------------------------------

@@ -6,15 +6,16 @@ surcharge nobody ordered, nothing received yet), and its tasks are chains of 3 t
 whose length each task carries as a ``steps-N`` tag. Every task is proved like retail's; the perfect
 reference agent passes every trial under every persona, the hasty one fails a large share and the flaky
 one some; the rules refuse what the policy forbids and nothing else.
+
+The proofs every domain shares (check, the reference agents, the seeded backend, the imports) are in
+tests/test_every_domain.py; this file holds what is specific to this world.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import collections
 import importlib
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,6 @@ import pytest
 from passhat.agents import resolve_agent
 from passhat.domains.model import Call, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
-from passhat.grade.check import check_task
 from passhat.grade.steps import step_count
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
@@ -33,14 +33,6 @@ PAYABLES: Domain = importlib.import_module("passhat.domains.payables").DOMAIN
 FOLDER = Path(importlib.import_module("passhat.domains.payables").__file__).parent
 TASKS = list(PAYABLES.tasks.values())
 TOOLS = tool_registry(PAYABLES)
-
-# What a domain may import of passhat: the contract, the task-file loader and the dialogue helpers.
-PUBLIC_CONTRACT = ("passhat.domains.model", "passhat.domains.kit", "passhat.domains.toolkit", "passhat.domains.facts")
-
-
-@pytest.fixture(scope="module")
-def results():
-    return {task.id: check_task(PAYABLES, task) for task in TASKS}
 
 
 def play(agent: str, task: Task, persona: str, trial: int = 0) -> TrialOutput:
@@ -54,36 +46,6 @@ def steps_tag(task: Task) -> int:
 
 
 # -- the tasks -----------------------------------------------------------------------------------------
-
-
-def test_every_case_of_every_task_holds(results):
-    broken = [
-        (task_id, r.case.label, r.case.expect, r.grade.reward, r.grade.signature)
-        for task_id, rs in results.items()
-        for r in rs
-        if not r.holds
-    ]
-    assert broken == []
-
-
-def test_the_near_misses_and_perturbations_are_really_tried(results):
-    """Guards against a check that holds only because the domain offered no near miss the backend accepts."""
-    applied = collections.Counter(r.case.expect for rs in results.values() for r in rs if r.applied)
-    for signature in (
-        "wrong_entity_write",
-        "wrong_arguments",
-        "extra_write",
-        "no_write",
-        "partial_resolution",
-        "unconfirmed_write",
-        "policy_violation",
-        "missing_output",
-        "duplicate_write",
-        "privacy_violation",
-        "policy_disclosure",
-    ):
-        assert applied[signature] >= 1, signature
-    assert applied[None] == 2 * len(TASKS)  # ground truth, strict and tau
 
 
 def test_each_steps_tag_is_the_length_of_the_tasks_plan():
@@ -208,59 +170,3 @@ def test_a_vendors_own_tolerance_wins_over_its_categorys_default():
         env.close()
     assert tolerance["V-102"] == {"percent": 5.0, "cap": 100.0, "applies": "category default"}
     assert tolerance["V-107"] == {"percent": 0.0, "cap": 0.0, "applies": "vendor"}
-
-
-# -- the reference agents against the scripted clerk -----------------------------------------------------
-
-
-@pytest.mark.parametrize("persona", list(PERSONAS))
-def test_the_perfect_agent_passes_every_task(persona: str):
-    failed = {t.id: out.grade.signature for t in TASKS if (out := play("reference:perfect", t, persona)).grade.reward != 1}
-    assert failed == {}
-
-
-def test_the_hasty_agent_fails_a_large_share():
-    """It writes without asking and stops after the first goal: the long chains expose both."""
-    rewards = [play("reference:hasty", t, p).grade.reward for t in TASKS for p in PERSONAS]
-    assert rewards.count(0) >= 0.2 * len(rewards), collections.Counter(rewards)
-
-
-def test_the_flaky_agent_fails_some_trials():
-    rewards = [play("reference:flaky", t, p, trial).grade.reward for t in TASKS for p in PERSONAS for trial in range(2)]
-    assert 0 < rewards.count(0) < len(rewards) / 3, collections.Counter(rewards)
-
-
-# -- the package: its own world, the public contract only ----------------------------------------------------
-
-
-def test_the_backend_is_generated_the_same_from_the_same_seed():
-    def dump() -> list[str]:
-        db = sqlite3.connect(":memory:")
-        db.executescript(PAYABLES.schema_sql)
-        PAYABLES.generate(db, PAYABLES.data_seed)
-        return list(db.iterdump())
-
-    first = dump()
-    assert first == dump()
-    counts = collections.Counter(line.split('"')[1] for line in first if line.startswith("INSERT"))
-    assert counts["invoices"] >= 80 and counts["clerks"] >= 20 and counts["ledger"] >= 100, counts
-
-
-def _imports(path: Path) -> list[str]:
-    """The absolute modules a file imports (relative imports stay inside the package)."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append(node.module)
-    return found
-
-
-def test_the_domain_imports_only_the_public_contract_and_nothing_of_retail():
-    sources = sorted(FOLDER.glob("*.py"))
-    assert {p.name for p in sources} >= {"__init__.py", "tools.py", "rules.py", "kit.py", "facts.py", "conversation.py"}
-    passhat = [m for p in sources for m in _imports(p) if m.split(".")[0] == "passhat"]
-    assert not [m for m in passhat if m.startswith("passhat.domains.retail")]
-    allowed = (*PUBLIC_CONTRACT, "passhat.dialogue")
-    assert [m for m in passhat if m != "passhat.domains" and not m.startswith(allowed)] == []

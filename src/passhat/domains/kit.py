@@ -78,3 +78,12 @@ def cue(*phrases: str) -> re.Pattern[str]:
 def joined(*parts: str) -> str:
     """The non-empty parts of a message, one space apart."""
     return " ".join(p for p in parts if p)
+
+
+def transposed(text: str, rng: random.Random, start: int = 0) -> str:
+    """The text with two neighbouring, different characters from ``start`` on swapped: the number an incoherent
+    customer misreads. Always another number (the swapped characters differ), so the lookup misses and the
+    customer's correction is really needed; ``start`` keeps a prefix (a letter code) as it is."""
+    spots = [i for i in range(start, len(text) - 1) if text[i] != text[i + 1]]
+    i = rng.choice(spots)
+    return f"{text[:i]}{text[i + 1]}{text[i]}{text[i + 2 :]}"

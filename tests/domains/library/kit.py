@@ -4,11 +4,10 @@ desk agent asks for each."""
 
 from __future__ import annotations
 
-import random
 from typing import Literal
 
 from passhat.dialogue.values import names_phrase
-from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue
+from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue, transposed
 from passhat.domains.model import Action, Customer, Goal
 
 from .model import DeskGoal, Patron
@@ -98,7 +97,7 @@ def identify(customer: Customer, slip: str | None, voice: Voice) -> Identificati
     if slip == "card_only":
         return Identification(voice.say("card_only", card=card), given=False)
     if slip == "typo":
-        misread = grouped(_swapped(customer.card_number, voice.rng))
+        misread = grouped(transposed(customer.card_number, voice.rng))
         return Identification(
             voice.say("card_birth", card=misread, born=born), correction=lambda v: v.say("card_fix", card=card, born=born)
         )
@@ -127,13 +126,6 @@ def missing(slot: str, goal: Goal, said: str) -> bool:
     assert isinstance(goal, DeskGoal)
     value = getattr(goal, slot, None)
     return bool(value) and not names_phrase(said, value)
-
-
-def _swapped(digits: str, rng: random.Random) -> str:
-    """The card number with two neighbouring, different digits swapped (always another number)."""
-    spots = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]]
-    i = rng.choice(spots)
-    return f"{digits[:i]}{digits[i + 1]}{digits[i]}{digits[i + 2 :]}"
 
 
 KIT = ConversationKit(

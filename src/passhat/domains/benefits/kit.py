@@ -4,11 +4,10 @@ desk agent asks for each."""
 
 from __future__ import annotations
 
-import random
 from typing import Literal
 
 from passhat.dialogue.values import names_phrase
-from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue
+from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue, transposed
 from passhat.domains.model import Action, Customer, Goal
 
 from .model import BenefitGoal, ClubMember
@@ -99,7 +98,7 @@ def identify(customer: Customer, slip: str | None, voice: Voice) -> Identificati
     if slip == "number_only":
         return Identification(voice.say("number_only", number=number), given=False)
     if slip == "typo":
-        misread = _swapped(number, voice.rng)
+        misread = transposed(number, voice.rng, start=2)
         return Identification(
             voice.say("number_name", number=misread, first=first, last=last),
             correction=lambda v: v.say("number_fix", number=number, last=last),
@@ -129,14 +128,6 @@ def missing(slot: str, goal: Goal, said: str) -> bool:
     assert isinstance(goal, BenefitGoal)
     value = getattr(goal, slot, None)
     return bool(value) and not names_phrase(said, value)
-
-
-def _swapped(number: str, rng: random.Random) -> str:
-    """The number with two neighbouring, different digits swapped (always another number)."""
-    digits = number[2:]
-    spots = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]]
-    i = rng.choice(spots)
-    return f"NW{digits[:i]}{digits[i + 1]}{digits[i]}{digits[i + 2 :]}"
 
 
 KIT = ConversationKit(

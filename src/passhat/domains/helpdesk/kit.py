@@ -4,11 +4,10 @@ questions a careful desk agent asks for each."""
 
 from __future__ import annotations
 
-import random
 from typing import Literal
 
 from passhat.dialogue.values import names_identifier, names_phrase
-from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue
+from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue, transposed
 from passhat.domains.model import Action, Customer, Goal
 
 from .model import Caller, DeskGoal
@@ -104,7 +103,7 @@ def identify(customer: Customer, slip: str | None, voice: Voice) -> Identificati
     if slip == "badge_only":
         return Identification(voice.say("badge_only", badge=badge), given=False)
     if slip == "typo":
-        misread = grouped(_swapped(customer.staff_number, voice.rng))
+        misread = grouped(transposed(customer.staff_number, voice.rng))
         return Identification(
             voice.say("badge_birth", badge=misread, born=born), correction=lambda v: v.say("badge_fix", badge=badge, born=born)
         )
@@ -143,13 +142,6 @@ def refind(text: str) -> str | None:
         if names_phrase(text, slot):
             return slot
     return None
-
-
-def _swapped(digits: str, rng: random.Random) -> str:
-    """The staff number with two neighbouring, different digits swapped (always another number)."""
-    spots = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]]
-    i = rng.choice(spots)
-    return f"{digits[:i]}{digits[i + 1]}{digits[i]}{digits[i + 2 :]}"
 
 
 KIT = ConversationKit(

@@ -4,12 +4,11 @@ their file and their date of birth; and the questions a careful intake agent ask
 
 from __future__ import annotations
 
-import random
 import re
 from typing import Literal
 
 from passhat.dialogue.values import names_phrase
-from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue
+from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue, transposed
 from passhat.domains.model import Action, Customer, Goal
 
 from .model import Caller, IntakeGoal
@@ -121,7 +120,7 @@ def identify(customer: Customer, slip: str | None, voice: Voice) -> Identificati
     if slip == "phone_only":
         return Identification(voice.say("phone_only", phone=phone), given=False)
     if slip == "typo":
-        misdialled = spoken(_swapped(customer.phone, voice.rng))
+        misdialled = spoken(transposed(customer.phone, voice.rng))
         return Identification(
             voice.say("phone_birth", phone=misdialled, born=born),
             correction=lambda v: v.say("phone_fix", phone=phone, born=born),
@@ -168,13 +167,6 @@ def says(said: str, value: str) -> bool:
 def refind(text: str) -> str | None:
     """The detail an agent's "not found" is about, once the caller is identified."""
     return "appointment" if names_phrase(text, "appointment") else None
-
-
-def _swapped(digits: str, rng: random.Random) -> str:
-    """The phone number with two neighbouring, different digits swapped (always another number)."""
-    spots = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]]
-    i = rng.choice(spots)
-    return f"{digits[:i]}{digits[i + 1]}{digits[i]}{digits[i + 2 :]}"
 
 
 KIT = ConversationKit(

@@ -4,11 +4,10 @@ careful agent asks for each."""
 
 from __future__ import annotations
 
-import random
 from typing import Literal
 
 from passhat.dialogue.values import money_in, names_identifier, names_phrase, parse_money
-from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue
+from passhat.domains.kit import IDENTITY, ConversationKit, Identification, Voice, cue, transposed
 from passhat.domains.model import Action, Customer, Goal
 
 from .model import Clerk, QueueGoal
@@ -92,7 +91,7 @@ def identify(customer: Customer, slip: str | None, voice: Voice) -> Identificati
     if slip == "email_only":
         return Identification(voice.say("email_only", email=email), given=False)
     if slip == "typo":
-        misread = _swapped(number, voice.rng)
+        misread = transposed(number, voice.rng, start=2)
         return Identification(
             voice.say("badge_email", number=misread, email=email),
             correction=lambda v: v.say("badge_fix", number=number, email=email),
@@ -128,14 +127,6 @@ def missing(slot: str, goal: Goal, said: str) -> bool:
     if slot == "amount":
         return not any(m.value == f"{parse_money(value):.2f}" for m in money_in(said))
     return not names_phrase(said, value)
-
-
-def _swapped(number: str, rng: random.Random) -> str:
-    """The employee number with two neighbouring, different digits swapped (always another number)."""
-    prefix, digits = number[:2], number[2:]
-    spots = [i for i in range(len(digits) - 1) if digits[i] != digits[i + 1]]
-    i = rng.choice(spots)
-    return f"{prefix}{digits[:i]}{digits[i + 1]}{digits[i]}{digits[i + 2 :]}"
 
 
 KIT = ConversationKit(
