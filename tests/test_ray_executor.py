@@ -6,13 +6,14 @@ One local Ray instance (2 CPUs) serves the in-process tests: starting Ray costs 
 from __future__ import annotations
 
 import asyncio
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from test_workers import KILL_MARKER
+from test_workers import KILL_MARKER, assert_interrupted_and_resumed, started_and_stopped
 
 from passhat.cli import main
 from passhat.run.config import RunConfig
@@ -81,6 +82,11 @@ def test_a_cli_run_on_ray_with_early_stop_accounts_for_every_planned_trial(tmp_p
         stored_trials = len(store.trials())
     saved = int(done.output.split("early stop: ")[1].split(" of ")[0])
     assert stored_trials + saved == 6 and ray.is_initialized()
+
+
+def test_ctrl_c_on_ray_exits_130_keeps_what_was_stored_and_resumes(tmp_path):
+    """The run's own process starts (or joins) Ray; Ctrl-C stops it like a run on workers: what was stored stays."""
+    assert_interrupted_and_resumed(tmp_path, started_and_stopped(tmp_path, "int", signal.SIGINT, "--executor", "ray"))
 
 
 def test_ray_address_without_the_ray_executor_is_a_usage_error(tmp_path):

@@ -125,10 +125,10 @@ def _count(db: Path) -> int:
         return 0
 
 
-def _started_and_stopped(tmp_path: Path, run_id: str, stop: signal.Signals) -> subprocess.Popen:
-    """A CLI run with two workers, sent ``stop`` once a few trials are stored (the test waits for trials,
-    not for time)."""
-    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "4", "--workers", "2"]
+def started_and_stopped(tmp_path: Path, run_id: str, stop: signal.Signals, *flags: str) -> subprocess.Popen:
+    """A CLI run with two workers (and ``flags``), sent ``stop`` once a few trials are stored (the test waits for
+    trials, not for time)."""
+    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "4", "--workers", "2", *flags]
     child = subprocess.Popen(
         [PASSHAT, "run", *common, "--run-id", run_id], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
@@ -141,7 +141,12 @@ def _started_and_stopped(tmp_path: Path, run_id: str, stop: signal.Signals) -> s
 
 
 def test_ctrl_c_with_workers_exits_130_keeps_what_was_stored_and_resumes(tmp_path):
-    child = _started_and_stopped(tmp_path, "int", signal.SIGINT)
+    assert_interrupted_and_resumed(tmp_path, started_and_stopped(tmp_path, "int", signal.SIGINT))
+
+
+def assert_interrupted_and_resumed(tmp_path: Path, child: subprocess.Popen) -> None:
+    """The run ``int`` stopped by Ctrl-C: exit 130, no traceback, the trials stored before it kept and said, and a
+    resume that finishes it."""
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr
     assert "Traceback" not in stderr
@@ -154,7 +159,7 @@ def test_ctrl_c_with_workers_exits_130_keeps_what_was_stored_and_resumes(tmp_pat
 
 
 def test_a_run_with_workers_killed_and_resumed_matches_an_uninterrupted_one(tmp_path):
-    child = _started_and_stopped(tmp_path, "killed", signal.SIGKILL)
+    child = started_and_stopped(tmp_path, "killed", signal.SIGKILL)
     child.communicate(timeout=60)
     partial = _count(tmp_path / "killed" / "results.sqlite")
     resumed = subprocess.run(
