@@ -48,7 +48,7 @@ class Grade:
     outcome: str | None = None  # the label of the acceptable outcome whose end state the trial reached; None: none
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return _fields(self)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,9 +152,15 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     return Grade(int(passed), signature, findings.state_ok, findings.output_ok, findings.trajectory_ok, _details(findings), label)
 
 
+def _fields(record: Any) -> dict[str, Any]:
+    """A dataclass's fields as a dict, their values as they are: plain data made for this trial alone, so the deep
+    copy dataclasses.asdict makes of every row and detail (a tenth of a model-bound trial's CPU) buys nothing."""
+    return {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
+
+
 def _details(f: Findings) -> dict[str, Any]:
     return {
-        "state_differences": [dataclasses.asdict(d) for d in f.differences],
+        "state_differences": [_fields(d) for d in f.differences],
         "facts": [_telling(t) for t in f.tellings],
         "missing_facts": [t.fact.value for t in f.tellings if not t.told],
         "policy_violations": f.violations,
@@ -163,7 +169,7 @@ def _details(f: Findings) -> dict[str, Any]:
         "unconfirmed_writes": f.unconfirmed,
         "duplicate_writes": f.duplicates,
         "out_of_order": f.out_of_order,
-        "unrequested_writes": [dataclasses.asdict(c) for c in f.pairing.extra],
+        "unrequested_writes": [_fields(c) for c in f.pairing.extra],
         "poor_handoffs": f.poor_handoffs,
         "required_writes_done": required_writes_done(f.pairing),
         "end": f.end,

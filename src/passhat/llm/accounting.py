@@ -52,7 +52,7 @@ class Meter:
         self.roles.setdefault(role, RoleUsage(model)).add(completion, cost, latency)
 
     def to_json(self) -> dict[str, Any]:
-        return {role: dataclasses.asdict(usage) for role, usage in sorted(self.roles.items())}
+        return {role: {**vars(usage), "latency_s": list(usage.latency_s)} for role, usage in sorted(self.roles.items())}
 
 
 _current: contextvars.ContextVar[Meter | None] = contextvars.ContextVar("passhat_meter", default=None)
