@@ -107,19 +107,19 @@ class Proof:
 
 
 BUILT_IN_PROOF = Proof(
-    NEAR_MISSES,
-    True,
-    {},
-    13,
-    1,
-    ("unconfirmed_write",),
-    2,
-    1 / 4,
-    FLAKY_SIGNATURES,
-    1,
-    frozenset(),
-    PUBLIC_CONTRACT,
-    RETAIL_WORDS,
+    near_misses=NEAR_MISSES,
+    one_pass_per_case=True,
+    rows={},
+    seed=13,
+    perfect_trials=1,
+    hasty_signatures=("unconfirmed_write",),
+    flaky_trials=2,
+    flaky_most=1 / 4,
+    flaky_signatures=FLAKY_SIGNATURES,
+    flaky_kinds=1,
+    files=frozenset(),
+    contract=PUBLIC_CONTRACT,
+    retail_words=RETAIL_WORDS,
 )
 PROOFS = {
     "payables": dataclasses.replace(
