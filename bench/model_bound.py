@@ -15,7 +15,10 @@ Prints one table, one set of rows per ``--workers`` value (default 2, then 1):
 - throughput at concurrency 1/16/64/256 with 200 ms per model call, against the ideal
   ``concurrency / (calls per trial × latency)``, over the span the server saw (first request to last
   answer: start-up and the report are not the model-bound part), each run 10 rounds of trials (10 ×
-  concurrency: with 235 trials a round could run part-empty, which no harness could help);
+  concurrency: with 235 trials a round could run part-empty, which no harness could help), with the
+  requests in flight on average and each one's time in the server (by Little's law the rate is their
+  ratio over the calls per trial: what falls short of the ideal was lost either to requests not yet sent
+  or to the server's own lag);
 - the machine's load average at the end: other work on the machine slows every row but the CPU ones.
 
 Run: ``.venv/bin/python bench/model_bound.py`` (``--quick`` for shorter throughput runs).
@@ -72,7 +75,18 @@ def answer(request: dict) -> dict:
     }  # fmt: skip
 
 
-SPAN = {"requests": 0, "first": 0.0, "last": 0.0}  # the server's view of a run: first request in, last answer out
+# The server's view of a run: first request in, last answer out, and the integral over time of the requests
+# in flight (Little's law: their mean over the span, against the concurrency asked, says whether time went
+# to requests the harness had not sent yet or to the server itself).
+SPAN = {"requests": 0, "first": 0.0, "last": 0.0, "in_flight": 0, "area": 0.0, "since": 0.0}
+
+
+def count_in_flight(change: int) -> None:
+    now = time.monotonic()
+    if SPAN["since"]:
+        SPAN["area"] += SPAN["in_flight"] * (now - SPAN["since"])
+    SPAN["in_flight"] += change
+    SPAN["since"] = now
 
 
 async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, latency: float) -> None:
@@ -90,6 +104,7 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lat
                 payload = json.dumps({**SPAN, "cpu_s": time.process_time()}).encode()
             else:
                 SPAN["first"] = SPAN["first"] or time.monotonic()
+                count_in_flight(+1)
                 await asyncio.sleep(latency)
                 payload = json.dumps(answer(body)).encode()
                 SPAN["requests"] += 1
@@ -98,6 +113,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lat
                 b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s" % (len(payload), payload)
             )
             await writer.drain()
+            if not head.startswith(b"GET"):
+                count_in_flight(-1)
     except (asyncio.IncompleteReadError, ConnectionError):
         pass
     finally:
@@ -161,6 +178,17 @@ class Measure:
     cpu_s: float  # passhat and its worker processes
     parent_cpu_s: float  # the passhat process alone: with workers, the one that hands out trials and stores them
     peak_rss_mib: float  # of the largest of those processes
+    in_flight_s: float = 0.0  # the integral over the span of the model requests in flight (request-seconds)
+    requests: int = 0
+
+    @property
+    def mean_in_flight(self) -> float:
+        return self.in_flight_s / self.model_s
+
+    @property
+    def time_in_server(self) -> float:
+        """Seconds from a request's arrival to its answer's sending, on average: the latency and the server's own lag."""
+        return self.in_flight_s / self.requests
 
 
 def run_passhat(latency: float, trials_per_scenario: int, concurrency: int, workers: int, tasks: str | None = None) -> Measure:
@@ -181,7 +209,8 @@ def run_passhat(latency: float, trials_per_scenario: int, concurrency: int, work
             raise SystemExit(f"passhat failed: {done.stderr}")
         span = server.span()
     trials = trials_per_scenario * (TRIALS_PER_TASK_SET if tasks is None else PERSONAS * len(tasks.split(",")))
-    return Measure(trials, span["last"] - span["first"], wall, result["cpu_s"], result["parent_cpu_s"], result["peak_rss_mib"])
+    return Measure(trials, span["last"] - span["first"], wall, result["cpu_s"], result["parent_cpu_s"], result["peak_rss_mib"],
+                   span["area"], span["requests"])  # fmt: skip
 
 
 def cpu_rows(sizes: list[int], workers: int) -> list[tuple[str, str]]:
@@ -208,7 +237,8 @@ def throughput_row(latency: float, concurrency: int, workers: int, quick: bool) 
     m = run_passhat(latency, scenarios // tasks, concurrency, workers, ",".join(f"retail-{i:03d}" for i in range(1, tasks + 1)))
     rate = m.trials / m.model_s
     return (f"concurrency {concurrency}, --workers {workers}, {latency * 1e3:.0f} ms/call ({m.trials:,} trials)",
-            f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%}), CPU {m.cpu_s / m.trials * 1e3:.2f} ms/trial")  # fmt: skip
+            f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%}), CPU {m.cpu_s / m.trials * 1e3:.2f} ms/trial; "
+            f"{m.mean_in_flight:.0f} requests in flight on average, {m.time_in_server * 1e3:.0f} ms each in the server")  # fmt: skip
 
 
 def numbers(text: str) -> list[int]:

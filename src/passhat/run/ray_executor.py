@@ -108,24 +108,30 @@ class RayPool:
         return actor.remote(WorkerSetup(config=config, **self._setup))
 
     async def _drive(self, ray: Any, actors: list[Any], slots: list[int], pending: Iterator[TrialSpec], sink: TrialSink) -> None:
-        """Keep every actor supplied with up to its slots of trials, storing each result as it is ready."""
+        """Keep every actor supplied with up to its slots of trials, storing each result as it is ready: the
+        trials that take the finished ones' slots go out before those are written, so they need not wait on the disk."""
         in_flight: dict[Any, tuple[TrialSpec, int]] = {}  # a trial's Ray call -> its spec and its actor
         load = [0] * len(actors)
+        unwritten: list[tuple[TrialRecord, AuditRecords]] = []
         while True:
             for index, actor in enumerate(actors):
                 while load[index] < slots[index] and (spec := _next_admitted(pending, sink)):
                     call = actor.judge.remote((spec.task.id, spec.persona.name, spec.trial, spec.seed))
                     in_flight[call], load[index] = (spec, index), load[index] + 1
+            for outcome in unwritten:
+                sink.write(*outcome)
+            unwritten.clear()
             if not in_flight:
                 return
+            await asyncio.sleep(0)  # where Ctrl-C reaches the run (asyncio cancels it at an await): nothing unwritten
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=WAIT_SECONDS)
             if ready:  # with every other result already back: one wake-up stores them all
                 ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)
             for call in ready:
                 spec, index = in_flight.pop(call)
                 load[index] -= 1
-                sink.store(*_outcome(ray, call, spec))
-            await asyncio.sleep(0)  # where Ctrl-C reaches the run (asyncio cancels it at an await)
+                unwritten.append(_outcome(ray, call, spec))
+                sink.count(unwritten[-1][0])
 
 
 def _next_admitted(pending: Iterator[TrialSpec], sink: TrialSink) -> TrialSpec | None:

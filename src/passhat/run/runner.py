@@ -96,12 +96,19 @@ class TrialSink:
         return True
 
     def store(self, record: TrialRecord, audit_records: AuditRecords) -> None:
+        self.count(record)
+        self.write(record, audit_records)
+
+    def count(self, record: TrialRecord) -> None:
+        """Early stop hears of a finished trial (before it is written, so a caller can hand out the next one)."""
+        if self._early_stop:
+            self._early_stop.record(record.to_outcome())
+
+    def write(self, record: TrialRecord, audit_records: AuditRecords) -> None:
         if self._trail:
             self._trail.record(record, audit_records)  # the trial and its audit entries: one transaction
         else:
             self._store.record(record)
-        if self._early_stop:
-            self._early_stop.record(record.to_outcome())
         if self._on_trial:
             self._on_trial(record)
 

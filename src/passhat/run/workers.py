@@ -106,30 +106,32 @@ class WorkerPool:
             self._stop_all()
 
     async def _drive(self, index: int, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
-        """Keep worker ``index`` supplied until the plan runs out, replacing it if it dies."""
+        """Keep worker ``index`` supplied until the plan runs out, replacing it if it dies. A finished trial's
+        slot is refilled before its record is written: the worker's next trial need not wait on the disk."""
         worker = self._start(index)
-        while True:
-            self._supply(worker, pending, sink)
-            if not worker.in_flight:
-                return
+        self._supply(worker, pending, sink)
+        while worker.in_flight:
             await _readable(worker.conn)
             try:
                 record, audit = worker.conn.recv()
             except (EOFError, OSError):  # the worker died: what it had in flight is stored, never lost
                 self._bury(worker, sink)
                 worker = self._start(index)
+                self._supply(worker, pending, sink)
                 continue
             del worker.in_flight[record.key]
-            sink.store(record, audit)
+            sink.count(record)
+            self._supply(worker, pending, sink)
+            sink.write(record, audit)
 
     def _supply(self, worker: Worker, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
-        for spec in pending:  # shared by every worker: each spec is handed out once
-            if not sink.admits(spec):
-                continue
+        """Fill the worker's free slots from the plan, which every worker shares: each spec is handed out once."""
+        while len(worker.in_flight) < worker.slots:
+            spec = next((s for s in pending if sink.admits(s)), None)
+            if spec is None:
+                return
             worker.conn.send((spec.task.id, spec.persona.name, spec.trial, spec.seed))
             worker.in_flight[(spec.task.id, spec.persona.name, spec.trial)] = spec
-            if len(worker.in_flight) >= worker.slots:
-                return
 
     def _start(self, index: int) -> Worker:
         config = self._config.model_copy(update={"max_connections": max(1, self._connections[index])})
