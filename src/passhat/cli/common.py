@@ -304,6 +304,34 @@ def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
+def operator_options(simulated: str, inbox: str, waiter: str, gate: str) -> Callable[[Command], Command]:
+    """--operator and --operator-timeout, as `run` and `serve mcp` take them: the words say when the simulated
+    operator decides, what the inbox's decisions do, whose end waits for them and which gate they need."""
+    from passhat.guard.gate import OPERATORS
+
+    def add(command: Command) -> Command:
+        timeout = click.option(
+            "--operator-timeout",
+            default=600.0,
+            show_default=True,
+            type=FiniteFloat(0, min_open=True),
+            metavar="SECONDS",
+            help=f"With --operator inbox: how long {waiter} end waits for the decisions on its tickets; one not decided "
+            "in time expires, and counts as a rejection.",
+        )
+        operator = click.option(
+            "--operator",
+            default="simulated",
+            show_default=True,
+            type=click.Choice(OPERATORS),
+            help=f"Who decides the human gate's tickets: simulated ({simulated}), or inbox: people in the inbox of --out "
+            f"(`passhat serve`), {inbox}; needs a human gate ({gate}).",
+        )
+        return operator(timeout(command))
+
+    return add
+
+
 def domain_options(purpose: str) -> Callable[[Command], Command]:
     """--domain and --tasks-dir, as every command that selects tasks takes them; ``purpose`` ends --domain's help."""
 

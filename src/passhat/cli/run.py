@@ -31,6 +31,7 @@ from passhat.cli.common import (
     folder_problem,
     gated_tasks,
     is_folder,
+    operator_options,
     out_option,
     output_file_problem,
     print_report_and_json,
@@ -188,6 +189,9 @@ REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarel
     show_default=True,
     help="Guards: off, all, or a comma list of idempotency,confirmation,policy,payments,human_gate,audit.",
 )
+@operator_options(
+    "at once, by the policy", "each trial waiting for their decisions", "a trial's", "--guard human_gate, or tasks with their own"
+)
 @out_option
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the JSON report here.")
 @click.option("--resume", metavar="RUN_ID", help="Finish an interrupted run: only its missing trials run.")
@@ -234,6 +238,7 @@ def run(
         store = ResultStore.resume(existing_run_dir(out, resume, "--resume"))  # the run's one writer
         try:
             config = stored_config(store)
+            _check_operator(config, executor)
             for warning in resume_check(config, resume):
                 err.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
             check_gate(gate, config.model_dump(), "--gate")
@@ -244,7 +249,13 @@ def run(
             store.close()
             raise
     else:
+        timeout_given = ctx.get_parameter_source("operator_timeout") is click.core.ParameterSource.COMMANDLINE
+        if timeout_given and options["operator"] != "inbox":
+            raise UserError(
+                "--operator-timeout is how long trials wait for people's decisions: add --operator inbox, or drop it."
+            )
         config = new_config(**_as_stored(options), prices=ctx.meta.get(PRICES_META, {}))
+        _check_operator(config, executor)
         check_gate(gate, config.model_dump(), "--gate")
         run_id = checked_id(run_id or time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2), "--run-id")
         _make_out_folder(out)
@@ -273,6 +284,28 @@ def run(
             console.print(f"early stop: {result.skipped} of {result.planned} planned trials saved")
     if result.exit_code:
         sys.exit(result.exit_code)
+
+
+def _check_operator(config: RunConfig, executor: Executor) -> None:
+    """Refuse (UserError) the inbox operator where it would decide nothing (no human gate) or could not be reached
+    (Ray actors on other machines do not share the runs folder's SQLite inbox)."""
+    if config.operator != "inbox":
+        return
+    if executor == "ray":
+        raise UserError(
+            "--operator inbox files tickets into the SQLite inbox of --out, which Ray actors on other machines cannot "
+            "share; run with --executor local (--workers N for several processes)."
+        )
+    from passhat.domains import load_domain
+    from passhat.run.runner import select_tasks
+
+    if "human_gate" not in config.guard and not any(
+        t.guards for t in select_tasks(load_domain(config.domain, config.tasks_dir), config.tasks)
+    ):
+        raise UserError(
+            "--operator inbox decides the human gate's tickets, but no human gate is on: none of the selected tasks "
+            "declares one and --guard does not name human_gate; add --guard human_gate (or all), or drop --operator."
+        )
 
 
 def _as_stored(options: dict[str, Any]) -> dict[str, Any]:

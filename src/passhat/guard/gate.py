@@ -3,8 +3,10 @@
 A gate rule has the shape of a policy rule (``domains.model.Rule``): its check returns why a call
 needs a person (a refund over a threshold) or None. A gated call is not executed: it becomes a
 ticket with an owner, a priority, a status, an internal note and a history, and the agent is told who
-has it and how urgent it is. In simulation, ``resolve_tickets`` plays the operator: it carries out each
-open ticket that the domain's policy rules allow and rejects the others, so a trial still reaches its outcome.
+has it and how urgent it is. An ``Operator`` decides the tickets: the simulated one (the default)
+approves each at once, as its owner; the inbox's (``passhat.guard.inbox``) files each where people decide
+it. ``close`` then carries out an approved ticket that the domain's policy rules still allow and rejects
+the others, so a trial still reaches its outcome, whoever decided.
 
 A domain's policy may say how urgent a ticket is (by amount, by a member's tier) and what the person
 taking it should know: its gate rule then returns a ``Review`` (``passhat.domains.toolkit``), a reason that
@@ -13,10 +15,11 @@ carries the ticket's priority and internal note. A plain reason gets the default
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, Protocol, get_args
 
 from passhat.domains.model import Call, Rule
 from passhat.domains.toolkit import Review
@@ -24,8 +27,11 @@ from passhat.env import Execution, ToolRunner
 from passhat.env.tools import Within, ok
 
 TABLE = "_passhat_tickets"
+TICKET_COLUMNS = "id, tool, args, rule, reason, owner, priority, note"  # what an operator takes of a ticket
 OWNERS = ("Dana Whitfield", "Sam Okafor", "Priya Raman")  # the simulated review team, assigned in turn
 DEFAULT_PRIORITY = "high"  # a gate rule that says nothing of urgency: a person is waiting
+OperatorKind = Literal["simulated", "inbox"]  # SimulatedOperator, or people in the inbox (passhat.guard.inbox)
+OPERATORS: tuple[OperatorKind, ...] = get_args(OperatorKind)
 CarryOut = Callable[[int, str, dict[str, Any]], Execution]  # (ticket number, tool, args) -> what running it did
 
 
@@ -94,31 +100,107 @@ def handoff_message(ticket: dict[str, Any]) -> str:
     )
 
 
-def resolve_tickets(runner: ToolRunner, carry_out: CarryOut | None = None) -> list[tuple[dict[str, Any], Execution | None]]:
-    """The simulated operator: each open ticket carried out if the policy allows it, else rejected.
+@dataclasses.dataclass(frozen=True)
+class GateTicket:
+    """A ticket of the gate's queue, as an operator takes it."""
+
+    number: int
+    tool: str
+    args: dict[str, Any]
+    rule: str
+    reason: str
+    owner: str
+    priority: str
+    note: str  # internal, for whoever takes it
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """An operator's decision on a ticket: who decided, and why not when it is a rejection."""
+
+    approved: bool
+    by: str
+    note: str = ""
+
+
+class Operator(Protocol):
+    """Who decides the gate's tickets of one conversation."""
+
+    def filed(self, ticket: GateTicket, request: list[str], evidence: list[dict[str, Any]]) -> None:
+        """The gate just opened ``ticket``; ``request`` is what the customer said so far, ``evidence`` the reads made."""
+
+    def verdict(self, ticket: GateTicket) -> Verdict | None:
+        """The decision on ``ticket`` if there is one now (never waits)."""
+
+    async def wait(self, ticket: GateTicket) -> Verdict:
+        """The decision on ``ticket``, waiting for it as long as this operator waits."""
+
+    def carried_out(self, ticket: GateTicket, outcome: str) -> None:
+        """What carrying out an approved ticket did ("carried out", or why it was not)."""
+
+
+class SimulatedOperator:
+    """Approves every ticket at once, as its owner: carrying it out then rejects what the policy forbids."""
+
+    def filed(self, ticket: GateTicket, request: list[str], evidence: list[dict[str, Any]]) -> None:
+        pass
+
+    def verdict(self, ticket: GateTicket) -> Verdict:
+        return Verdict(True, ticket.owner)
+
+    async def wait(self, ticket: GateTicket) -> Verdict:
+        return self.verdict(ticket)
+
+    def carried_out(self, ticket: GateTicket, outcome: str) -> None:
+        pass
+
+
+SIMULATED = SimulatedOperator()
+
+
+def open_tickets(db: sqlite3.Connection) -> list[GateTicket]:
+    """The open tickets, in the order they were filed."""
+    return [_ticket(row) for row in db.execute(f"SELECT {TICKET_COLUMNS} FROM {TABLE} WHERE status = 'open' ORDER BY id")]
+
+
+def ticket(db: sqlite3.Connection, ticket_id: str) -> GateTicket:
+    """The ticket the agent was told of as ``ticket_id`` ("T-<number>")."""
+    row = db.execute(f"SELECT {TICKET_COLUMNS} FROM {TABLE} WHERE id = ?", (int(ticket_id.removeprefix("T-")),)).fetchone()
+    return _ticket(row)
+
+
+def _ticket(row: tuple[Any, ...]) -> GateTicket:
+    number, tool, args, *rest = row
+    return GateTicket(number, tool, json.loads(args), *rest)
+
+
+def close(
+    runner: ToolRunner, ticket: GateTicket, verdict: Verdict, carry_out: CarryOut | None = None
+) -> tuple[dict[str, Any], Execution | None]:
+    """Close ``ticket`` by ``verdict``: approved, it is carried out if the policy allows it, else rejected with
+    the rules it breaks; rejected, with the operator's note. Returns the ticket as the trial's event shows it
+    (``by`` names whoever decided, when that is not the owner) and what carrying it out did.
 
     ``carry_out(number, tool, args)`` runs a ticket's call (the gateway's pays through the payment provider,
     keyed by the ticket); by default the runner runs it.
     """
     carry_out = carry_out or (lambda number, name, args: runner.execute(name, args))
-    out = []
-    for number, name, raw_args, owner in runner.db.execute(
-        f"SELECT id, tool, args, owner FROM {TABLE} WHERE status = 'open' ORDER BY id"
-    ).fetchall():
-        args = json.loads(raw_args)
-        violations = runner.check_rules(name, args)
-        done = None if violations else carry_out(number, name, args)
-        status = "done" if done is not None and done.result["status"] == "ok" else "rejected"
+    violations = runner.check_rules(ticket.tool, ticket.args) if verdict.approved else []
+    done = carry_out(ticket.number, ticket.tool, ticket.args) if verdict.approved and not violations else None
+    status = "done" if done is not None and done.result["status"] == "ok" else "rejected"
+    if not verdict.approved:
+        note = verdict.note
+    else:
         note = "; ".join(v.reason for v in violations) or (
             done.result.get("error", {}).get("message", "carried out") if done else ""
         )
-        _close(runner.db, number, owner, status, note)
-        out.append(({"ticket_id": f"T-{number}", "owner": owner, "status": status, "note": note, "tool": name}, done))
-    return out
+    _close(runner.db, ticket.number, verdict.by, status, note)
+    closed = {"ticket_id": f"T-{ticket.number}", "owner": ticket.owner, "status": status, "note": note, "tool": ticket.tool}
+    return (closed if verdict.by == ticket.owner else {**closed, "by": verdict.by}), done
 
 
-def _close(db: sqlite3.Connection, number: int, owner: str, status: str, note: str) -> None:
+def _close(db: sqlite3.Connection, number: int, by: str, status: str, note: str) -> None:
     with db:
         history = json.loads(db.execute(f"SELECT history FROM {TABLE} WHERE id = ?", (number,)).fetchone()[0])
-        history.append({"status": status, "by": owner, "note": note})
+        history.append({"status": status, "by": by, "note": note})
         db.execute(f"UPDATE {TABLE} SET status = ?, history = ? WHERE id = ?", (status, json.dumps(history), number))

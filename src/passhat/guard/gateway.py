@@ -59,7 +59,9 @@ class Passage:
     def event(self, kind: Literal["tool", "guard"] = "tool", call_id: str | None = None) -> Event:
         """The passage as a trial event; an operator's decision (``guard``) says which ticket it closed."""
         ex, g = self.execution, self.guard or {}
-        text = f"ticket {g['ticket_id']} {g['status']} by {g['owner']}" if kind == "guard" and "ticket_id" in g else ""
+        text = (
+            f"ticket {g['ticket_id']} {g['status']} by {g.get('by', g['owner'])}" if kind == "guard" and "ticket_id" in g else ""
+        )
         violations = tuple({"rule": v.rule, "reason": v.reason} for v in ex.violations)
         commitment = self.commitment.to_dict() if self.commitment else None
         return Event(
@@ -97,7 +99,7 @@ class Gateway:
         self.id_pattern = id_pattern  # entity ids in text, so a proposal naming another entity binds nothing
         self.run_id, self.conversation_id = run_id, conversation_id
         self.audit = (AuditLog() if audit is None else audit) if "audit" in self.enabled else None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entered by resolve_tickets
         self._made: list[Commitment] = []  # the confirmed writes that went through, which later proposals may report
         self.payments = (payments or provider_for("sandbox")) if "payments" in self.enabled else None
         if self.payments is not None:
@@ -235,18 +237,26 @@ class Gateway:
             return self._refused("idempotency", name, args, idempotency.conflict(key, name), decision="conflict", key=key)
         return Passage(Execution(name, args, earlier.result), guard={"guard": "idempotency", "decision": "replayed", "key": key})
 
-    def resolve_tickets(self) -> list[Passage]:
-        """The simulated operator's pass over the open tickets (see ``gate.resolve_tickets``)."""
+    def open_tickets(self) -> list[gate.GateTicket]:
+        """The human gate's open tickets, in filing order (none with the gate off)."""
         if "human_gate" not in self.enabled:
             return []
         with self._lock:
-            out = []
-            for ticket, done in gate.resolve_tickets(self.runner, self._carry_out):
-                execution = done or Execution(ticket["tool"], None, error("rejected", ticket["note"]))
-                passage = Passage(execution, guard={"guard": "human_gate", "decision": f"operator_{ticket['status']}", **ticket})
-                self._audit(passage)
-                out.append(passage)
-            return out
+            return gate.open_tickets(self.runner.db)
+
+    def close_ticket(self, ticket: gate.GateTicket, verdict: gate.Verdict) -> Passage:
+        """An operator's verdict carried out (see ``gate.close``), as the passage of its decision."""
+        with self._lock:
+            done, execution = gate.close(self.runner, ticket, verdict, self._carry_out)
+            execution = execution or Execution(ticket.tool, None, error("rejected", done["note"]))
+            passage = Passage(execution, guard={"guard": "human_gate", "decision": f"operator_{done['status']}", **done})
+            self._audit(passage)
+            return passage
+
+    def resolve_tickets(self) -> list[Passage]:
+        """The simulated operator's pass over the open tickets, in one hold of the gateway."""
+        with self._lock:
+            return [self.close_ticket(t, gate.SIMULATED.verdict(t)) for t in self.open_tickets()]
 
     def _carry_out(self, number: int, name: str, args: dict[str, Any]) -> Execution:
         """The operator runs ticket ``number``: its money is keyed by the ticket, which the backend numbered."""

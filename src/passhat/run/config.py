@@ -11,6 +11,7 @@ from passhat.domains import DEFAULT_DOMAIN
 from passhat.domains.model import Task
 from passhat.errors import UserError
 from passhat.grade import Mode
+from passhat.guard.gate import OperatorKind
 from passhat.llm import Price
 from passhat.store import ResultStore
 
@@ -34,6 +35,13 @@ class RunConfig(BaseModel):
     max_message_bytes: int = Field(64 * 1024, ge=1)
     faults: dict[str, float] = {}  # fault class -> rate per tool call (passhat.faults)
     guard: list[str] = []  # guards switched on (passhat.guard)
+    # who decides the human gate's tickets: simulated, or people in the runs folder's inbox (passhat.guard.inbox),
+    # each trial's end waiting up to operator_timeout seconds for their decisions
+    operator: OperatorKind = "simulated"
+    operator_timeout: float = Field(600.0, gt=0)
+    # the run's folder, set by the runner from its store for the inbox operator; never stored, so a runs folder
+    # moved between a run and its resume files into its own inbox
+    run_folder: str | None = Field(None, exclude=True)
     # models (llm: agents and customers); keys are read from the environment and never stored here
     agent_base_url: str | None = None
     user_base_url: str | None = None

@@ -9,12 +9,14 @@ from __future__ import annotations
 import contextlib
 import time
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain
 from passhat.domains.model import Domain
+from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.run.config import RunConfig
 from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
@@ -28,8 +30,10 @@ AuditRecords = list[dict[str, Any]]
 class TrialJudge:
     """Runs and judges one trial at a time (many concurrently), with one process's factories."""
 
-    def __init__(self, domain: Domain, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory):
-        self.domain, self.config = domain, config
+    def __init__(
+        self, domain: Domain, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory, inbox: Inbox | None = None
+    ):
+        self.domain, self.config, self.inbox = domain, config, inbox
         self._make_agent, self._make_user = make_agent, make_user
 
     async def judge(self, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
@@ -42,7 +46,7 @@ class TrialJudge:
                 bounds = TurnBounds(config.max_tool_calls_per_turn, config.max_argument_bytes, config.max_message_bytes)
                 out = await run_trial(
                     self.domain, spec, self._make_agent, self._make_user, config.mode, config.max_turns, config.faults,
-                    config.guard, bounds,
+                    config.guard, bounds, self.inbox,
                 )  # fmt: skip
             except Exception:  # an infra or harness failure: stored, retried on resume, never scored
                 return infra_error_record(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
@@ -86,6 +90,19 @@ async def trial_judge(config: RunConfig) -> AsyncIterator[TrialJudge]:
     hub = ModelHub.from_config(config)  # the run's model clients, if its agent or customer is a model
     try:
         make_agent = resolve_agent(config.agent, hub, with_policy=not config.no_policy)
-        yield TrialJudge(domain, config, make_agent, resolve_user(config.user, hub))
+        with _inbox(config) as inbox:
+            yield TrialJudge(domain, config, make_agent, resolve_user(config.user, hub), inbox)
     finally:
         await hub.aclose()
+
+
+@contextlib.contextmanager
+def _inbox(config: RunConfig) -> Iterator[Inbox | None]:
+    """With the inbox operator, the inbox of the runs folder holding the run (one connection per process)."""
+    if config.operator != "inbox":
+        yield None
+        return
+    assert config.run_folder is not None, "the runner sets the run's folder"
+    folder = Path(config.run_folder)
+    with InboxStore.open(folder.parent) as store:
+        yield Inbox(store, "run", folder.name, config.operator_timeout)

@@ -133,6 +133,7 @@ async def execute(
     account for every planned trial (a progress bar's total).
     """
     domain = load_domain(config.domain, config.tasks_dir)
+    config = config.model_copy(update={"run_folder": str(store.path.parent.resolve())})  # where the inbox operator files
     specs = plan_trials(config, store.completed_keys())
     if early_stop:
         specs = early_stop.order(specs)

@@ -20,6 +20,8 @@ from passhat.env.tools import MAX_ARGUMENT_DEPTH, argument_problem, error
 from passhat.grade import Grade, Mode, grade_trial
 from passhat.grade.steps import TrialSteps, trial_steps
 from passhat.guard import ToolPath
+from passhat.guard.gate import SIMULATED
+from passhat.guard.inbox import Inbox
 from passhat.llm import ContextOverflow
 from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
@@ -75,12 +77,15 @@ async def run_trial(
     faults: dict[str, float] | None = None,
     guards: Sequence[str] = (),
     bounds: TurnBounds = GENEROUS_BOUNDS,
+    inbox: Inbox | None = None,
 ) -> TrialOutput:
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
     ``faults`` ({class: rate}) and ``guards`` (names) put the fault injector and the gateway on the
     tools' path, with the guards the task itself declares added; the operator then resolves any
-    human-gate tickets before grading. ``bounds``: what one answer of the agent may carry.
+    human-gate tickets before grading: the simulated one, or with an ``inbox`` the people deciding there,
+    whose decisions the trial awaits (other trials of the event loop going on meanwhile).
+    ``bounds``: what one answer of the agent may carry.
     """
     rng = random.Random(spec.seed)
     env = Environment(domain)
@@ -88,13 +93,14 @@ async def run_trial(
         conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
         scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
         # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
-        path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation)
+        operator = inbox.operator(conversation, domain.name) if inbox else SIMULATED
+        path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation, operator)
         user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
         agent = make_agent(
             AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
         )
         events = await _converse(path, agent, user, max_turns, bounds)
-        events += path.settle()
+        events += await path.settle_waiting()
         grade = grade_trial(domain, spec.task, env, events, mode)
         return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
     finally:

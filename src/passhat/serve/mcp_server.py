@@ -34,17 +34,24 @@ In-process API, for a harness that runs an agent against this server::
     server.session_events(session_id)           # its events: each call, and at its end the operator's decisions
     server.session(session_id)                  # the McpSession: number, seed, env (its fork), path, events, audit
 
-``on_session_end(session)`` runs when a session ends, once the simulated operator has settled the session's
-human-gate tickets and before its fork closes: the moment to read its final backend (to grade it, say). A session's
-events stay readable after it ended, for as long as the server object lives.
+``on_session_end(session)`` runs when a session ends, once the operator has settled the session's human-gate tickets
+and before its fork closes: the moment to read its final backend (to grade it, say). A session's events stay readable
+after it ended, for as long as the server object lives.
+
+Operator. By default the simulated operator settles a session's tickets when it ends. With an ``inbox``
+(``passhat.guard.inbox``) each ticket is filed there as the gate opens it (conversation: the session); a decision made
+in the inbox is carried out on the session's fork at the session's next tool call, and at its end the session waits
+for the rest, up to the inbox's timeout (a ticket not decided by then expires: a rejection). Ending a session is
+then a wait: the client's DELETE is answered, and the server stops, once it is over.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import mcp.types as types
@@ -65,6 +72,8 @@ from passhat.domains.toolkit import ToolMeta
 from passhat.env import Environment
 from passhat.errors import UserError
 from passhat.guard import ToolPath
+from passhat.guard.gate import SIMULATED
+from passhat.guard.inbox import Inbox
 from passhat.run.seeding import trial_seed
 from passhat.run.tool_path import trial_tool_path
 from passhat.run.trial import GENEROUS_BOUNDS, execute_call
@@ -104,9 +113,10 @@ class McpDomainServer:
         faults: dict[str, float] | None = None,
         seed: int = 0,
         on_session_end: Callable[[McpSession], None] | None = None,
+        inbox: Inbox | None = None,
     ):
         self.domain, self.guards, self.faults, self.seed = domain, list(guards), dict(faults or {}), seed
-        self.on_session_end = on_session_end
+        self.on_session_end, self.inbox = on_session_end, inbox
         self._sessions: dict[str, McpSession] = {}
         self._http: uvicorn.Server | None = None
         self._stopping = False  # stop() came, perhaps before serve_http made its server
@@ -129,24 +139,23 @@ class McpDomainServer:
     def session_events(self, session_id: str) -> list[Event]:
         return list(self._sessions[session_id].events)
 
-    def end_session(self, session_id: str) -> None:
-        """Settle the session's tickets, hand it to ``on_session_end``, close its fork. A session that never used a
-        tool has no fork to close, and ending a session twice does nothing."""
+    async def end_session(self, session_id: str) -> None:
+        """Settle the session's tickets (waiting for the inbox's decisions), hand it to ``on_session_end``, close its
+        fork. A session that never used a tool has no fork to close, and ending a session twice does nothing."""
         session = self._sessions.get(session_id)
         if session is None or not session.open:
             return
         session.open = False
         try:
-            session.events += session.path.settle()
+            session.events += await session.path.settle_waiting()
             if self.on_session_end is not None:
                 self.on_session_end(session)
         finally:
             session.env.close()
 
-    def close(self) -> None:
-        """End every session (the server stops)."""
-        for session_id in self.session_ids():
-            self.end_session(session_id)
+    async def close(self) -> None:
+        """End every session (the server stops), their waits for decisions running side by side."""
+        await asyncio.gather(*(self.end_session(session_id) for session_id in self.session_ids()))
 
     def _session_of(self, ctx: ServerRequestContext[Any, Any]) -> McpSession:
         """The request's session, opened (with its fork) on its first request."""
@@ -159,7 +168,8 @@ class McpDomainServer:
         seed = trial_seed(self.seed, "mcp", "session", number)
         env = Environment(self.domain)
         # as in a trial: keys derive from the seed (the same seed gives the same trajectory), the session names the conversation
-        path = trial_tool_path(env, seed, self.faults, self.guards, f"seed-{seed}", f"mcp-session-{number}")
+        operator = self.inbox.operator(f"session {number}: {session_id}", self.domain.name) if self.inbox else SIMULATED
+        path = trial_tool_path(env, seed, self.faults, self.guards, f"seed-{seed}", f"mcp-session-{number}", operator)
         session = self._sessions[session_id] = McpSession(session_id, number, seed, env, path)
         return session
 
@@ -174,6 +184,8 @@ class McpDomainServer:
 
     async def _call_tool(self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         session = self._session_of(ctx)
+        if self.inbox is not None:  # what people decided since the last call is carried out first
+            session.events += session.path.settle()
         call = ToolCall(f"mcp-{ctx.request_id}", params.name, params.arguments or {})
         event = execute_call(session.path, call, session.events, GENEROUS_BOUNDS.argument_bytes)
         session.events.append(event)
@@ -187,7 +199,7 @@ class McpDomainServer:
             async with stdio_server() as (read_stream, write_stream):
                 await self.server.run(read_stream, write_stream, self.server.create_initialization_options())
         finally:
-            self.close()
+            await self.close()
 
     async def serve_http(self, sock: socket.socket, host: str = "127.0.0.1") -> None:
         """Serve streamable HTTP at ``MCP_PATH`` on a listening socket until ``stop()`` (or Ctrl-C in the main thread)."""
@@ -196,7 +208,7 @@ class McpDomainServer:
         try:
             await self._http.serve(sockets=[sock])
         finally:
-            self.close()
+            await self.close()
 
     def stop(self) -> None:
         """Ask ``serve_http`` to finish, or not to start serving if it has not yet (it ends every session on its way out)."""
@@ -215,7 +227,7 @@ class _SessionBoundary:
     """In front of the SDK's HTTP app: refuses requests that belong to no session (protocol 2026-07-28), and ends a
     session when its client's DELETE succeeds."""
 
-    def __init__(self, app: ASGIApp, end_session: Callable[[str], None]):
+    def __init__(self, app: ASGIApp, end_session: Callable[[str], Awaitable[None]]):
         self.app, self.end_session = app, end_session
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -235,7 +247,7 @@ class _SessionBoundary:
         async def ending(message: Message) -> None:
             # the SDK answers a DELETE once the session is over: end ours before the client hears it is
             if message["type"] == "http.response.start" and 200 <= message["status"] < 300:
-                self.end_session(session_id)
+                await self.end_session(session_id)
             await send(message)
 
         await self.app(scope, receive, ending)
