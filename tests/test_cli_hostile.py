@@ -25,6 +25,7 @@ from passhat.cli import main
 from passhat.cli.common import OutputFile
 
 RUN = "r1"
+ACCOUNT = "ann"  # an operator account the place holds
 # Valid positional arguments and options of each command: the hostile value replaces one of them (an option
 # given again wins, being last). Small on purpose: a run that gets through its checks runs one trial.
 VALID: dict[str, tuple[list[str], list[str]]] = {
@@ -42,6 +43,13 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "domains": ([], []),
     "check": ([], ["--tasks", "retail-001"]),
     "serve mcp": ([], ["--transport", "stdio"]),  # stdin is empty here: the server starts, reads EOF, ends
+    "serve": ([], ["--out", "{out}", "--port", "0"]),  # the web server binds its port, then `never_serve` returns
+    "users add": (["bob"], ["--role", "viewer", "--password-stdin", "--out", "{out}"]),  # empty stdin: no password
+    "users list": ([], ["--out", "{out}"]),
+    "users role": ([ACCOUNT, "operator"], ["--out", "{out}"]),
+    "users remove": (["nobody"], ["--out", "{out}"]),
+    "users reset-2fa": ([ACCOUNT], ["--out", "{out}"]),
+    "users password": ([ACCOUNT], ["--password-stdin", "--out", "{out}"]),
     "new-domain": (["shop2"], ["--path", "{out}"]),
     "schema report": ([], []),  # prints the schema; the hostile --out values replace the missing one
 }
@@ -151,10 +159,21 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Place:
         ],
     )
     assert result.exit_code == 0, result.output
+    added = CliRunner().invoke(
+        main,
+        ["users", "add", ACCOUNT, "--role", "operator", "--password-stdin", "--out", str(place.out)],
+        input="a long pass phrase\n",
+    )
+    assert added.exit_code == 0, added.output
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(place.root)  # relative hostile paths ("nan", "[/x]") land here, not in the project
+        patch.setattr("uvicorn.Server.run", never_serve)
         yield place
     locked.chmod(0o700)
+
+
+def never_serve(server: object, sockets: object = None) -> None:
+    """`passhat serve` got through its checks and bound its port: the web server itself is not under test here."""
 
 
 class Hang(Exception):

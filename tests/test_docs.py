@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CLI_DOC = ROOT / "docs" / "cli.md"
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_LIMIT = 12_500  # bytes: the README is the front door, the reference lives in docs/
-HEADING = re.compile(r"^#+ `passhat ([a-z][a-z -]*)`", flags=re.MULTILINE)
+HEADING = re.compile(r"^#+ `passhat ([a-z][a-z0-9 -]*)`", flags=re.MULTILINE)
 
 
 def commands(group: click.Group = main, path: tuple[str, ...] = ()) -> Iterator[tuple[str, click.Command]]:

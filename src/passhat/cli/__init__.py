@@ -7,6 +7,8 @@ The click group `main` is defined here; each concern's commands live in one modu
     tasks.py    tasks (and tasks show), domains, check
     guard.py    audit verify, guard compare
     schema.py   schema report
+    serve.py    serve (the web dashboard and operator inbox), serve mcp
+    users.py    users add, list, role, remove, reset-2fa, password (the web app's accounts)
     common.py   the consoles, the group that turns every failure into a message and exit code (0 and 1 are
                 verdicts, 2 every error, 130 Ctrl-C), the parameter types, and helpers several commands share
 """
@@ -25,6 +27,6 @@ def main() -> None:
 
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
-from passhat.cli import export, guard, reports, run, scaffold, schema, serve, tasks  # noqa: E402, F401
+from passhat.cli import export, guard, reports, run, scaffold, schema, serve, tasks, users  # noqa: E402, F401
 
 __all__ = ["main"]

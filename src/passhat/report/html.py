@@ -82,18 +82,24 @@ def html_pieces(
 ) -> Iterator[str]:
     """The page in the order it is written, a section or a scenario row at a time: a page of 100,000 trials is
     never one string in memory, let alone several."""
-    m = report.metrics
     embedded = embedded_trials(trials, max_transcripts)
     title = escape(f"passhat run {report.run_id}")
     yield f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title><style>{CSS}</style></head><body>'
-    yield _header(report)
-    if m.scenarios:
-        yield from (_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m))
+    yield from figure_sections(report)
     chosen = sorted(embedded)
     records = transcripts([trials[i].key for i in chosen]) if transcripts else (trials[i] for i in chosen)
     yield from _scenarios(report, trials, embedded, max_transcripts)
     yield from map(_transcript, chosen, records)
     yield f"<script>{SCRIPT}</script></body></html>"
+
+
+def figure_sections(report: Report) -> Iterator[str]:
+    """The run's header and every figure and chart, before its scenario table: what the web dashboard's run
+    page shows of the report (it pages through scenarios and trials itself)."""
+    m = report.metrics
+    yield _header(report)
+    if m.scenarios:
+        yield from (_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m))
 
 
 def write_html(

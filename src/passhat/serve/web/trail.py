@@ -1,0 +1,77 @@
+"""The audit trail of a runs folder (``<out>/audit``), written by the web app and by `passhat users` at once.
+
+``AuditLog`` keeps its chain's head in memory, so two processes holding one each would both chain their next
+entry after the same head and fork the chain. Every append here therefore takes an exclusive lock on a file in
+the folder and reopens the log under it, so each append continues from the head on disk.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from passhat.guard.audit import AUDIT_FILE, AuditKey, AuditLog, Verification, parse_line, verify_folder
+
+TRAIL_FOLDER = "audit"
+LOCK_FILE = "audit.lock"
+
+
+def trail_folder(out: Path) -> Path:
+    return Path(out) / TRAIL_FOLDER
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK_FILE, "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def append(out: Path, key: AuditKey, action: str, by: str, **details: Any) -> None:
+    """Append one record ``{"action", "by", "at", **details}`` to the runs folder's trail, after its head on disk."""
+    folder = trail_folder(out)
+    with _locked(folder):
+        AuditLog(folder, key).append({"action": action, "by": by, "at": now_iso(), **details})
+
+
+@dataclass(frozen=True)
+class TrailPage:
+    """One page of the trail, newest entry first, and how many entries it has in all."""
+
+    entries: list[dict[str, Any]]
+    total: int
+
+
+def read_page(out: Path, page: int, per_page: int) -> TrailPage:
+    """Page ``page`` (1 is the newest) of the trail; empty when the trail or the page does not exist."""
+    log = trail_folder(out) / AUDIT_FILE
+    lines = log.read_bytes().split(b"\n") if log.exists() else []
+    lines = [line for line in lines if line.strip()]
+    end = len(lines) - (page - 1) * per_page
+    chosen = lines[max(0, end - per_page) : max(0, end)]
+    return TrailPage([parse_line(line) for line in reversed(chosen)], len(lines))
+
+
+def verify(out: Path, key: AuditKey | None) -> Verification:
+    """What a check of the runs folder's trail finds under ``key`` (as `passhat audit verify` checks a run's)."""
+    return verify_folder(trail_folder(out), key)
+
+
+def entry_details(entry: dict[str, Any]) -> str:
+    """The parts of an entry that are neither the chain's nor the columns the audit page shows, as one line."""
+    shown = {k: v for k, v in entry.items() if k not in ("seq", "prev", "key_id", "hash", "action", "by", "at")}
+    return json.dumps(shown, sort_keys=True, ensure_ascii=False) if shown else ""

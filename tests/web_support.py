@@ -1,0 +1,70 @@
+"""Test support for the web app: an app over a runs folder, and a client signed in through the real sign-in
+routes (password, then a TOTP code computed from the stored secret, enrolling the account the first time)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from passhat.serve.web.accounts import Accounts, Role
+from passhat.serve.web.app import create_app
+
+PASSWORD = "correct horse battery staple"
+CSRF_META = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
+
+
+def make_app(out: Path) -> Starlette:
+    return create_app(out)
+
+
+def code_for(accounts: Accounts, name: str) -> str:
+    """A code the account accepts now: the current step's, or the next one's when the current one was used
+    (a code signs in once; one step ahead is within the window)."""
+    account = accounts.require(name)
+    now = accounts.clock()
+    with accounts._db() as db:
+        last = db.execute("SELECT last_totp_step FROM accounts WHERE name = ?", (name,)).fetchone()[0]
+    offset = 1 if last >= account.totp.timecode(now) else 0
+    return account.totp.at(now, counter_offset=offset)
+
+
+def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> None:
+    """Sign ``client`` in as ``name`` through /login and /login/totp (or /enrol the first time)."""
+    accounts: Accounts = client.app.state.accounts  # type: ignore[attr-defined]
+    page = client.get("/login")
+    response = client.post(
+        "/login", data={"name": name, "password": password, "csrf_token": form_token(page.text)}, follow_redirects=False
+    )
+    assert response.status_code == 303, response.text
+    second = client.get(response.headers["location"])
+    step = "/enrol" if "/enrol" in response.headers["location"] else "/login/totp"
+    done = client.post(
+        step, data={"code": code_for(accounts, name), "csrf_token": form_token(second.text)}, follow_redirects=False
+    )
+    assert done.status_code == 303, done.text
+
+
+def signed_in(app: Starlette, out: Path, role: Role, name: str | None = None) -> TestClient:
+    """A client signed in as ``name`` (default: the role's name, e.g. "admin"), an account of ``role`` made
+    first when there is none."""
+    name = name or role
+    accounts: Accounts = app.state.accounts
+    if accounts.get(name) is None:
+        accounts.add(name, role, PASSWORD)
+    client = TestClient(app)
+    sign_in(client, name)
+    return client
+
+
+def form_token(html: str) -> str:
+    match = CSRF_META.search(html)
+    assert match, "the page has no CSRF token"
+    return match.group(1)
+
+
+def csrf(client: TestClient) -> str:
+    """A valid CSRF token for the client's session, read from a page as a browser would."""
+    return form_token(client.get("/account").text)
