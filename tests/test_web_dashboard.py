@@ -272,7 +272,6 @@ def test_compare_shows_the_runs_side_by_side_with_the_paired_differences_of_pass
     [
         ({"a": "flaky", "b": "hostile"}, 400, "cover different scenarios"),
         ({"a": "flaky", "b": "hostile", "intersection": "1"}, 400, "cover different scenarios"),
-        ({"a": "flaky"}, 400, "choose two runs"),
         ({"a": "flaky", "b": "nothing"}, 404, "no run"),
     ],
 )
@@ -280,6 +279,12 @@ def test_runs_that_cannot_be_compared_give_the_form_again_with_the_reason(client
     page = client.get("/compare", params=query)
     assert page.status_code == status and message in html.unescape(page.text)
     assert '<form class="dash-filters" method="get" action="/compare">' in page.text
+
+
+def test_a_run_pages_compare_link_gives_the_form_with_that_run_chosen(client):
+    page = client.get("/compare", params={"a": "flaky"})
+    assert page.status_code == 200
+    assert "<option selected>flaky</option>" in page.text and "The runs side by side" not in page.text
 
 
 def test_the_traffic_calculator_gives_the_figures_of_passhat_traffic(client, out):

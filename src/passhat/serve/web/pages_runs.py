@@ -338,11 +338,9 @@ async def compare_page(request: Request) -> Response:
     a, b, intersection = params.get("a", ""), params.get("b", ""), params.get("intersection") == "1"
     run_ids = [s.run_id for s in await off_loop(cache.summaries) if s.error is None]
     context: dict[str, Any] = {"run_ids": run_ids, "a": a, "b": b, "intersection": intersection, "error": None, "view": None}
-    if not (a or b):
+    if not (a and b):  # the form, with the run already chosen when a run's page sent us here
         return page(request, "runs_compare.html", context)
     try:
-        if not (a and b):
-            raise UserError("choose two runs to compare.")
         context["view"] = await off_loop(comparison, cache, a, b, intersection)
     except NotFound as exc:
         return page(request, "runs_compare.html", context | {"error": str(exc)}, 404)
