@@ -23,10 +23,11 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# Headless Chromium for the HTML report test (Debian's package; CI runs as root on a fresh machine).
+# Headless Chromium for the browser tests: the HTML report and `passhat serve` (Debian's package, driven by
+# Playwright without a download of its own; CI runs as root on a fresh machine).
 browser:
 	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-		|| echo "chromium could not be installed: the HTML report's browser test will be skipped"
+		|| echo "chromium could not be installed: the browser tests will be skipped"
 
 bench: install
 	$(BIN)/python bench/harness_overhead.py
