@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING
 
 from passhat.llm import role_models, scrub
 from passhat.run.config import RunConfig
-from passhat.run.judged import infra_error_record, trial_judge
+from passhat.run.judged import AuditRecords, infra_error_record, trial_judge
 from passhat.run.trial import TrialSpec
+from passhat.store import TrialRecord
 from passhat.users.personas import resolve_personas
 
 if TYPE_CHECKING:
@@ -106,23 +107,22 @@ class WorkerPool:
             self._stop_all()
 
     async def _drive(self, index: int, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
-        """Keep worker ``index`` supplied until the plan runs out, replacing it if it dies. A finished trial's
-        slot is refilled before its record is written: the worker's next trial need not wait on the disk."""
+        """Keep worker ``index`` supplied until the plan runs out, replacing it if it dies. Finished trials' slots
+        are refilled before their records are written: the worker's next trials need not wait on the disk."""
         worker = self._start(index)
         self._supply(worker, pending, sink)
         while worker.in_flight:
             await _readable(worker.conn)
-            try:
-                record, audit = worker.conn.recv()
-            except (EOFError, OSError):  # the worker died: what it had in flight is stored, never lost
+            records, died = _received(worker.conn)
+            for record, _ in records:
+                del worker.in_flight[record.key]
+                sink.count(record)
+            if died:  # what it had in flight is stored as infra errors, never lost; a fresh worker takes its place
                 self._bury(worker, sink)
                 worker = self._start(index)
-                self._supply(worker, pending, sink)
-                continue
-            del worker.in_flight[record.key]
-            sink.count(record)
             self._supply(worker, pending, sink)
-            sink.write(record, audit)
+            for record, audit in records:
+                sink.write(record, audit)
 
     def _supply(self, worker: Worker, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
         """Fill the worker's free slots from the plan, which every worker shares: each spec is handed out once."""
@@ -180,6 +180,18 @@ async def _readable(conn: Connection) -> None:
         await ready
     finally:
         loop.remove_reader(conn.fileno())
+
+
+def _received(conn: Connection) -> tuple[list[tuple[TrialRecord, AuditRecords]], bool]:
+    """Every record the worker has sent so far (one at least is waiting), and whether its pipe has closed."""
+    records = []
+    try:
+        records.append(conn.recv())
+        while conn.poll():
+            records.append(conn.recv())
+    except (EOFError, OSError):
+        return records, True
+    return records, False
 
 
 def worker_main(conn: Connection, setup: WorkerSetup) -> None:
