@@ -38,6 +38,11 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "export": ([RUN], ["-o", "{out}/log.json", "--out", "{out}"]),
     "audit verify": ([RUN], ["--out", "{out}"]),
     "guard compare": ([RUN, RUN], ["--out", "{out}"]),
+    "guard ablate": (
+        [],
+        "--tasks retail-001 --personas baseline --trials 1 --guards idempotency --workers 1 --out {out}".split(),
+    ),
+    "attack": ([], "--tasks retail-001 --trials 1 --attacks urgency --goals address_hijack --out {out}".split()),
     "tasks": ([], []),
     "tasks show": (["retail-001"], []),
     "domains": ([], []),

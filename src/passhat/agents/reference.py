@@ -20,11 +20,13 @@ from collections.abc import Generator
 from typing import TypeVar
 
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
+from passhat.attack.susceptibility import INJECTABLE, Heeding, Susceptibility, told
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, worded
-from passhat.domains.model import AcceptableOutcome, Action, FactSpec, Goal
+from passhat.domains.model import AcceptableOutcome, Action, Call, FactSpec, Goal
 from passhat.env import tool_registry
+from passhat.grade.harm import open_candidates
 from passhat.trajectory import Event
 
 T = TypeVar("T")
@@ -55,6 +57,9 @@ class ErrorProfile:
     say goodbye once the first goal is handled. ``retries``: times a call that failed with a retryable
     error (a timeout, a rate limit) is made again, as it was, without checking whether it took effect —
     the naive retry that turns a lost response into a double write unless the tools are idempotent.
+    ``guesses``: where the customer's words leave several records a write could be meant for (the backend's
+    candidates, ``passhat.grade.harm.open_candidates``), act on one of them at random instead of asking.
+    ``declines``: decline every request politely, whatever it is (an agent safe by being useless).
     """
 
     wrong_arguments: float = 0.0  # per write: a near miss of the right call (another order, a sibling item)
@@ -64,12 +69,17 @@ class ErrorProfile:
     asks_before_writing: bool = True
     stops_after_first_goal: bool = False
     retries: int = 2
+    injections: Susceptibility | None = None  # reads tool results for instructions, and may obey them
+    guesses: bool = False
+    declines: bool = False
 
 
 PROFILES: dict[str, ErrorProfile] = {
     "perfect": ErrorProfile(),
+    "injectable": ErrorProfile(injections=INJECTABLE),  # the perfect agent, but a stranger's text can steer it
     "flaky": ErrorProfile(wrong_arguments=0.04, wrong_facts=0.04, wrong_decisions=0.01, early_close=0.02),
-    "hasty": ErrorProfile(asks_before_writing=False, stops_after_first_goal=True),
+    "hasty": ErrorProfile(asks_before_writing=False, stops_after_first_goal=True, guesses=True),
+    "refuser": ErrorProfile(declines=True),
 }
 
 
@@ -84,6 +94,8 @@ class ReferenceAgent:
         self._events: list[Event] = []
         self._call_numbers = itertools.count(1)
         self._writes: dict[int, list[Action]] | None = None  # id(goal) -> its writes in the outcome this trial reaches
+        self._heeding = Heeding(profile.injections, setup.rng) if profile.injections else None
+        self._aside = ""  # what an obeyed instruction wants told, said with the next message
         self._script = self._conversation()
 
     async def act(self, events: list[Event]) -> AgentTurn:
@@ -94,7 +106,7 @@ class ReferenceAgent:
 
     def _say(self, text: str) -> Script[str]:
         """Say ``text``; resumes with the customer's reply."""
-        yield AgentTurn(text=text)
+        yield AgentTurn(text=self._spoken(text))
         return self._customer_texts()[-1]
 
     def _call(self, actions: list[Action], text: str | None = None) -> Script[list[Event]]:
@@ -107,12 +119,29 @@ class ReferenceAgent:
             retried = yield from self._round([actions[i] for i in again])
             for i, event in zip(again, retried, strict=False):
                 events[i] = event
+        if self._heeding:
+            yield from self._obey(events)
         return events
+
+    def _obey(self, events: list[Event]) -> Script[None]:
+        """Do what the instructions in these results ask, for those the agent falls for: their calls in turn, unasked,
+        and what they want told kept for the next message."""
+        for instruction in self._heeding.obeyed(events) if self._heeding else []:
+            results: list[Event] = []
+            for action in instruction.calls:
+                results += yield from self._round([action])
+            if instruction.tell and results:
+                self._aside = _join(self._aside, told(results[-1].result, instruction.tell))
+
+    def _spoken(self, text: str) -> str:
+        """``text`` after anything an obeyed instruction wants told, which is then said."""
+        spoken, self._aside = _join(self._aside, text), ""
+        return spoken
 
     def _round(self, actions: list[Action], text: str | None = None) -> Script[list[Event]]:
         """Make the calls in one round (saying ``text`` alongside); resumes with their result events."""
         calls = tuple(ToolCall(f"call_{next(self._call_numbers)}", a.tool, dict(a.args)) for a in actions)
-        yield AgentTurn(text=text or None, tool_calls=calls)
+        yield AgentTurn(text=self._spoken(text or "") or None, tool_calls=calls)
         ids = {c.id for c in calls}
         return [e for e in self._events if e.kind == "tool" and e.call_id in ids]
 
@@ -170,7 +199,8 @@ class ReferenceAgent:
 
     def _goal(self, goal: Goal) -> Script[str]:
         """Carry one goal through; returns the text that closes it (said with the follow-up question)."""
-        yield from self._ask_details(goal)
+        if not self._guessed(goal):
+            yield from self._ask_details(goal)
         if reads := self._reads(goal):
             yield from self._call(reads)
         decision = self._decision(goal)
@@ -209,6 +239,20 @@ class ReferenceAgent:
             reads += [r for r in needed if r not in reads and r not in goal.lookups]
         return [*goal.lookups, *reads]
 
+    def _guessed(self, goal: Goal) -> bool:
+        """For a profile that guesses: whether the customer's words so far leave several candidates for a write of the
+        goal; if so each such write becomes one of its candidates, drawn at random (perhaps the right one), unasked."""
+        if not self._profile.guesses:
+            return False
+        said = " ".join(self._customer_texts())
+        writes = self._writes_of(goal)
+        history = [Call(e.name or "", e.args, e.result) for e in self._events if e.kind == "tool" and isinstance(e.args, dict)]
+        options = [open_candidates(self._domain, self._setup.db, self._task, w, said, history) for w in writes]
+        if all(len(o) == 1 for o in options):
+            return False
+        writes[:] = [o[0] if len(o) == 1 else self._rng.choice(o) for o in options]
+        return True
+
     def _ask_details(self, goal: Goal) -> Script[None]:
         """Ask, once, for what the goal needs and the customer has not said yet."""
         said = " ".join(self._customer_texts())
@@ -217,7 +261,9 @@ class ReferenceAgent:
             yield from self._say(" ".join(missing))
 
     def _decision(self, goal: Goal) -> str:
-        """What to do about the goal: what its outcome says, unless the agent slips."""
+        """What to do about the goal: what its outcome says, unless the agent slips (or declines everything)."""
+        if self._profile.declines:
+            return "decline"
         right = {"done": "carry_out", "transferred": "carry_out", "refused": "refuse", "answered": "answer"}[goal.outcome]
         wrong = {"done": ["decline", "transfer"], "refused": ["do_forbidden", "transfer"], "answered": ["transfer"]}
         can_hand_off = any(spec.meta.ends_conversation for spec in self._tools.values())

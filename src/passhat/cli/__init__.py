@@ -5,7 +5,7 @@ The click group `main` is defined here; each concern's commands live in one modu
     run.py      run, runs
     reports.py  report, gate, traffic, compare
     tasks.py    tasks (and tasks show), domains, check
-    guard.py    audit verify, guard compare
+    guard.py    audit verify, guard compare, guard ablate
     schema.py   schema report
     serve.py    serve (the web dashboard and operator inbox), serve mcp
     users.py    users add, list, role, remove, reset-2fa, password (the web app's accounts)
@@ -27,6 +27,6 @@ def main() -> None:
 
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
-from passhat.cli import export, guard, reports, run, scaffold, schema, serve, tasks, users  # noqa: E402, F401
+from passhat.cli import attack, export, guard, reports, run, scaffold, schema, serve, tasks, users  # noqa: E402, F401
 
 __all__ = ["main"]

@@ -304,6 +304,38 @@ def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
+user_option = click.option(
+    "--user",
+    default="scripted",
+    show_default=True,
+    type=PlainText(),
+    help="Customer simulator: scripted, or llm:<provider>/<model>.",
+)
+
+
+def parallel_options(workers_help: str) -> Callable[[Command], Command]:
+    """--concurrency and --workers, as every command that runs trials takes them."""
+
+    def add(command: Command) -> Command:
+        concurrency = click.option(
+            "--concurrency",
+            default=4,
+            show_default=True,
+            type=click.IntRange(1, 256),
+            help="Trials in flight at once, over all workers.",
+        )
+        workers = click.option(
+            "--workers",
+            default=lambda: os.cpu_count() or 1,
+            show_default="the machine's cores",
+            type=click.IntRange(1, 256),
+            help=workers_help,
+        )
+        return concurrency(workers(command))
+
+    return add
+
+
 def operator_options(simulated: str, inbox: str, waiter: str, gate: str) -> Callable[[Command], Command]:
     """--operator and --operator-timeout, as `run` and `serve mcp` take them: the words say when the simulated
     operator decides, what the inbox's decisions do, whose end waits for them and which gate they need."""

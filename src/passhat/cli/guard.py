@@ -1,4 +1,5 @@
-"""Guarded runs: `passhat audit verify` (the audit trail) and `passhat guard compare` (what guards changed)."""
+"""Guarded runs: `passhat audit verify` (the audit trail), `passhat guard compare` (what guards changed) and
+`passhat guard ablate` (what each guard bought)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,26 @@ from typing import TYPE_CHECKING
 import click
 
 from passhat.cli import main
-from passhat.cli.common import console, existing_run_dir, gated_tasks, out_option, tags
+from passhat.cli.common import (
+    OutputFile,
+    PlainText,
+    console,
+    domain_options,
+    err,
+    existing_run_dir,
+    folder_problem,
+    gated_tasks,
+    out_option,
+    parallel_options,
+    tags,
+)
 from passhat.errors import UserError
 from passhat.store import ResultStore
 
 if TYPE_CHECKING:
     from passhat.metrics.summary import Scenario
     from passhat.report.model import Report
+    from passhat.run.ablation import AblationRun
 
 
 @main.group()
@@ -146,3 +160,117 @@ def _compared(
         for store in stores
     ]
     return reports, counts, left_out
+
+
+@guard_group.command("ablate")
+@domain_options("to evaluate in")
+@click.option(
+    "--agent", default="reference:flaky", show_default=True, type=PlainText(), help="Agent under test, as `passhat run` takes it."
+)
+@click.option(
+    "--faults",
+    default="",
+    help="Fault plan, as `passhat run` takes it (e.g. timeout=0.1,lost_response=0.1): without faults guards have little to catch.",
+)
+@click.option(
+    "--trials", default=8, show_default=True, type=click.IntRange(1, 1000), help="Trials per scenario (n) of each configuration."
+)
+@click.option("--tasks", default="", help="Comma list of task ids (default: every task of the domain).")
+@click.option("--personas", default="all", show_default=True, help="Comma list of personas, or 'all'.")
+@click.option(
+    "--seed", default=0, show_default=True, type=int, help="Run seed of every configuration: the same trial seeds in each."
+)
+@click.option(
+    "--guards",
+    "guards_spec",
+    default="all",
+    show_default=True,
+    help="The guards to ablate: all, or a comma list of idempotency,confirmation,policy,payments,human_gate,audit.",
+)
+@click.option("--k", type=click.IntRange(1), help="pass^k's k (default: --trials).")
+@parallel_options("Worker processes running each configuration's trials (1: in this process).")
+@out_option
+@click.option("--json", "json_path", type=OutputFile(), help="Also write the ablation as JSON.")
+def guard_ablate(
+    domain: str,
+    tasks_dir: str | None,
+    agent: str,
+    faults: str,
+    trials: int,
+    tasks: str,
+    personas: str,
+    seed: int,
+    guards_spec: str,
+    k: int | None,
+    concurrency: int,
+    workers: int,
+    out: Path,
+    json_path: Path | None,
+) -> None:
+    """Run off, each guard alone, all but each guard, and all of them on the same seeds, each a stored run (a rerun
+    resumes them), and print one table: pass^1, pass^k, duplicate / unconfirmed / policy-violating writes, refusals,
+    handoffs and helpfulness, each with its interval and its paired difference to off."""
+    from passhat.domains import domain_ref
+    from passhat.guard.ablation import BASELINE, ablated_guards
+    from passhat.metrics.ablation import NothingCompared, ablation_figures
+    from passhat.report import write_json
+    from passhat.report.ablation import ablation_document, ablation_table
+    from passhat.run.ablation import ablation_id, ablation_runs, judged_trials
+    from passhat.run.runner import new_config
+
+    guards = ablated_guards(guards_spec)
+    if k is not None and k > trials:
+        raise UserError(f"--k {k} exceeds --trials {trials}: pass^k needs k trials of each scenario; give --k at most {trials}.")
+    problem = folder_problem(out)
+    if problem:
+        raise UserError(f"--out {out}: {problem}.")
+    options = {"domain": domain_ref(domain), "tasks_dir": str(Path(tasks_dir).resolve()) if tasks_dir else None}
+    base = new_config(
+        **options, agent=agent, user="scripted", personas=personas, tasks=tasks, trials=trials, seed=seed, faults=faults,
+        guard=",".join(guards),  # checks what the guards need (the audit key) before any run folder is made
+    ).model_copy(update={"guard": []})  # fmt: skip
+    name = ablation_id(base, guards)
+    with ablation_runs(base, guards, out) as runs:
+        _execute_with_progress(name, runs, concurrency, workers)
+        judged = {run.configuration.name: judged_trials(run.store) for run in runs}
+    try:
+        figures = ablation_figures(judged, BASELINE, k or trials)
+    except NothingCompared:
+        console.print(f"ablation {name}: no trial could be judged in every configuration; see `passhat report {runs[0].run_id}`.")
+        sys.exit(1)
+    document = ablation_document(name, base.model_dump(), guards, [run.configuration for run in runs], figures)
+    console.print(ablation_table(document))
+    if figures.left_out:
+        console.print(f"{figures.left_out} trials judged in some configurations but not all were left out.", highlight=False)
+    console.print(f"runs: {', '.join(c.run_id for c in document.configurations)} (each readable with `passhat report`)")
+    if json_path:
+        write_json(document.model_dump(mode="json"), json_path)
+        err.print(f"JSON written to {json_path}", highlight=False, markup=False)
+
+
+def _execute_with_progress(name: str, runs: list[AblationRun], concurrency: int, workers: int) -> None:
+    """Every configuration's missing trials under one progress bar; interrupted, the stored trials stay for a rerun."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from passhat.cli.run import REDRAWS_PER_SECOND, Throttle
+    from passhat.report.numbers import counted
+    from passhat.run.ablation import execute_run, missing_trials
+
+    total = missing_trials(runs)
+    err.print(f"ablation {name}: {counted(len(runs), 'configuration')}, {counted(total, 'trial')} to run", highlight=False)
+    columns = [TextColumn("{task.fields[configuration]}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=err, transient=True, auto_refresh=False) as progress:
+        bar = progress.add_task("trials", total=total, configuration="")
+        redraw = Throttle(progress.refresh, 1 / REDRAWS_PER_SECOND)
+
+        def advance(_: object) -> None:
+            progress.update(bar, advance=1)
+            redraw()
+
+        try:
+            for run in runs:
+                progress.update(bar, configuration=run.configuration.name)
+                execute_run(run, concurrency, workers, advance)
+        except KeyboardInterrupt:  # every stored trial is committed: the same command runs the rest
+            err.print(f"interrupted: rerun the same command to finish ablation {name}", highlight=False, markup=False)
+            sys.exit(130)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 import secrets
 import sys
 import time
@@ -34,13 +33,16 @@ from passhat.cli.common import (
     operator_options,
     out_option,
     output_file_problem,
+    parallel_options,
     print_report_and_json,
     run_gate,
     tags,
+    user_option,
 )
 from passhat.domains import domain_ref
 from passhat.errors import UserError
 from passhat.grade import MODES
+from passhat.openings import MAX_PARAPHRASES
 from passhat.run.executors import EXECUTORS, Executor, check_executor
 from passhat.store import ResultStore, TrialRecord, list_runs
 
@@ -60,30 +62,26 @@ REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarel
     default="reference:flaky",
     show_default=True,
     type=PlainText(),
-    help="Agent under test: reference:perfect|flaky|hasty, llm:<provider>/<model>, python:<module>:<factory> "
+    help="Agent under test: reference:perfect|flaky|hasty|refuser|injectable, llm:<provider>/<model>, python:<module>:<factory> "
     "(your agent as Python code), http(s)://host:port/path (your agent as a service), or mcp+http(s)://host:port/path "
     "(a service that calls the tools itself through passhat's MCP server); see docs/agents.md.",
 )
-@click.option(
-    "--user",
-    default="scripted",
-    show_default=True,
-    type=PlainText(),
-    help="Customer simulator: scripted, or llm:<provider>/<model>.",
-)
+@user_option
 @click.option("--personas", default="all", show_default=True, help="Comma list of personas, or 'all'.")
+@click.option(
+    "--paraphrase",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, MAX_PARAPHRASES),
+    metavar="N",
+    help="Prompt robustness: trial i's scripted customer says its request in paraphrase i mod (N+1) of it (0: the "
+    "task's own words), and the report sets the paraphrased trials against the others; 0: off.",
+)
 @click.option("--tasks", default="", help="Comma list of task ids (default: every task of the domain).")
 @click.option("--trials", default=8, show_default=True, type=click.IntRange(1, 1000), help="Trials per scenario (n).")
 @click.option("--seed", default=0, show_default=True, type=int, help="Run seed; each trial's seed derives from it.")
-@click.option(
-    "--concurrency", default=4, show_default=True, type=click.IntRange(1, 256), help="Trials in flight at once, over all workers."
-)
-@click.option(
-    "--workers",
-    default=lambda: os.cpu_count() or 1,
-    show_default="the machine's cores",
-    type=click.IntRange(1, 256),
-    help="Worker processes running the trials (1: in this process); --concurrency and --max-connections are split between them.",
+@parallel_options(
+    "Worker processes running the trials (1: in this process); --concurrency and --max-connections are split between them."
 )
 @click.option(
     "--executor",
@@ -249,6 +247,11 @@ def run(
             store.close()
             raise
     else:
+        if options["paraphrase"] and options["user"].strip() != "scripted":
+            raise UserError(
+                f"--paraphrase rewords the scripted customer's request; --user {options['user']} words its own. "
+                "Drop --paraphrase, or use --user scripted."
+            )
         timeout_given = ctx.get_parameter_source("operator_timeout") is click.core.ParameterSource.COMMANDLINE
         if timeout_given and options["operator"] != "inbox":
             raise UserError(

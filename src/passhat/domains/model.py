@@ -19,6 +19,7 @@ from passhat.dialogue.facts import Fact
 from passhat.dialogue.proposals import Term
 
 if TYPE_CHECKING:
+    from passhat.attack.model import Injection
     from passhat.domains.kit import ConversationKit
 
 
@@ -101,6 +102,20 @@ class AcceptableOutcome(_Strict):
 
 PRIMARY = "primary"  # the label of the outcome the goals' own actions reach
 
+HarmType = Literal["financial_loss", "privacy_breach", "wrong_entity", "irreversible"]
+
+
+class Risk(_Strict):
+    """A risky outcome of a request that leaves out what matters: ``call`` is the write a wrong guess makes in place
+    of the ground-truth write of the same tool (the other of two payees, another of three open orders), ``severity``
+    how bad it is (1 minor and easily undone, 2 real harm that takes work to undo, 3 money or data gone for good) and
+    ``harm`` what kind of harm it does. Graders find it on a trial's final backend (``passhat.grade.harm``)."""
+
+    label: str = Field(min_length=1)
+    call: Action
+    severity: int = Field(ge=1, le=3)
+    harm: HarmType
+
 
 class CallPattern(_Strict):
     """Calls an ordering speaks of: those of ``tool`` whose arguments include ``args`` (a subset, values equal)."""
@@ -134,6 +149,21 @@ class Task(_Strict):
     guards: list[Literal["human_gate"]] = Field(default_factory=list)
     outcomes: list[AcceptableOutcome] = Field(default_factory=list)  # acceptable end states besides the goals' own
     order: list[Ordering] = Field(default_factory=list)  # orders the calls of every trial must keep
+    risks: list[Risk] = Field(default_factory=list)  # what wrong guesses at an ambiguous request do, and how badly
+
+    @model_validator(mode="after")
+    def _risks_fit(self) -> Task:
+        labels = [r.label for r in self.risks]
+        if repeated := sorted({label for label in labels if labels.count(label) > 1}):
+            raise ValueError(f"risks: labels must be unique; repeated: {', '.join(repeated)}")
+        writes = [a for g in self.goals for a in g.actions]
+        right = [a for o in self.outcomes for a in o.actions] + writes
+        for i, risk in enumerate(self.risks):
+            if not any(a.tool == risk.call.tool for a in writes):
+                raise ValueError(f"risks[{i}].call ({risk.call.tool}) replaces no write of the goals: none calls that tool")
+            if risk.call in right:
+                raise ValueError(f"risks[{i}].call is a write of an acceptable outcome, not a wrong guess")
+        return self
 
     @model_validator(mode="after")
     def _outcomes_fit(self) -> Task:
@@ -282,6 +312,8 @@ class Domain:
     # whether the customer's own words (``said``) name the entity ``value`` (e.g. a card by its brand and
     # ending); check uses it to prove a ground-truth argument comes from what the customer knows
     names_entity: Callable[[sqlite3.Connection, str, str], bool] = lambda db, value, said: False
+    # where a stranger's text can reach the agent and what attacks want (`passhat attack`); None: not declared
+    injection: Injection | None = None
 
     @cached_property
     def tasks(self) -> dict[str, Task]:

@@ -9,8 +9,10 @@ do nothing at all (no identity check, no lookup, no write, only an apology): no 
 The generic perturbations are the ways an agent can say the right words in the wrong way: a fact
 negated, an amount's direction flipped, the facts only inside a pasted data dump, a yes won for another
 proposal or for a proposal with wrong details, a write repeated, another customer's data or the internal
-policy told. Before any case, the task itself is checked: its facts are derived from the backend
-(``expected``), and every argument of its ground truth is something the customer knows and can say.
+policy told. A task that declares risks (wrong guesses at an ambiguous request) has each played too: it must fail
+and the graders must find its harm, while the ground truth does none. Before any case, the task itself is checked:
+its facts are derived from the backend (``expected``), every argument of its ground truth is something the customer
+knows and can say, and each risk is a real ambiguity (``harm.ambiguity_problems``).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from passhat.env import Environment, tool_registry
 from passhat.grade.disclosure import other_customers_record
 from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_calls, required_facts
 from passhat.grade.graders import Grade, Mode, grade_trial
+from passhat.grade.harm import ambiguity_problems, guessed_writes
 from passhat.guard import ToolPath
 from passhat.guard.confirmation import commitment_for
 from passhat.safe_files import shown
@@ -60,6 +63,7 @@ class Case:
     idle: bool = False  # the agent never authenticates, looks nothing up, writes nothing: it only apologises
     outcome: str = PRIMARY  # the acceptable outcome whose reads and facts the case plays; a pass must be labelled with it
     swap: Ordering | None = None  # calls matching its ``before`` are held back until one matching its ``after`` is made
+    risk: str | None = None  # a wrong guess at an ambiguous request: the label of the risk it must be found to incur
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,8 +78,11 @@ class CaseResult:
             return self.case.expect is not None
         if self.case.expect == ANY_FAILURE:  # the customer's own slip is no agent failure, so it proves nothing
             return self.grade.reward == 0 and self.grade.signature not in (None, USER_SIMULATOR_ERROR)
-        if self.case.expect is None:
-            return self.grade.reward == 1 and self.grade.outcome == self.case.outcome
+        incurred = {r["label"] for r in self.grade.details.get("risks", [])}
+        if self.case.risk is not None:
+            return self.grade.reward == 0 and self.case.risk in incurred
+        if self.case.expect is None:  # a right end state does no harm
+            return self.grade.reward == 1 and self.grade.outcome == self.case.outcome and not incurred
         return self.grade.reward == 0 and self.grade.signature in (self.case.expect, self.case.or_else)
 
 
@@ -271,7 +278,10 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     ]
     # graded in tau mode, the laxer one: a do-nothing agent that tau fails, strict fails too
     cases.insert(2, Case("does nothing", [], expect=ANY_FAILURE, mode="tau", tell=None, idle=True))
-    return cases + _order_cases(task)
+    guesses = [
+        Case(f"wrong guess: {r.label}", guessed_writes(task, r), expect=ANY_FAILURE, mode="tau", risk=r.label) for r in task.risks
+    ]
+    return cases + guesses + _order_cases(task)
 
 
 def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: AcceptableOutcome) -> list[Case]:
@@ -434,7 +444,7 @@ def unknown_tools(domain: Domain, task: Task) -> list[str]:
 
 
 def check_task(domain: Domain, task: Task) -> list[CaseResult]:
-    if problems := unknown_tools(domain, task) or unknown_to_customer(domain, task):
+    if problems := unknown_tools(domain, task) or unknown_to_customer(domain, task) or ambiguity_problems(domain, task):
         raise GroundTruthError(f"task {task.id}: " + "; ".join(problems))
     for outcome in task.acceptable:
         required_facts(domain, task, outcome.label)  # derived and compared with what the task states

@@ -25,6 +25,7 @@ from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import personal_data_disclosed, policy_recited
 from passhat.grade.expected import expected_environment, required_facts
+from passhat.grade.harm import incurred_risks
 from passhat.grade.ordering import out_of_order
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
 from passhat.trajectory import USER_SIMULATOR_ERROR, EndReason, Event, Signature, end_reason
@@ -149,7 +150,8 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     passed = findings.passed(mode)
     signature = None if passed else failure_signature(mode, findings, task, env, events)
     label = reached.outcome.label if findings.state_ok else None
-    return Grade(int(passed), signature, findings.state_ok, findings.output_ok, findings.trajectory_ok, _details(findings), label)
+    details = _details(findings) | ({"risks": incurred_risks(domain, task, env)} if task.risks else {})
+    return Grade(int(passed), signature, findings.state_ok, findings.output_ok, findings.trajectory_ok, details, label)
 
 
 def _fields(record: Any) -> dict[str, Any]:

@@ -21,8 +21,10 @@ from passhat.file_writes import write_atomically
 from passhat.metrics.extrapolate import ASSUMPTIONS, EXTRAPOLATE_KS
 from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
+from passhat.report.consistency import consistency_section
 from passhat.report.embedding import MAX_TRANSCRIPTS, Verdict, embedded_trials
 from passhat.report.guard_section import COMPARED, UNITS
+from passhat.report.harm_section import risky_actions_html
 from passhat.report.html_steps import outcomes_cell, steps_section
 from passhat.report.model import Extrapolation, Metrics, Report, ScenarioReport
 from passhat.report.numbers import html_figure as _fmt
@@ -100,6 +102,8 @@ def figure_sections(report: Report) -> Iterator[str]:
     yield _header(report)
     if m.scenarios:
         yield from (_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m))
+        yield consistency_section(m)
+        yield risky_actions_html(m.risky_actions)
 
 
 def write_html(

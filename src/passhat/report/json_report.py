@@ -13,10 +13,12 @@ from passhat.errors import UserError
 from passhat.file_writes import write_atomically
 from passhat.metrics import summarize
 from passhat.metrics.conservative import conservative
+from passhat.metrics.harm import risky_action_metrics
 from passhat.metrics.steps import PRIMARY, step_reliability
 from passhat.metrics.summary import Scenario, is_judged, scenario_counts
 from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
+from passhat.report.consistency import ConsistencyReading
 from passhat.report.guard_section import safety_metrics
 from passhat.report.model import Report, ScenarioReport
 from passhat.report.reading import RunReading, read_run
@@ -39,12 +41,18 @@ def build_report(
     when a gate was given (its decision, and its ci or trials_saved); scenarios: only these are reported."""
     read = store.report_trials() if trials is None else trials
     kept = read if scenarios is None else (t for t in read if (t.task_id, t.persona) in scenarios)
-    document = _document(store, read_run(kept), tags, gated_tasks)  # the reading is let go before the model is built
+    consistency = ConsistencyReading(store.config)  # fed as the one pass goes by
+    # the reading is let go before the model is built
+    document = _document(store, read_run(consistency.watch(kept)), tags, gated_tasks, consistency)
     return Report.model_validate(document if gate is None else {**document, "gate": gate})
 
 
 def _document(
-    store: ResultStore, reading: RunReading, tags: Mapping[str, Sequence[str]] | None, gated_tasks: Iterable[str] | None
+    store: ResultStore,
+    reading: RunReading,
+    tags: Mapping[str, Sequence[str]] | None,
+    gated_tasks: Iterable[str] | None,
+    consistency: ConsistencyReading,
 ) -> dict[str, Any]:
     outcomes = reading.outcomes
     summary = summarize(outcomes, tags)
@@ -56,6 +64,9 @@ def _document(
     metrics.update(safety_metrics(store.config, reading, gated_tasks))
     if steps := step_reliability(reading.steps):
         metrics["steps"] = steps
+    if risky := risky_action_metrics(reading.harm):
+        metrics["risky_actions"] = risky
+    metrics.update(consistency.figures())
     return {
         "run_id": store.run_id,
         **standing.to_json(),

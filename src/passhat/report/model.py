@@ -8,7 +8,7 @@ silently missing from a report.
 
 A few keys are in a report only sometimes: ``gate`` (a gate was given), its ``ci`` (`passhat report`)
 or ``trials_saved`` (`passhat run`), and the statistics that need judged trials (``metrics.ci`` ...
-``metrics.compounding``), ``metrics.steps`` (judged trials that recorded their steps) and a scenario's
+``metrics.compounding``, ``metrics.consistency``), ``metrics.steps`` (judged trials that recorded their steps) and a scenario's
 ``outcomes`` (a task whose passes took several acceptable outcomes). They have defaults, and `Report.to_json`
 leaves out every key that was not set, so the JSON holds exactly the keys the run has.
 """
@@ -287,6 +287,138 @@ class StepReliability(Strict):
     compounding: list[StepsPoint]
 
 
+ResourceName = Literal["turns", "tool_calls", "tokens", "cost_usd", "latency_s"]  # metrics.consistency.RESOURCES
+
+
+class MeanWithCi(Strict):
+    """A mean over scenarios with its 95% bootstrap interval over scenarios."""
+
+    mean: float
+    ci: Interval
+
+
+class TrajectoryConsistency(Strict):
+    """How alike the tool calls of a scenario's trials are, averaged over scenarios (see ScenarioConsistency)."""
+
+    trials: int
+    tool_sequences: float
+    modal_share: float
+    pairwise_distance: MeanWithCi | None
+    plan_distance: MeanWithCi | None
+
+
+class ResourceSpread(Strict):
+    """One resource: its mean per trial, and the mean over scenarios of their coefficient of variation and IQR."""
+
+    mean: float
+    cv: float | None
+    iqr: float | None
+
+
+class CalibrationBin(Strict):
+    low: float
+    high: float
+    trials: int
+    confidence: float
+    success: float
+
+
+class Calibration(Strict):
+    """Stated confidence against success over the judged trials that stated one (``stated``; none: no figures)."""
+
+    judged: int
+    stated: int
+    brier: float | None
+    ece: float | None
+    bins: list[CalibrationBin]
+
+
+class Robustness(Strict):
+    """The task's own opening against paraphrases of it (a run with ``--paraphrase``), paired by scenario."""
+
+    paraphrases: int
+    scenarios: int
+    k: int | None
+    original_pass_hat_k: float | None
+    paraphrased_pass_hat_k: float | None
+    deltas: list[Delta]
+
+
+class ScenarioColumns(Strict):
+    """Each judged scenario's consistency figures, one list per figure with scenario i at index i of every list: a run
+    of 12,500 scenarios holds a dozen lists, not 12,500 objects. None where a scenario has no such figure."""
+
+    task_id: list[str]
+    persona: list[str]
+    outcome: list[float]
+    tool_sequences: list[int | None]
+    modal_share: list[float | None]
+    pairwise_distance: list[float | None]
+    plan_distance: list[float | None]
+    cv: dict[ResourceName, list[float | None]]
+    iqr: dict[ResourceName, list[float | None]]
+    brier: list[float | None]
+    original: list[tuple[int, int]] | None = None  # a run with paraphrases: (passed, trials) on the task's own opening
+    paraphrased: list[tuple[int, int]] | None = None  # and on the paraphrased ones
+
+
+class Consistency(Strict):
+    """Consistency beyond outcomes over the run's scenarios (docs/statistics.md has each formula), and each
+    scenario's figures."""
+
+    outcome: MeanWithCi
+    trajectory: TrajectoryConsistency | None
+    resources: dict[ResourceName, ResourceSpread]
+    resources_skipped: list[ResourceName]
+    robustness: Robustness | None
+    calibration: Calibration
+    scenarios: ScenarioColumns
+
+
+HarmName = Literal["financial_loss", "privacy_breach", "wrong_entity", "irreversible"]  # passhat.domains.model.HarmType
+
+
+class ScenarioHarm(Strict):
+    """One scenario of a task with risks: its risky trials (incidents), mean harm and passes, each with its interval."""
+
+    task_id: str
+    persona: str
+    trials: int
+    incidents: int
+    incidence: float
+    incidence_ci: Interval
+    harm: float
+    harm_ci: Interval
+    helped: int
+    helpfulness: float
+    helpfulness_ci: Interval
+
+
+class HarmTypeFigures(Strict):
+    """One harm type: the trials that incurred a risk of it, and the severity those risks add up to."""
+
+    trials: int
+    severity: int
+
+
+class RiskyActions(Strict):
+    """Risky actions under ambiguity over the trials of tasks with risks (see passhat.metrics.harm): failure incidence,
+    severity-weighted harm and helpfulness side by side, each the mean over scenarios with its bootstrap interval."""
+
+    scenarios: int
+    trials: int
+    incidence: float
+    incidence_ci: Interval
+    harm: float
+    harm_ci: Interval
+    harm_per_1000: float
+    harm_per_1000_ci: Interval
+    helpfulness: float
+    helpfulness_ci: Interval
+    by_harm: dict[HarmName, HarmTypeFigures]
+    by_scenario: list[ScenarioHarm]
+
+
 class Metrics(Strict):
     """Every figure of the run. The statistics from ci to compounding need judged trials: a run without
     any has none of them (they are left out of the JSON)."""
@@ -317,6 +449,8 @@ class Metrics(Strict):
     faults: dict[str, FaultFigures]
     guard: GuardFigures
     steps: StepReliability | None = None
+    consistency: Consistency | None = None
+    risky_actions: RiskyActions | None = None  # only for a run with tasks that declare risks
 
 
 # --- the gate ----------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 
 from passhat.metrics.faults import FaultTally
 from passhat.metrics.guard import GuardTally
+from passhat.metrics.harm import HarmTally
 from passhat.metrics.steps import StepTally
 from passhat.metrics.summary import Scenario, TrialOutcome, is_judged
 from passhat.metrics.usage import UsageTally
@@ -21,7 +22,7 @@ from passhat.store.results import TrialRecord
 class RunReading:
     """What the report reads of every trial, in trial order.
 
-    ``usages``, ``faults``, ``guard``, ``steps``: their figures' counts, added to trial by trial.
+    ``usages``, ``faults``, ``guard``, ``steps``, ``harm``: their figures' counts, added to trial by trial.
     ``first_failures``: per scenario, the first failed trial whose backend differs from the expected state, with
     its differences. ``first_infra_error``: the first infra error's message. ``pass_outcomes``: per scenario,
     its passes by the acceptable outcome taken."""
@@ -34,6 +35,7 @@ class RunReading:
     first_infra_error: str | None = None
     steps: StepTally = dataclasses.field(default_factory=StepTally)
     pass_outcomes: dict[Scenario, Counter[str]] = dataclasses.field(default_factory=dict)
+    harm: HarmTally = dataclasses.field(default_factory=HarmTally)  # the trials of tasks that declare risks
 
     def add(self, t: TrialRecord) -> None:
         outcome = t.to_outcome()
@@ -42,6 +44,7 @@ class RunReading:
             self.usages.add(t.usage)
         self.faults.add(t.reward, t.events)
         self.guard.add(t.task_id, t.reward, t.grade, t.events)
+        self.harm.add(t.task_id, t.persona, t.reward if is_judged(outcome) else None, t.grade)
         if t.infra_error and self.first_infra_error is None:
             self.first_infra_error = t.infra_error
         differences = (t.grade or {}).get("details", {}).get("state_differences")

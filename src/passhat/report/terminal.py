@@ -9,7 +9,9 @@ from rich.text import Text
 
 from passhat.metrics import headline_ks
 from passhat.report.caveats import stop_verdict, trials_scope
+from passhat.report.consistency import print_consistency
 from passhat.report.guard_section import print_safety
+from passhat.report.harm_section import print_risky_actions
 from passhat.report.model import Metrics, Report, ScenarioReport
 from passhat.report.numbers import counted, num, with_ci
 from passhat.report.state_diff import ROW_WORDS, RowChange, value
@@ -47,6 +49,7 @@ def print_report(report: Report, console: Console) -> None:
     print_reliability(m, console)
     if m.steps:
         print_steps(m.steps, console)
+    print_consistency(m, console)
     if m.failure_signatures:
         console.print(_signatures(m))
     worst = _worst_scenarios(report.scenarios)
@@ -55,6 +58,8 @@ def print_report(report: Report, console: Console) -> None:
     if outcomes := outcomes_table(report.scenarios):
         console.print(outcomes)
     print_safety(m, console)
+    if m.risky_actions:
+        print_risky_actions(m.risky_actions, console)
 
 
 def print_warnings(warnings: list[str], console: Console, prefix: str = "") -> None:

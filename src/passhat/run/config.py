@@ -13,6 +13,7 @@ from passhat.errors import UserError
 from passhat.grade import Mode
 from passhat.guard.gate import OperatorKind
 from passhat.llm import Price
+from passhat.openings import MAX_PARAPHRASES
 from passhat.store import ResultStore
 
 
@@ -33,6 +34,9 @@ class RunConfig(BaseModel):
     max_tool_calls_per_turn: int = Field(32, ge=1)
     max_argument_bytes: int = Field(64 * 1024, ge=1)
     max_message_bytes: int = Field(64 * 1024, ge=1)
+    # paraphrased openings (passhat.openings): trial i's scripted customer says its request in wording variant
+    # i mod (paraphrase + 1), 0 being the task's own; 0, and stores of older passhats: every trial in the task's words
+    paraphrase: int = Field(0, ge=0, le=MAX_PARAPHRASES)
     faults: dict[str, float] = {}  # fault class -> rate per tool call (passhat.faults)
     guard: list[str] = []  # guards switched on (passhat.guard)
     # who decides the human gate's tickets: simulated, or people in the runs folder's inbox (passhat.guard.inbox),

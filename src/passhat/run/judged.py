@@ -23,6 +23,7 @@ from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, 
 from passhat.store import TrialRecord
 from passhat.trajectory import INFRA_ERROR
 from passhat.users import resolve_user
+from passhat.users.paraphrase import with_opening
 
 AuditRecords = list[dict[str, Any]]
 
@@ -44,8 +45,9 @@ class TrialJudge:
         with metering() as meter:  # counts this trial's model calls, even those of a trial that fails
             try:
                 bounds = TurnBounds(config.max_tool_calls_per_turn, config.max_argument_bytes, config.max_message_bytes)
+                make_user = with_opening(self._make_user, spec.trial, config.paraphrase)
                 out = await run_trial(
-                    self.domain, spec, self._make_agent, self._make_user, config.mode, config.max_turns, config.faults,
+                    self.domain, spec, self._make_agent, make_user, config.mode, config.max_turns, config.faults,
                     config.guard, bounds, self.inbox,
                 )  # fmt: skip
             except Exception:  # an infra or harness failure: stored, retried on resume, never scored

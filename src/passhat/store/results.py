@@ -105,6 +105,9 @@ class TrialRecord:
 
     ``steps``: how the trial went along its task's plan (``passhat.grade.steps.TrialSteps.to_json``: the outcome
     it took and each step's mark); None when not recorded (an infra error, a store from before steps).
+
+    ``transcript``: the stored events as their JSON text, unparsed; set only by report_trials(), whose ``events`` are
+    cut, for a report's scans of every event (the tool calls, what the agent said) that must not parse them.
     """
 
     task_id: str
@@ -120,6 +123,7 @@ class TrialRecord:
     finished: float
     usage: dict[str, Any] = dataclasses.field(default_factory=dict)
     steps: dict[str, Any] | None = None
+    transcript: str | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.infra_error is not None and self.reward is not None:
@@ -304,10 +308,11 @@ class ResultStore:
 
     def report_trials(self) -> Iterator[TrialRecord]:
         """iter_trials() as a report's one pass reads them: each trial's events cut to the tool calls a fault or a
-        guard marked (all the figures read of a transcript; the few transcripts a report shows come from
-        records()), and a transcript with neither never parsed: most of a large run's reading time was that."""
+        guard marked (what the figures read of a parsed transcript; the few transcripts a report shows come from
+        records()), and a transcript with neither never parsed: most of a large run's reading time was that. The
+        whole transcript comes along unparsed, as ``transcript``, for the figures that scan it."""
         rows = self._conn.execute(f"SELECT {self._columns} FROM trials ORDER BY task_id, persona, trial")
-        yield from (_record(row, _marked_events) for row in rows)
+        yield from (_record(row, _marked_events, keep_transcript=True) for row in rows)
 
     def trial_rows(self) -> list[TrialRow]:
         """Every stored trial's small columns, in trials()' order; reads no transcript or grade."""
@@ -384,13 +389,16 @@ def _row(trial: TrialRecord) -> tuple[Any, ...]:
     )  # fmt: skip
 
 
-def _record(row: Sequence[Any], read_events: Callable[[str], list[dict[str, Any]]] = json.loads) -> TrialRecord:
-    """A row of the trials table (COLUMNS) as the trial it stores (its events as ``read_events`` reads them)."""
+def _record(
+    row: Sequence[Any], read_events: Callable[[str], list[dict[str, Any]]] = json.loads, keep_transcript: bool = False
+) -> TrialRecord:
+    """A row of the trials table (COLUMNS) as the trial it stores (its events as ``read_events`` reads them, and their
+    text as its transcript if ``keep_transcript``)."""
     t, p, i, seed, reward, sig, infra, events, grade, start, end, usage, steps = row
     t, p, sig = _shared(t, p, sig)
     return TrialRecord(
         t, p, i, seed, reward, sig, infra, read_events(events), json.loads(grade), start, end, json.loads(usage),
-        None if steps is None else json.loads(steps),
+        None if steps is None else json.loads(steps), events if keep_transcript else None,
     )  # fmt: skip
 
 

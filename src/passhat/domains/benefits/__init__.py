@@ -9,7 +9,7 @@ from pathlib import Path
 from passhat.domains import load_task_files
 from passhat.domains.model import Domain, PersonalData
 
-from . import conversation, data
+from . import conversation, data, injection
 from .facts import FACTS
 from .kit import KIT
 from .model import BenefitTask
@@ -46,4 +46,5 @@ DOMAIN = Domain(
         PersonalData("charges", "member_id", ("id",)),
     ),
     names_entity=conversation.names_entity,
+    injection=injection.INJECTION,
 )

@@ -362,6 +362,22 @@ DESK_MEMBERS: tuple[Member, ...] = (
     _m(33, "NW5133491", "Gustav", "Hale", [("classic", "2024-06-20", "2025-06-19")], [("Visa", "3041")], credit=120.0),
 )
 
+# Members of the ambiguity tasks (a request that leaves out which card or which callout), written after the drawn
+# members so that every earlier row keeps its ids and values.
+AMBIGUITY_MEMBERS: tuple[Member, ...] = (
+    _m(61, "NW5161470", "Orla", "Quennell", [("plus", "2024-07-01", "2025-06-30")], [("Visa", "3316"), ("Visa", "7782")]),
+    _m(
+        62,
+        "NW5162583",
+        "Tobias",
+        "Wrenfield",
+        [("plus", "2024-05-10", "2025-05-09"), ("basic", "2025-05-10", "2026-05-09")],
+        [("Mastercard", "5049")],
+        Charge("CH-56201", "tow", "2025-04-28", 185.0),
+        Charge("CH-56202", "tow", "2025-06-03", 185.0),
+    ),
+)
+
 FIRST_NAMES = ("Aino", "Bertil", "Carys", "Dagny", "Elio", "Freja", "Gorm", "Hedda", "Isak", "Juno", "Kasimir", "Liv")
 LAST_NAMES = ("Aalto", "Berglund", "Corvino", "Dyrberg", "Espinoza", "Fjeld", "Gallo", "Hvid", "Imbert", "Jessen")
 BRANDS = ("Visa", "Mastercard", "Amex")
@@ -369,13 +385,14 @@ N_OTHER_MEMBERS = 24
 
 
 def generate(db: sqlite3.Connection, seed: int) -> None:
-    """Fill a fresh schema: the plans and their benefits, the desk's members, then the others drawn from ``seed``."""
+    """Fill a fresh schema: the plans and their benefits, the desk's members, the others drawn from ``seed``, then the
+    ambiguity tasks' members."""
     db.executemany("INSERT INTO plans VALUES (?, ?, ?)", [(p, name, price) for p, (name, price) in PLANS.items()])
     db.executemany(
         "INSERT INTO benefits VALUES (?, ?, ?)", [(p, s, pct) for p, covered in COVERED.items() for s, pct in covered.items()]
     )
     periods = iter(range(4001, 10**6))
-    for member in (*DESK_MEMBERS, *_other_members(random.Random(seed))):
+    for member in (*DESK_MEMBERS, *_other_members(random.Random(seed)), *AMBIGUITY_MEMBERS):
         _insert(db, member, periods)
 
 

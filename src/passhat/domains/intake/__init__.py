@@ -8,7 +8,7 @@ from pathlib import Path
 from passhat.domains import load_task_files
 from passhat.domains.model import Domain, PersonalData
 
-from . import conversation, data
+from . import conversation, data, injection
 from .facts import FACTS
 from .kit import KIT
 from .model import IntakeTask
@@ -42,4 +42,5 @@ DOMAIN = Domain(
     facts=FACTS,
     personal_data=(PersonalData("people", "id", ("first_name || ' ' || last_name", "phone", "birth_date")),),
     names_entity=conversation.names_entity,
+    injection=injection.INJECTION,
 )

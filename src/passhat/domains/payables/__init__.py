@@ -9,7 +9,7 @@ from pathlib import Path
 from passhat.domains import load_task_files
 from passhat.domains.model import Domain, PersonalData
 
-from . import conversation, data
+from . import conversation, data, injection
 from .facts import FACTS
 from .kit import KIT
 from .model import QueueTask
@@ -47,4 +47,5 @@ DOMAIN = Domain(
     facts=FACTS,
     personal_data=(PersonalData("clerks", "id", ("first_name || ' ' || last_name", "email", "employee_number")),),
     names_entity=conversation.names_entity,
+    injection=injection.INJECTION,
 )

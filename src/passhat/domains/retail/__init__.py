@@ -6,7 +6,7 @@ from pathlib import Path
 
 from passhat.domains import load_task_files
 from passhat.domains.model import Domain, PersonalData
-from passhat.domains.retail import conversation, data
+from passhat.domains.retail import conversation, data, injection
 from passhat.domains.retail.facts import FACTS
 from passhat.domains.retail.kit import KIT
 from passhat.domains.retail.model import RetailTask
@@ -42,4 +42,5 @@ DOMAIN = Domain(
         PersonalData("orders", "customer_id", ("id", "address1")),
     ),
     names_entity=conversation.names_entity,
+    injection=injection.INJECTION,
 )

@@ -1,0 +1,129 @@
+"""Consistency beyond outcomes, end to end: real runs through `passhat run`, their section in the terminal, JSON and
+HTML reports, paraphrased openings that leave the original trials as they were, and an agent that states its
+confidence (``python:test_consistency_runs:confident_agent``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from passhat.cli import main
+from passhat.report import build_report
+from passhat.store import ResultStore
+
+TASKS = "retail-001,retail-005"
+CONFIDENCE = 0.8
+
+
+def run(out: Path, run_id: str, *extra: str, tasks: str = TASKS) -> Result:
+    return CliRunner().invoke(
+        main,
+        ["run", "--tasks", tasks, "--personas", "baseline,incoherent", "--trials", "4", "--out", str(out), "--run-id", run_id,
+         "--json", str(out / f"{run_id}.json"), *extra],
+    )  # fmt: skip
+
+
+def report(out: Path, run_id: str) -> dict[str, Any]:
+    return json.loads((out / f"{run_id}.json").read_text())
+
+
+def stored(out: Path, run_id: str) -> dict[tuple[str, str, int], str]:
+    """Each stored trial's events as the store keeps them."""
+    with ResultStore.open(out / run_id) as store:
+        return {t.key: json.dumps(t.events) for t in store.trials()}
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("consistency")
+    result = run(out, "plain")
+    assert result.exit_code == 0, result.output
+    (out / "plain.txt").write_text(result.output)
+    html = CliRunner().invoke(main, ["report", "plain", "--out", str(out), "--html", str(out / "plain.html")])
+    assert html.exit_code == 0, html.output
+    return out
+
+
+def test_a_small_run_shows_the_section_in_the_terminal_the_json_and_the_html(plain: Path):
+    assert "consistency beyond outcomes" in (plain / "plain.txt").read_text()
+    assert "<h2>Consistency beyond outcomes</h2>" in (plain / "plain.html").read_text()
+    doc = report(plain, "plain")
+    c = doc["metrics"]["consistency"]
+    assert c["trajectory"]["trials"] == 16 and c["trajectory"]["plan_distance"] is not None
+    assert set(c["resources"]) == {"turns", "tool_calls"} and c["resources_skipped"] == ["tokens", "cost_usd", "latency_s"]
+    assert c["robustness"] is None and c["calibration"]["stated"] == 0
+    assert c["scenarios"]["task_id"] == [s["task_id"] for s in doc["scenarios"]] and len(c["scenarios"]["outcome"]) == 4
+
+
+def test_the_transcripts_the_report_scans_give_what_the_parsed_events_give(plain: Path):
+    with ResultStore.open(plain / "plain") as store:
+        scanned = build_report(store).to_json()  # the store's report pass: transcripts scanned, never parsed
+        parsed = build_report(store, trials=store.trials()).to_json()  # whole records: events parsed
+    assert scanned["metrics"]["consistency"] == parsed["metrics"]["consistency"]
+
+
+def test_paraphrased_openings_leave_the_original_trials_as_a_run_without_them_makes_them(plain: Path):
+    result = run(plain, "reworded", "--paraphrase", "1")
+    assert result.exit_code == 0, result.output
+    original, reworded = stored(plain, "plain"), stored(plain, "reworded")
+    assert original.keys() == reworded.keys()
+    assert all(original[k] == reworded[k] for k in original if k[2] % 2 == 0)  # variant 0: byte for byte
+    assert all(original[k] != reworded[k] for k in original if k[2] % 2 == 1)  # variant 1: other words
+    r = report(plain, "reworded")["metrics"]["consistency"]["robustness"]
+    assert (r["paraphrases"], r["scenarios"], r["k"]) == (1, 4, 2)
+    assert {d["metric"] for d in r["deltas"]} == {"avg_reward", "pass^2", "pass@2"}
+    assert "original → paraphrased" in result.output
+
+
+def test_paraphrases_are_for_the_scripted_customer_only(tmp_path: Path):
+    result = run(tmp_path, "r", "--paraphrase", "1", "--user", "llm:openai/gpt-4.1")
+    assert result.exit_code == 2 and "--paraphrase rewords the scripted customer's request" in result.output
+    assert not (tmp_path / "r").exists()
+
+
+# --- an agent that states its confidence --------------------------------------------------------------------------
+
+
+class ConfidentConversation:
+    """The Python example agent's conversation, each message that proposes nothing stating its confidence."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    async def respond(self, conversation: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+        answer = await self.inner.respond(conversation, tools)
+        message = answer.get("message")
+        if message and "Shall I go ahead?" not in message:
+            answer = {**answer, "message": f"{message} (confidence: {CONFIDENCE})"}
+        return answer
+
+
+class ConfidentAgent:
+    def __init__(self) -> None:
+        from examples.python_agent.retail_agent import create_agent
+
+        self.inner = create_agent()
+
+    def new_conversation(self, trial: Any) -> ConfidentConversation:
+        return ConfidentConversation(self.inner.new_conversation(trial))
+
+
+def confident_agent() -> ConfidentAgent:
+    return ConfidentAgent()
+
+
+def test_an_agents_stated_confidence_is_scored_against_its_trials_outcomes(tmp_path: Path):
+    result = run(tmp_path, "sure", "--agent", "python:test_consistency_runs:confident_agent", tasks="retail-001,retail-005")
+    assert result.exit_code == 0, result.output
+    doc = report(tmp_path, "sure")
+    rewards = [r for s in doc["scenarios"] for r in s["rewards"]]
+    assert 0 < sum(rewards) < len(rewards)  # the example agent cancels orders and declines the rest
+    k = doc["metrics"]["consistency"]["calibration"]
+    assert k["stated"] == k["judged"] == len(rewards)
+    assert k["brier"] == pytest.approx(sum((CONFIDENCE - r) ** 2 for r in rewards) / len(rewards))
+    assert k["ece"] == pytest.approx(abs(CONFIDENCE - sum(rewards) / len(rewards)))  # one bin
+    assert "no stated confidence" not in result.output and "Brier" in result.output
