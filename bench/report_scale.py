@@ -1,7 +1,7 @@
 """Report at scale: CPU time and peak memory of `passhat report` for runs of 1,000, 10,000 and 100,000 trials.
 
 Fills a results store per size with synthetic trials (tasks × 5 personas × 8 trials; per-scenario success
-drawn from a known always / sometimes / never mixture; a short transcript and a grade per trial), then runs
+drawn from a known always / sometimes / never mixture; a short transcript, a grade and steps per trial), then runs
 `passhat report RUN --json --html --junit` on it in a fresh process of its own, so that one size's peak RSS
 never mixes with another's or with the filling. Prints one line per size: CPU and wall seconds of the report,
 its peak RSS (getrusage(RUSAGE_SELF).ru_maxrss), the HTML's size. The report's figures on the largest run
@@ -11,6 +11,7 @@ Run with `make bench` or `.venv/bin/python bench/report_scale.py [SIZE ...]`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import resource
@@ -48,6 +49,30 @@ def transcript(task: str, passed: bool) -> tuple[list[dict], dict]:
     return events, {"reward": int(passed), "details": {"state_differences": diffs, "missing_facts": []}}
 
 
+PLAN = (  # a task's plan is its first 2-4 of these steps: (tool, whether it writes, the entity it acts on)
+    ("find_customer_by_email", False, "C-100001"),
+    ("get_order_details", False, "#R1000001"),
+    ("cancel_pending_order", True, "#R1000001"),
+    ("get_order_details", False, "#R1000001"),
+)
+
+
+def steps(task_number: int, trial: int, passed: bool, conversation: dict) -> dict:
+    """How the trial went along its task's plan, as a run stores it: every step right in a passing trial, a failing
+    one going wrong at one step and missing the rest; and its conversation's shape."""
+    plan = PLAN[: 2 + task_number % 3]
+    wrong = len(plan) if passed else (task_number + trial) % len(plan)
+    marks = ["right" if i < wrong else "wrong" if i == wrong else "missed" for i in range(len(plan))]
+    return {
+        "outcome": None,
+        "steps": [
+            {"tool": tool, "write": write, "entity": entity, "mark": m}
+            for (tool, write, entity), m in zip(plan, marks, strict=True)
+        ],
+        "conversation": conversation,
+    }
+
+
 def truth():  # type: ignore[no-untyped-def]
     from passhat.metrics.extrapolate import Mixture
 
@@ -57,6 +82,7 @@ def truth():  # type: ignore[no-untyped-def]
 def fill(run_dir: Path, size: int) -> None:
     import numpy as np
 
+    from passhat.metrics.consistency import conversation_of_events
     from passhat.metrics.simulate import simulate_rewards
     from passhat.store import ResultStore, TrialRecord
 
@@ -78,7 +104,9 @@ def fill(run_dir: Path, size: int) -> None:
                 passed = bool(rewards[s, i])
                 events, grade = transcript(task, passed)
                 signature = None if passed else "wrong_arguments"
-                store.record(TrialRecord(task, persona, i, s * TRIALS + i, int(passed), signature, None, events, grade, 0.0, 0.0))
+                record = TrialRecord(task, persona, i, s * TRIALS + i, int(passed), signature, None, events, grade, 0.0, 0.0)
+                shape = conversation_of_events(events).to_json()
+                store.record(dataclasses.replace(record, steps=steps(s // len(PERSONAS), i, passed, shape)))
 
 
 def report(run_dir: Path) -> None:

@@ -21,6 +21,7 @@ from passhat.metrics.consistency import (
     brier,
     calibration_bins,
     consistency_figures,
+    conversation_of_events,
     edit_distance,
     expected_calibration_error,
     mean_with_ci,
@@ -33,11 +34,12 @@ from passhat.openings import MAX_PARAPHRASES, opening_variant
 from passhat.report.consistency import (
     consistency_rows,
     consistency_section,
-    conversation_of_events,
+    conversation,
     conversation_of_text,
     least_consistent,
 )
 from passhat.report.model import Consistency, Metrics, ResourceName
+from passhat.store import TrialRecord
 from passhat.trajectory import Event
 from passhat.users.paraphrase import FRAMES, paraphrase, paraphrased, reworded, with_opening
 
@@ -295,6 +297,25 @@ def test_the_conversation_read_from_the_stored_text_is_the_one_the_events_hold()
 def test_a_transcript_without_the_word_is_not_parsed_for_a_confidence():
     said = conversation_of_text(json.dumps([Event("agent", "All set.").to_dict()]))
     assert said == Conversation((), 1, None)
+
+
+def stored_trial(steps: dict | None) -> TrialRecord:
+    events = [e.to_dict() for e in EVENTS]
+    return TrialRecord("t", "baseline", 0, 0, 1, None, None, [], {}, 0.0, 0.0, steps=steps, transcript=json.dumps(events))
+
+
+def test_a_trials_recorded_conversation_shape_is_read_before_its_transcript():
+    shape = Conversation(("get_customer",), 3, 0.25)
+    recorded = stored_trial({"outcome": None, "steps": [], "conversation": shape.to_json()})
+    assert conversation(recorded) == shape
+    assert conversation(stored_trial({"outcome": None, "steps": []})) == conversation_of_events([e.to_dict() for e in EVENTS])
+    assert conversation(stored_trial(None)) == Conversation(("find_\\customer", GET), 2, 0.9)  # a store from before steps
+
+
+def test_a_conversation_shape_reads_back_from_its_stored_json_as_it_was():
+    shape = Conversation(("a", "b", "a"), 4, 0.7)
+    assert Conversation.from_json(json.loads(json.dumps(shape.to_json()))) == shape
+    assert shape.to_json() == {"tools": ["a", "b", "a"], "turns": 4, "confidence": 0.7}
 
 
 # --- paraphrased openings ----------------------------------------------------------------------------------------

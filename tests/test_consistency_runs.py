@@ -4,7 +4,9 @@ confidence (``python:test_consistency_runs:confident_agent``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from passhat.cli import main
+from passhat.metrics.consistency import Conversation, conversation_of_events
 from passhat.report import build_report
-from passhat.store import ResultStore
+from passhat.store import ResultStore, TrialRecord
 
 TASKS = "retail-001,retail-005"
 CONFIDENCE = 0.8
@@ -59,11 +62,25 @@ def test_a_small_run_shows_the_section_in_the_terminal_the_json_and_the_html(pla
     assert c["scenarios"]["task_id"] == [s["task_id"] for s in doc["scenarios"]] and len(c["scenarios"]["outcome"]) == 4
 
 
-def test_the_transcripts_the_report_scans_give_what_the_parsed_events_give(plain: Path):
-    with ResultStore.open(plain / "plain") as store:
-        scanned = build_report(store).to_json()  # the store's report pass: transcripts scanned, never parsed
-        parsed = build_report(store, trials=store.trials()).to_json()  # whole records: events parsed
-    assert scanned["metrics"]["consistency"] == parsed["metrics"]["consistency"]
+def unrecorded(trials: Iterable[TrialRecord]) -> Iterator[TrialRecord]:
+    """The trials as a store written before runs recorded their conversation shape holds them."""
+    for t in trials:
+        yield dataclasses.replace(t, steps={k: v for k, v in t.steps.items() if k != "conversation"}) if t.steps else t
+
+
+def assert_recorded_shapes_give_what_the_transcripts_give(folder: Path) -> None:
+    """Each judged trial records its conversation shape as its events give it, and the report's consistency figures
+    are the same from the recorded shapes, from the transcripts scanned unparsed, and from the parsed events."""
+    with ResultStore.open(folder) as store:
+        assert all(Conversation.from_json(t.steps["conversation"]) == conversation_of_events(t.events) for t in store.trials())
+        recorded = build_report(store).to_json()
+        scanned = build_report(store, trials=unrecorded(store.report_trials())).to_json()  # transcripts scanned
+        parsed = build_report(store, trials=unrecorded(store.trials())).to_json()  # whole records: events parsed
+    assert recorded["metrics"]["consistency"] == scanned["metrics"]["consistency"] == parsed["metrics"]["consistency"]
+
+
+def test_recorded_conversation_shapes_give_what_the_transcripts_give(plain: Path):
+    assert_recorded_shapes_give_what_the_transcripts_give(plain / "plain")
 
 
 def test_paraphrased_openings_leave_the_original_trials_as_a_run_without_them_makes_them(plain: Path):
@@ -127,3 +144,4 @@ def test_an_agents_stated_confidence_is_scored_against_its_trials_outcomes(tmp_p
     assert k["brier"] == pytest.approx(sum((CONFIDENCE - r) ** 2 for r in rewards) / len(rewards))
     assert k["ece"] == pytest.approx(abs(CONFIDENCE - sum(rewards) / len(rewards)))  # one bin
     assert "no stated confidence" not in result.output and "Brier" in result.output
+    assert_recorded_shapes_give_what_the_transcripts_give(tmp_path / "sure")

@@ -82,6 +82,31 @@ class Conversation(NamedTuple):
     turns: int
     confidence: float | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """The stored form, recorded when the trial is judged (``TrialRecord.steps["conversation"]``), so a report
+        reads it without its transcript."""
+        return {"tools": list(self.tools), "turns": self.turns, "confidence": self.confidence}
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> Conversation:
+        return cls(tuple(raw["tools"]), raw["turns"], raw["confidence"])
+
+
+def conversation_of_events(events: Sequence[dict[str, Any]]) -> Conversation:
+    """The conversation from a trial's whole events (``Event.to_dict`` each)."""
+    tools = tuple(e["name"] for e in events if e.get("kind") == "tool")
+    turns = sum(e.get("kind") == "agent" for e in events)
+    return Conversation(tools, turns, last_confidence(events))
+
+
+def last_confidence(events: Iterable[dict[str, Any]]) -> float | None:
+    """The last confidence the agent's messages stated, None when they stated none."""
+    stated = None
+    for e in events:
+        if e.get("kind") == "agent" and (value := stated_confidence(str(e.get("text", "")))) is not None:
+            stated = value
+    return stated
+
 
 class Usage(NamedTuple):
     """A trial's agent model usage: tokens in and out, cost in USD, seconds its model calls took."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from html import escape
 from typing import Any
 
@@ -25,7 +25,8 @@ from passhat.metrics.consistency import (
     Tools,
     Usage,
     consistency_figures,
-    stated_confidence,
+    conversation_of_events,
+    last_confidence,
 )
 from passhat.report.model import Consistency, Metrics, ScenarioColumns
 from passhat.report.numbers import html_figure, num, with_ci
@@ -71,9 +72,12 @@ class ConsistencyReading:
         return plan
 
 
-def conversation(t: TrialRecord) -> Conversation | None:
-    """A stored judged trial's conversation: from the transcript the store handed over unparsed, else from its
-    events, which are then whole."""
+def conversation(t: TrialRecord) -> Conversation:
+    """A stored judged trial's conversation: as recorded when it was judged; in a store from before that was
+    recorded, from the transcript the store handed over unparsed, else from its events, which are then whole."""
+    recorded = t.steps.get("conversation") if t.steps else None
+    if recorded is not None:
+        return Conversation.from_json(recorded)
     return conversation_of_text(t.transcript) if t.transcript is not None else conversation_of_events(t.events)
 
 
@@ -92,24 +96,8 @@ def conversation_of_text(text: str) -> Conversation:
         names = [json.loads(f'"{n}"') for n in names]
     confidence = None
     if "onfidence" in text:  # the convention's word, either spelling
-        confidence = _last_confidence(json.loads(text))
+        confidence = last_confidence(json.loads(text))
     return Conversation(tuple(names), text.count(_AGENT_MESSAGE), confidence)
-
-
-def conversation_of_events(events: Sequence[dict[str, Any]]) -> Conversation:
-    """The conversation from a trial's whole events."""
-    tools = tuple(e["name"] for e in events if e.get("kind") == "tool")
-    turns = sum(e.get("kind") == "agent" for e in events)
-    return Conversation(tools, turns, _last_confidence(events))
-
-
-def _last_confidence(events: Iterable[dict[str, Any]]) -> float | None:
-    """The last confidence the agent's messages stated, None when they stated none."""
-    stated = None
-    for e in events:
-        if e.get("kind") == "agent" and (value := stated_confidence(str(e.get("text", "")))) is not None:
-            stated = value
-    return stated
 
 
 # --- terminal -------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from passhat.domains import load_domain
 from passhat.domains.model import Domain
 from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
+from passhat.metrics.consistency import conversation_of_events
 from passhat.run.config import RunConfig
 from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
 from passhat.store import TrialRecord
@@ -52,17 +53,18 @@ class TrialJudge:
                 )  # fmt: skip
             except Exception:  # an infra or harness failure: stored, retried on resume, never scored
                 return infra_error_record(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
+        events = [e.to_dict() for e in out.events]
         return TrialRecord(
             **key,
             reward=out.grade.reward,
             signature=out.grade.signature,
             infra_error=None,
-            events=[e.to_dict() for e in out.events],
+            events=events,
             grade=out.grade.to_dict(),
             started=started,
             finished=time.time(),
             usage=meter.to_json(),
-            steps=out.steps.to_json(),
+            steps={**out.steps.to_json(), "conversation": conversation_of_events(events).to_json()},  # read by reports
         ), out.audit
 
 

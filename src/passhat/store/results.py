@@ -104,7 +104,10 @@ class TrialRecord:
     model was called. The store keeps it as given.
 
     ``steps``: how the trial went along its task's plan (``passhat.grade.steps.TrialSteps.to_json``: the outcome
-    it took and each step's mark); None when not recorded (an infra error, a store from before steps).
+    it took and each step's mark); None when not recorded (an infra error, a store from before steps). A run also
+    records there the trial's conversation shape, ``"conversation": {"tools": [...], "turns": n, "confidence": x|null}``
+    (``passhat.metrics.consistency.Conversation.to_json``), so a report's consistency figures need not scan the
+    transcript; absent in stores written before it was recorded.
 
     ``transcript``: the stored events as their JSON text, unparsed; set only by report_trials(), whose ``events`` are
     cut, for a report's scans of every event (the tool calls, what the agent said) that must not parse them.
