@@ -8,18 +8,16 @@ A trial that could not be judged (an infra error) is stored, and replaced when t
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from passhat.errors import UserError
 from passhat.file_writes import FolderLock
+from passhat.store.sqlite_file import HeldStore, configure, connect, transaction
 from passhat.untrusted import storable
 
 STORE_FILE = "attack.sqlite"
@@ -99,7 +97,7 @@ class AttackRecord:
     finished: float
 
 
-class AttackStore:
+class AttackStore(HeldStore):
     """A suite's trials in ``<run_dir>/attack.sqlite``. Use create(), resume() or open()."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float], lock: FolderLock | None = None):
@@ -118,9 +116,9 @@ class AttackStore:
         try:
             if path.exists():
                 raise UserError(f"an attack store already exists at {path}; choose another --run-id, or --resume that suite")
-            conn = _connect(path)
+            conn = configure(connect(str(path)))
             conn.execute("PRAGMA journal_mode = WAL")
-            with _transaction(conn):
+            with transaction(conn):
                 for statement in SCHEMA:
                     conn.execute(statement)
                 conn.execute("INSERT INTO run (id, run_id, config, created) VALUES (1, ?, ?, ?)", run)
@@ -135,9 +133,9 @@ class AttackStore:
         path = Path(run_dir) / STORE_FILE
         if not path.is_file():
             raise UserError(f"no passhat attack store at {path}; give the folder of a suite `passhat attack` made")
-        conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
+        conn = connect(str(path))
         try:
-            conn.execute("PRAGMA synchronous = NORMAL")  # the first statement: a file that is not SQLite fails here
+            configure(conn)
             if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
                 raise UserError("another program's file")
             row = conn.execute("SELECT run_id, config, created FROM run WHERE id = 1").fetchone()
@@ -172,7 +170,7 @@ class AttackStore:
             *o.key, o.seed, o.reward, o.signature, _flag(o.reached), _flag(o.shown), storable(o.infra_error),
             _json({"refused": o.refused, "withheld": o.withheld}), _json(record.events), record.started, record.finished,
         )  # fmt: skip
-        with _transaction(self._conn):
+        with transaction(self._conn):
             if self._conn.execute(UPSERT, row).rowcount == 0:
                 raise ValueError(f"attack trial {o.key} is already stored with a judged outcome")
 
@@ -191,17 +189,6 @@ class AttackStore:
         where = "defense = ? AND attack = ? AND goal = ? AND task_id = ? AND persona = ? AND trial = ?"
         row = self._conn.execute(f"SELECT events FROM trials WHERE {where}", key).fetchone()
         return json.loads(row[0]) if row else []
-
-    def close(self) -> None:
-        self._conn.close()
-        if self._lock is not None:
-            self._lock.release()
-
-    def __enter__(self) -> AttackStore:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
 
 
 def _outcome(row: tuple[Any, ...]) -> AttackOutcome:
@@ -222,21 +209,3 @@ def _bool(value: int | None) -> bool | None:
 
 def _json(value: Any) -> str:
     return json.dumps(storable(value), allow_nan=False)
-
-
-def _connect(path: Path) -> sqlite3.Connection:
-    """Each statement its own transaction unless BEGIN is issued; synchronous=NORMAL keeps commits through a kill."""
-    conn = sqlite3.connect(path, isolation_level=None, timeout=30.0)
-    conn.execute("PRAGMA synchronous = NORMAL")
-    return conn
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")

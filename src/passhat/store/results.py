@@ -25,12 +25,12 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from passhat.crashpoints import crash_point
 from passhat.errors import UserError
 from passhat.file_writes import FolderLock
+from passhat.store.sqlite_file import HeldStore, configure, connect, transaction
 from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
 from passhat.untrusted import storable
 
@@ -168,7 +168,7 @@ class TrialRow:
         return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error)
 
 
-class ResultStore:
+class ResultStore(HeldStore):
     """A run's trials in `<run_dir>/results.sqlite`. Use create() or open(), not the constructor."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, run: tuple[str, str, float], lock: FolderLock | None = None):
@@ -194,9 +194,9 @@ class ResultStore:
             notes = _clear_unwritten_store(path, run_id)
             path.touch(exist_ok=False)
             crash_point("store_create")
-            conn = _configure(_connect(str(path)))
+            conn = configure(connect(str(path)))
             conn.execute("PRAGMA journal_mode = WAL")  # persistent in the file; cannot run inside a transaction
-            with _transaction(conn):
+            with transaction(conn):
                 for statement in SCHEMA:
                     conn.execute(statement)
                 conn.execute("INSERT INTO run (id, run_id, config, created) VALUES (1, ?, ?, ?)", run)
@@ -218,9 +218,9 @@ class ResultStore:
         """Open an existing store to read it (a run may be writing it meanwhile); a missing or foreign
         file is a UserError naming the path."""
         path = _existing_store(run_dir)
-        conn = _connect(f"{path.resolve().as_uri()}?mode=rw")  # mode=rw: never create a database here
+        conn = connect(f"{path.resolve().as_uri()}?mode=rw")  # mode=rw: never create a database here
         try:
-            return cls(path, _configure(conn), _identify(conn, path))
+            return cls(path, configure(conn), _identify(conn, path))
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise UserError(f"{path} is not a readable passhat results store ({exc})") from None
@@ -264,7 +264,7 @@ class ResultStore:
     def update_config(self, config: dict[str, Any]) -> None:
         """Replace the stored configuration (one transaction), e.g. to record how a resumed run went on."""
         text = json.dumps(config)
-        with _transaction(self._conn):
+        with transaction(self._conn):
             self._conn.execute("UPDATE run SET config = ? WHERE id = 1", (text,))
         self._config_json = text
 
@@ -277,7 +277,7 @@ class ResultStore:
         is stored.
         """
         row = _row(trial)
-        with _transaction(self._conn):
+        with transaction(self._conn):
             if self._conn.execute(UPSERT, row).rowcount == 0:
                 raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
             if seal is not None:
@@ -285,7 +285,7 @@ class ResultStore:
 
     def add_audit(self, audit: Sequence[AuditRow]) -> None:
         """Store audit entries that belong to no trial (a repair of the trail) in their own transaction."""
-        with _transaction(self._conn):
+        with transaction(self._conn):
             self._conn.executemany("INSERT INTO audit (seq, entry) VALUES (?, ?)", audit)
 
     def audit_state(self) -> tuple[list[AuditRow] | None, dict[TrialKey, str]]:
@@ -339,17 +339,6 @@ class ResultStore:
             (USER_SIMULATOR_ERROR,),
         )
         return {(t, p, i) for t, p, i in rows}
-
-    def close(self) -> None:
-        self._conn.close()
-        if self._lock is not None:
-            self._lock.release()
-
-    def __enter__(self) -> ResultStore:
-        return self
-
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self.close()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -446,7 +435,7 @@ def _existing_store(run_dir: Path) -> Path:
 def _holds_nothing(path: Path) -> bool:
     """A store file a kill during create() leaves: empty, or a database without a single table."""
     try:
-        conn = _connect(f"{path.resolve().as_uri()}?mode=rw")
+        conn = connect(f"{path.resolve().as_uri()}?mode=rw")
         try:
             tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
             application_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -469,18 +458,6 @@ def _clear_unwritten_store(path: Path, run_id: str) -> list[str]:
 def _json(value: Any) -> str:
     """Strict JSON (no NaN) of a value in storable form."""
     return json.dumps(storable(value), allow_nan=False)
-
-
-def _connect(target: str) -> sqlite3.Connection:
-    """isolation_level=None: each statement is its own transaction unless BEGIN is issued."""
-    return sqlite3.connect(target, uri=target.startswith("file:"), isolation_level=None, timeout=30.0)
-
-
-def _configure(conn: sqlite3.Connection) -> sqlite3.Connection:
-    """synchronous is per connection; NORMAL in WAL mode keeps every commit through a killed process.
-    This is the first statement on a connection, so a file that is not SQLite fails here."""
-    conn.execute("PRAGMA synchronous = NORMAL")
-    return conn
 
 
 def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
@@ -516,15 +493,3 @@ def _reading(conn: sqlite3.Connection) -> Iterator[None]:
         yield
     finally:
         conn.execute("COMMIT")
-
-
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """BEGIN IMMEDIATE ... COMMIT, rolled back on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
