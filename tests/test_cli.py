@@ -384,6 +384,8 @@ def test_runs_never_cuts_a_run_id_or_the_early_stop_marker(tmp_path, monkeypatch
         "--gate",
         "k=2,min=0.5",
         "--early-stop",
+        "--concurrency",
+        "1",  # so that a scenario is settled before all its trials are handed out
     )
     edit_config(tmp_path / run_id, agent="llm:openai/a-model-with-a-long-name-too")
     monkeypatch.setattr(run_module, "console", Console(width=80))  # not a terminal: output to a file or a pipe

@@ -19,7 +19,7 @@ from passhat.metrics.gate import parse_gate
 from passhat.run.config import RunConfig
 from passhat.run.evaluate import evaluate
 from passhat.run.runner import execute
-from passhat.run.workers import share, worker_count
+from passhat.run.workers import RETRIES, share, worker_count
 from passhat.store import ResultStore
 
 PASSHAT = str(Path(sys.executable).parent / "passhat")
@@ -99,7 +99,7 @@ def create_killer() -> _KillerAgent:
     return _KillerAgent()
 
 
-def test_a_worker_killed_mid_run_loses_no_trial_and_counts_none_twice(tmp_path, monkeypatch):
+def test_a_worker_killed_mid_run_has_its_trials_run_again_none_lost_none_twice(tmp_path, monkeypatch):
     monkeypatch.setenv(KILL_MARKER, str(tmp_path / "killed"))
     cfg = RunConfig(**{**SMALL, "agent": "python:test_workers:create_killer"})
     with ResultStore.create(tmp_path / "r", "r", cfg.model_dump()) as store:
@@ -107,12 +107,23 @@ def test_a_worker_killed_mid_run_loses_no_trial_and_counts_none_twice(tmp_path, 
         trials = store.trials()
     assert (tmp_path / "killed").exists(), "a worker must be killed for this test to mean anything"
     assert ran == len(trials) == 18  # every planned trial stored exactly once
-    lost = [t for t in trials if t.infra_error]
-    assert 1 <= len(lost) <= 2  # the killed worker's trials in flight (its share of --concurrency 4)
-    assert all("worker process" in t.infra_error and t.reward is None for t in lost)
-    with ResultStore.resume(tmp_path / "r") as store:  # resume re-runs them: now judged
-        assert asyncio.run(execute(cfg, store, 4, workers=2)) == len(lost)
-        assert all(t.infra_error is None for t in store.trials()) and len(store.trials()) == 18
+    assert all(t.infra_error is None for t in trials)  # the killed worker's trials ran again in the fresh one
+
+
+def test_a_trial_that_kills_every_worker_it_runs_in_is_an_infra_error_after_the_retries(tmp_path, monkeypatch):
+    monkeypatch.delenv(KILL_MARKER, raising=False)
+    cfg = RunConfig(**{**SMALL, "agent": "python:test_workers:create_killer", "tasks": ["retail-001"], "trials": 1})
+    with ResultStore.create(tmp_path / "r", "r", cfg.model_dump()) as store:
+        ran = asyncio.run(execute(cfg, store, 4, workers=2))
+        trials = store.trials()
+    assert ran == len(trials) == 2  # two personas, one worker each: each trial killed its worker three times
+    assert all(
+        t.reward is None and f"died (exit code -9) before it finished, after {RETRIES} retries" in t.infra_error for t in trials
+    )
+    with ResultStore.resume(tmp_path / "r") as store:  # resume runs them again
+        monkeypatch.setenv(KILL_MARKER, str(tmp_path / "killed"))  # ... with an agent that kills once only
+        assert asyncio.run(execute(cfg, store, 4, workers=2)) == 2
+        assert all(t.infra_error is None for t in store.trials()) and len(store.trials()) == 2
 
 
 def _count(db: Path) -> int:

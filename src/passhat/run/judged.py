@@ -6,16 +6,20 @@ judged by the same code wherever it runs, and its record depends only on its spe
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 import traceback
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain
-from passhat.domains.model import Domain
+from passhat.domains.model import Domain, Task
+from passhat.env import template_for
+from passhat.grade import required_facts
+from passhat.grade.steps import task_plan
 from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
@@ -33,10 +37,14 @@ class TrialJudge:
     """Runs and judges one trial at a time (many concurrently), with one process's factories."""
 
     def __init__(
-        self, domain: Domain, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory, inbox: Inbox | None = None
-    ):
+        self, domain: Domain, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory, inbox: Inbox | None = None,
+        conversations: int | None = None,
+    ):  # fmt: skip
+        """``conversations``: how many trials may be talking at once (None: as many as are judged); a trial
+        beyond them waits for one to end, and is started before that one is graded."""
         self.domain, self.config, self.inbox = domain, config, inbox
         self._make_agent, self._make_user = make_agent, make_user
+        self._talking = asyncio.Semaphore(conversations) if conversations else None
 
     async def judge(self, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
         """The trial's record and its audit entries; a harness or infra failure is an infra-error record."""
@@ -49,7 +57,7 @@ class TrialJudge:
                 make_user = with_opening(self._make_user, spec.trial, config.paraphrase)
                 out = await run_trial(
                     self.domain, spec, self._make_agent, make_user, config.mode, config.max_turns, config.faults,
-                    config.guard, bounds, self.inbox,
+                    config.guard, bounds, self.inbox, self._talking,
                 )  # fmt: skip
             except Exception:  # an infra or harness failure: stored, retried on resume, never scored
                 return infra_error_record(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
@@ -86,16 +94,28 @@ def infra_error_record(spec: TrialSpec, message: str, started: float, usage: dic
     )
 
 
+def replay_ground_truths(domain: Domain, tasks: Iterable[Task]) -> None:
+    """Replay each task's acceptable outcomes, derive the facts they require and the plans trials are marked
+    along (kept for the process). GroundTruthError: a task file whose ground truth does not replay."""
+    for task in tasks:
+        for outcome in task.acceptable:
+            required_facts(domain, task, outcome.label)
+            task_plan(domain, task, outcome.label)
+
+
 @contextlib.asynccontextmanager
-async def trial_judge(config: RunConfig) -> AsyncIterator[TrialJudge]:
-    """This process's judge for the run; its model clients are closed on exit. Enter it inside the event loop
-    that runs the trials (the clients belong to it)."""
+async def trial_judge(config: RunConfig, conversations: int | None = None) -> AsyncIterator[TrialJudge]:
+    """This process's judge for the run, everything its trials share built first (so that no trial waits for
+    it); its model clients are closed on exit. Enter it inside the event loop that runs the trials (the clients
+    belong to it). ``conversations``: see TrialJudge."""
     domain = load_domain(config.domain, config.tasks_dir)
+    template_for(domain)
+    replay_ground_truths(domain, (domain.tasks[t] for t in config.tasks))
     hub = ModelHub.from_config(config)  # the run's model clients, if its agent or customer is a model
     try:
         make_agent = resolve_agent(config.agent, hub, with_policy=not config.no_policy)
         with _inbox(config) as inbox:
-            yield TrialJudge(domain, config, make_agent, resolve_user(config.user, hub), inbox)
+            yield TrialJudge(domain, config, make_agent, resolve_user(config.user, hub), inbox, conversations)
     finally:
         await hub.aclose()
 

@@ -31,7 +31,7 @@ from passhat.errors import UserError
 from passhat.llm import scrub
 from passhat.run.judged import AuditRecords, TrialJudge, infra_error_record, trial_judge
 from passhat.run.trial import TrialSpec
-from passhat.run.workers import TrialKey, WorkerSetup, share
+from passhat.run.workers import RETRIES, TrialKey, WorkerSetup, share
 from passhat.store import TrialRecord
 from passhat.users.personas import resolve_personas
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from passhat.run.config import RunConfig
     from passhat.run.runner import TrialSink
 
-RETRIES = 2  # times a trial whose actor died is run again before it is stored as an infra error
 WAIT_SECONDS = 0.2  # longest wait for a result between two chances for Ctrl-C to stop the run
 CLOSE_SECONDS = 5.0  # how long the actors may take to close their model clients at the end of a run
 

@@ -15,8 +15,7 @@ from passhat.domains import load_domain
 from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
 from passhat.faults import parse_faults
-from passhat.grade import GroundTruthError, required_facts
-from passhat.grade.steps import task_plan
+from passhat.grade import GroundTruthError
 from passhat.guard import parse_guards
 from passhat.guard.audit import signing_key
 from passhat.llm import role_models
@@ -24,7 +23,7 @@ from passhat.run.audit_trail import RunTrail
 from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.early_stop import EarlyStop
 from passhat.run.executors import Executor
-from passhat.run.judged import AuditRecords, trial_judge
+from passhat.run.judged import AuditRecords, replay_ground_truths, trial_judge
 from passhat.run.preflight import load_checked_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec
@@ -66,13 +65,10 @@ def plan_trials(config: RunConfig, done: set[tuple[str, str, int]]) -> list[Tria
 
 def validate_ground_truth(domain: Domain, tasks: list[Task]) -> None:
     """A task whose ground truth does not replay is a broken task file: stop before any trial."""
-    for task in tasks:
-        try:
-            required_facts(domain, task)  # replays the ground truth and derives every fact it states
-            for outcome in task.acceptable:
-                task_plan(domain, task, outcome.label)  # the steps each trial is marked along
-        except GroundTruthError as exc:
-            raise UserError(f"{exc}. Fix the task file; `passhat check --domain {domain.name}` lists every problem.") from None
+    try:
+        replay_ground_truths(domain, tasks)
+    except GroundTruthError as exc:
+        raise UserError(f"{exc}. Fix the task file; `passhat check --domain {domain.name}` lists every problem.") from None
 
 
 class TrialSink:
@@ -157,17 +153,19 @@ async def execute(
 
 
 async def _in_process(config: RunConfig, specs: list[TrialSpec], sink: TrialSink, concurrency: int) -> None:
-    """``concurrency`` loops pulling specs in order from one iterator: memory bounded by the trials in flight,
-    not by the run's size (no coroutine per planned trial)."""
+    """Loops pulling specs in order from one iterator, ``concurrency`` conversations at once and as many trials
+    waiting as a worker holds (see ``passhat.run.workers``): memory bounded by the trials in flight, not by the
+    run's size (no coroutine per planned trial)."""
     pending = iter(specs)
-    async with trial_judge(config) as judge:
+    conversations = max(1, min(concurrency, len(specs)))
+    async with trial_judge(config, conversations) as judge:
 
         async def pull() -> None:
             for spec in pending:  # shared: each spec is taken once, in the planned order
                 if sink.admits(spec):
                     sink.store(*await judge.judge(spec))
 
-        await asyncio.gather(*(pull() for _ in range(max(1, min(concurrency, len(specs))))))
+        await asyncio.gather(*(pull() for _ in range(2 * conversations)))
 
 
 def passhat_version() -> str:

@@ -7,6 +7,8 @@ and its trial is judged like any other, in bounded time, memory and store space.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import json
 import random
@@ -78,6 +80,7 @@ async def run_trial(
     guards: Sequence[str] = (),
     bounds: TurnBounds = GENEROUS_BOUNDS,
     inbox: Inbox | None = None,
+    talking: asyncio.Semaphore | None = None,
 ) -> TrialOutput:
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
@@ -85,26 +88,30 @@ async def run_trial(
     tools' path, with the guards the task itself declares added; the operator then resolves any
     human-gate tickets before grading: the simulated one, or with an ``inbox`` the people deciding there,
     whose decisions the trial awaits (other trials of the event loop going on meanwhile).
-    ``bounds``: what one answer of the agent may carry.
+    ``bounds``: what one answer of the agent may carry. ``talking``, when given, is held from the backend's
+    fork to the conversation's end, not while grading: the trial waiting for it starts talking before this one
+    is graded, so conversations that end together do not wait on one another's grading.
     """
     rng = random.Random(spec.seed)
-    env = Environment(domain)
-    try:
-        conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
-        scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
-        # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
-        operator = inbox.operator(conversation, domain.name) if inbox else SIMULATED
-        path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation, operator)
-        user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
-        agent = make_agent(
-            AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
-        )
-        events = await _converse(path, agent, user, max_turns, bounds)
-        events += await path.settle_waiting()
+    with contextlib.ExitStack() as closing:
+        async with talking or contextlib.nullcontext():
+            env = Environment(domain)
+            closing.callback(env.close)
+            conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
+            scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
+            # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
+            operator = inbox.operator(conversation, domain.name) if inbox else SIMULATED
+            path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation, operator)
+            user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
+            agent = make_agent(
+                AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
+            )
+            events = await _converse(path, agent, user, max_turns, bounds)
+            events += await path.settle_waiting()
+        if talking:
+            await asyncio.sleep(0)  # the trial the slot went to runs first
         grade = grade_trial(domain, spec.task, env, events, mode)
         return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
-    finally:
-        env.close()
 
 
 async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int, bounds: TurnBounds) -> list[Event]:

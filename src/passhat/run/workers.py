@@ -2,24 +2,28 @@
 
 Each worker is a process of its own (started by a fork server, or spawned where there is none: never a
 fork of this possibly threaded process) with its own event loop, backend template, model clients and
-agent and customer factories. This process keeps the plan: it hands each worker a trial's key at a time,
-up to the worker's share of ``--concurrency``, stores the records that come back in the order they come,
-and hands out the next trial; early stop decides, here, whether a trial is handed out at all. So resume,
-early stop and the audit trail work exactly as in one process, and a trial's record is the same wherever
-it ran (it depends on its seed only).
+agent and customer factories, all built before its first trial. This process keeps the plan: it hands each
+worker trials' keys, stores the records that come back in the order they come, and hands out the next
+trials; early stop decides, here, whether a trial is handed out at all. So resume, early stop and the audit
+trail work exactly as in one process, and a trial's record is the same wherever it ran (it depends on its
+seed only).
 
-Limits are split, not multiplied: ``--concurrency`` is the total of trials in flight, and each worker gets
-a share of ``--max-connections`` per endpoint, so the limits hold across workers. There are never more
-workers than either limit allows (a worker with no share would idle).
+Limits are split, not multiplied: ``--concurrency`` is the total of conversations in flight, and each
+worker gets a share of ``--max-connections`` per endpoint, so the limits hold across workers. There are
+never more workers than either limit allows (a worker with no share would idle). A worker holds as many
+trials again as its conversations, waiting: when a conversation ends, the next starts at once, and the
+ended one is graded after (its record, and with it the next key, comes back only then).
 
-A worker that dies (killed, out of memory, a crash in native code): each trial it had in flight is
-stored as an infra error (retried on resume, never scored; never lost, never counted twice), and a
-fresh worker takes its place. When this process dies, its workers see their pipe close and exit.
+A worker that dies (killed, out of memory, a crash in native code): a fresh worker takes its place and runs
+again each trial it held, up to ``RETRIES`` times; one still unfinished is stored as an infra error (retried
+on resume, never scored): never lost, never counted twice. When this process dies, its workers see their
+pipe close and exit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import multiprocessing
 import os
@@ -46,6 +50,7 @@ if TYPE_CHECKING:
 TrialKey = tuple[str, str, int, int]  # task id, persona, trial, seed: what a worker is sent of a spec
 STOP = None  # sent to a worker: finish (or drop) what is in flight and exit
 JOIN_SECONDS = 5.0  # how long a stopped worker may take to exit before it is terminated
+RETRIES = 2  # times a trial whose worker died is run again before it is stored as an infra error
 
 
 def share(total: int, parts: int) -> list[int]:
@@ -68,6 +73,7 @@ class WorkerSetup:
     environ: dict[str, str]
     cwd: str
     sys_path: list[str]
+    conversations: int | None = None  # its share of --concurrency (None: as many as it is given trials)
 
 
 def _context() -> BaseContext:
@@ -84,25 +90,27 @@ def _context() -> BaseContext:
 class Worker:
     process: BaseProcess
     conn: Connection
-    slots: int  # trials it may have in flight
+    held: int  # trials it may hold: its conversations, and as many waiting
     in_flight: dict[tuple[str, str, int], TrialSpec] = dataclasses.field(default_factory=dict)
 
 
 class WorkerPool:
     def __init__(self, config: RunConfig, count: int, concurrency: int):
         """``count`` workers (at most worker_count()) sharing ``concurrency`` and --max-connections."""
-        self._slots = share(concurrency, count)
+        self._conversations = share(concurrency, count)
         self._connections = share(config.max_connections, count)
         self._config = config
         self._context = _context()
         self._setup = {"environ": dict(os.environ), "cwd": os.getcwd(), "sys_path": list(sys.path)}
         self._live: list[Worker] = []
+        self._again: list[TrialSpec] = []  # trials a dead worker held, to be run again first
+        self._deaths: collections.Counter[tuple[str, str, int]] = collections.Counter()  # of the workers holding each
 
     async def run(self, specs: list[TrialSpec], sink: TrialSink) -> None:
         """Every spec sink admits, judged in the workers and stored by sink as it comes back."""
         pending = iter(specs)
         try:
-            await asyncio.gather(*(self._drive(i, pending, sink) for i in range(len(self._slots))))
+            await asyncio.gather(*(self._drive(i, pending, sink) for i in range(len(self._conversations))))
         finally:
             self._stop_all()
 
@@ -117,7 +125,7 @@ class WorkerPool:
             for record, _ in records:
                 del worker.in_flight[record.key]
                 sink.count(record)
-            if died:  # what it had in flight is stored as infra errors, never lost; a fresh worker takes its place
+            if died:  # what it held is run again or stored as infra errors, never lost; a fresh worker takes its place
                 self._bury(worker, sink)
                 worker = self._start(index)
             self._supply(worker, pending, sink)
@@ -125,9 +133,10 @@ class WorkerPool:
                 sink.write(record, audit)
 
     def _supply(self, worker: Worker, pending: Iterator[TrialSpec], sink: TrialSink) -> None:
-        """Fill the worker's free slots from the plan, which every worker shares: each spec is handed out once."""
-        while len(worker.in_flight) < worker.slots:
-            spec = next((s for s in pending if sink.admits(s)), None)
+        """Fill the worker's free slots with the trials to run again, then from the plan, which every worker
+        shares: each spec is handed out once (again only when the worker holding it died)."""
+        while len(worker.in_flight) < worker.held:
+            spec = self._again.pop() if self._again else next((s for s in pending if sink.admits(s)), None)
             if spec is None:
                 return
             worker.conn.send((spec.task.id, spec.persona.name, spec.trial, spec.seed))
@@ -136,11 +145,11 @@ class WorkerPool:
     def _start(self, index: int) -> Worker:
         config = self._config.model_copy(update={"max_connections": max(1, self._connections[index])})
         ours, theirs = self._context.Pipe()
-        setup = WorkerSetup(config=config, **self._setup)
+        setup = WorkerSetup(config=config, conversations=self._conversations[index], **self._setup)
         process = self._context.Process(target=worker_main, args=(theirs, setup), name=f"passhat-worker-{index}", daemon=True)
         process.start()
         theirs.close()  # only the worker holds its end: its death closes the pipe
-        worker = Worker(process, ours, self._slots[index])
+        worker = Worker(process, ours, 2 * self._conversations[index])
         self._live.append(worker)
         return worker
 
@@ -148,8 +157,15 @@ class WorkerPool:
         worker.conn.close()
         worker.process.join()
         self._live.remove(worker)
-        reason = f"the worker process running this trial died (exit code {worker.process.exitcode}) before it finished"
-        for spec in worker.in_flight.values():
+        for key, spec in worker.in_flight.items():
+            self._deaths[key] += 1
+            if self._deaths[key] <= RETRIES:
+                self._again.append(spec)
+                continue
+            reason = (
+                f"the worker process running this trial died (exit code {worker.process.exitcode}) before it finished, "
+                f"after {RETRIES} retries"
+            )
             sink.store(infra_error_record(spec, reason, time.time()), [])
         worker.in_flight.clear()
 
@@ -202,13 +218,13 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
     os.environ.update(setup.environ)
     os.chdir(setup.cwd)
     sys.path[:] = setup.sys_path
-    asyncio.run(_serve(conn, setup.config))
+    asyncio.run(_serve(conn, setup.config, setup.conversations))
 
 
-async def _serve(conn: Connection, config: RunConfig) -> None:
+async def _serve(conn: Connection, config: RunConfig, conversations: int | None) -> None:
     personas = {p.name: p for p in resolve_personas(",".join(config.personas))}
     running: set[asyncio.Task[None]] = set()
-    async with trial_judge(config) as judge:
+    async with trial_judge(config, conversations) as judge:
 
         async def judged(key: TrialKey) -> None:
             task_id, persona, trial, seed = key
