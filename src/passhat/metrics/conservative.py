@@ -7,18 +7,16 @@ could not be judged had failed.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
-from passhat.metrics.summary import TrialOutcome, summarize
-from passhat.trajectory import INFRA_ERROR
+from passhat.metrics.summary import OutcomeTally, TrialOutcome, group_stats, tally_outcomes
 
 
-def conservative(outcomes: Iterable[TrialOutcome]) -> dict[str, Any]:
+def conservative(outcomes: Iterable[TrialOutcome] | OutcomeTally) -> dict[str, Any]:
     """avg_reward and pass^k with infra errors as failures; None / {} when nothing was run."""
-    as_failures = [
-        dataclasses.replace(o, reward=0, signature=INFRA_ERROR, infra_error=False) if o.infra_error else o for o in outcomes
-    ]
-    summary = summarize(as_failures).to_json()
-    return {"avg_reward": summary["avg_reward"], "pass_hat_k": summary["pass_hat_k"]}
+    counts = tally_outcomes(outcomes).counts(infra_as_failures=True)
+    if not counts:
+        return {"avg_reward": None, "pass_hat_k": {}}
+    group = group_stats(list(counts.values())).to_json()
+    return {"avg_reward": group["avg_reward"], "pass_hat_k": group["pass_hat_k"]}

@@ -96,12 +96,74 @@ def headline_ks(n: int) -> list[int]:
     return ks + [n] if n >= 1 else []
 
 
-def summarize(outcomes: Iterable[TrialOutcome], tags: Mapping[str, Sequence[str]] | None = None) -> Summary:
-    """Summarize a run; tags maps task_id to its task tags and fills Summary.by_tag."""
-    outcomes = list(outcomes)
-    judged = [o for o in outcomes if is_judged(o)]
-    counts = _scenario_counts(judged)
-    overall = _group(list(counts.values())) if counts else None
+@dataclasses.dataclass
+class ScenarioVerdicts:
+    """One scenario's trials in the order they were added: the judged ones' numbers, rewards and signatures, and
+    the trials that could not be judged, counted (never read as failures)."""
+
+    trials: list[int] = dataclasses.field(default_factory=list)
+    rewards: list[int] = dataclasses.field(default_factory=list)
+    signatures: list[Signature | None] = dataclasses.field(default_factory=list)
+    infra_errors: int = 0
+    user_simulator_errors: int = 0
+
+
+@dataclasses.dataclass
+class OutcomeTally:
+    """Trial outcomes per scenario, added one at a time: what summarize(), conservative() and a report's scenario
+    rows read of them, in a few lists per scenario, so that a report of a large run holds no object per trial."""
+
+    scenarios: dict[Scenario, ScenarioVerdicts] = dataclasses.field(default_factory=dict)
+
+    def add(self, o: TrialOutcome) -> bool:
+        """Count one trial; whether it was judged."""
+        verdicts = self.scenarios.get((o.task_id, o.persona))
+        if verdicts is None:
+            verdicts = self.scenarios[(o.task_id, o.persona)] = ScenarioVerdicts()
+        judged = is_judged(o)
+        if judged:
+            verdicts.trials.append(o.trial)
+            verdicts.rewards.append(o.reward)  # type: ignore[arg-type]
+            verdicts.signatures.append(o.signature)
+        elif o.infra_error:
+            verdicts.infra_errors += 1
+        else:
+            verdicts.user_simulator_errors += 1
+        return judged
+
+    def counts(self, infra_as_failures: bool = False) -> dict[Scenario, tuple[int, int]]:
+        """(successes, judged trials) per scenario with a judged trial, in sorted scenario order; with
+        ``infra_as_failures``, every infra error counts as a judged failed trial."""
+        counts = {}
+        for scenario, v in sorted(self.scenarios.items()):
+            n = len(v.rewards) + (v.infra_errors if infra_as_failures else 0)
+            if n:
+                counts[scenario] = (v.rewards.count(1), n)
+        return counts
+
+    def failure_signatures(self) -> dict[str, int]:
+        """Why judged trials failed, most frequent first; a failure without a signature is 'unclassified'."""
+        tally: Counter[str] = Counter()
+        for v in self.scenarios.values():
+            tally.update(s or UNCLASSIFIED for s, reward in zip(v.signatures, v.rewards, strict=True) if reward == 0)
+        return dict(sorted(tally.items(), key=lambda item: (-item[1], item[0])))
+
+
+def tally_outcomes(outcomes: Iterable[TrialOutcome] | OutcomeTally) -> OutcomeTally:
+    """The outcomes counted (a tally as it is)."""
+    if isinstance(outcomes, OutcomeTally):
+        return outcomes
+    tally = OutcomeTally()
+    for o in outcomes:
+        tally.add(o)
+    return tally
+
+
+def summarize(outcomes: Iterable[TrialOutcome] | OutcomeTally, tags: Mapping[str, Sequence[str]] | None = None) -> Summary:
+    """Summarize a run (its outcomes, or their tally); tags maps task_id to its task tags and fills Summary.by_tag."""
+    tally = tally_outcomes(outcomes)
+    counts = tally.counts()
+    overall = group_stats(list(counts.values())) if counts else None
     return Summary(
         scenarios=len(counts),
         trials_per_scenario=min((n for _, n in counts.values()), default=0),
@@ -110,9 +172,9 @@ def summarize(outcomes: Iterable[TrialOutcome], tags: Mapping[str, Sequence[str]
         pass_at_k=overall.pass_at_k if overall else {},
         by_persona=_by(counts, lambda scenario: [scenario[1]]),
         by_tag=_by(counts, lambda scenario: (tags or {}).get(scenario[0], [])),
-        failure_signatures=_failure_signatures(judged),
-        infra_errors=sum(o.infra_error for o in outcomes),
-        user_simulator_errors=sum(not o.infra_error and o.signature == USER_SIMULATOR_ERROR for o in outcomes),
+        failure_signatures=tally.failure_signatures(),
+        infra_errors=sum(v.infra_errors for v in tally.scenarios.values()),
+        user_simulator_errors=sum(v.user_simulator_errors for v in tally.scenarios.values()),
     )
 
 
@@ -128,17 +190,7 @@ def is_judged(outcome: TrialOutcome) -> bool:
     return True
 
 
-def _scenario_counts(judged: list[TrialOutcome]) -> dict[Scenario, tuple[int, int]]:
-    """(successes, judged trials) per scenario, in sorted scenario order."""
-    counts: dict[Scenario, list[int]] = defaultdict(lambda: [0, 0])
-    for o in judged:
-        entry = counts[(o.task_id, o.persona)]
-        entry[0] += o.reward == 1
-        entry[1] += 1
-    return {scenario: (c, n) for scenario, (c, n) in sorted(counts.items())}
-
-
-def _group(counts: list[tuple[int, int]]) -> GroupStats:
+def group_stats(counts: list[tuple[int, int]]) -> GroupStats:
     """Estimates for a non-empty set of scenarios; pass^1 is the mean of c / n."""
     successes = [c for c, _ in counts]
     trials = [n for _, n in counts]
@@ -148,7 +200,7 @@ def _group(counts: list[tuple[int, int]]) -> GroupStats:
 
 def _by(counts: dict[Scenario, tuple[int, int]], labels: Callable[[Scenario], Iterable[str]]) -> dict[str, GroupStats]:
     """Group scenarios under each label that labels(scenario) gives, sorted by label."""
-    return {label: _group(group) for label, group in slices(counts, labels).items()}
+    return {label: group_stats(group) for label, group in slices(counts, labels).items()}
 
 
 def slices(
@@ -164,13 +216,7 @@ def slices(
 
 def scenario_counts(outcomes: Iterable[TrialOutcome]) -> dict[Scenario, tuple[int, int]]:
     """(successes, judged trials) per scenario, sorted; what every statistic beyond summarize() starts from."""
-    return _scenario_counts([o for o in outcomes if is_judged(o)])
-
-
-def _failure_signatures(judged: list[TrialOutcome]) -> dict[str, int]:
-    """Why judged trials failed, most frequent first; a failure without a signature is 'unclassified'."""
-    tally = Counter(o.signature or UNCLASSIFIED for o in judged if o.reward == 0)
-    return dict(sorted(tally.items(), key=lambda item: (-item[1], item[0])))
+    return tally_outcomes(outcomes).counts()
 
 
 def _str_keys(curve: dict[int, float]) -> dict[str, float]:

@@ -4,7 +4,6 @@ trials, as the typed `Report` that every writer reads; and the JSON writer."""
 from __future__ import annotations
 
 import json
-from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from passhat.metrics import summarize
 from passhat.metrics.conservative import conservative
 from passhat.metrics.harm import risky_action_metrics
 from passhat.metrics.steps import PRIMARY, step_reliability
-from passhat.metrics.summary import Scenario, is_judged, scenario_counts
+from passhat.metrics.summary import Scenario
 from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
 from passhat.report.consistency import ConsistencyReading
@@ -54,12 +53,12 @@ def _document(
     gated_tasks: Iterable[str] | None,
     consistency: ConsistencyReading,
 ) -> dict[str, Any]:
-    outcomes = reading.outcomes
-    summary = summarize(outcomes, tags)
-    counts = scenario_counts(outcomes)
+    verdicts = reading.verdicts
+    summary = summarize(verdicts, tags)
+    counts = verdicts.counts()
     standing = run_caveats(store.run_id, store.config, counts)
     metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {}, standing.fit_refused)}
-    metrics.update(conservative=conservative(outcomes), **usage_metrics(reading.usages))
+    metrics.update(conservative=conservative(verdicts), **usage_metrics(reading.usages))
     attach_group_intervals(metrics, counts, tags or {})
     metrics.update(safety_metrics(store.config, reading, gated_tasks))
     if steps := step_reliability(reading.steps):
@@ -88,17 +87,7 @@ def scenario_rows(reading: RunReading) -> list[dict[str, Any]]:
     simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
     ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field.
     ``outcomes``: the passes by the acceptable outcome they took, for a task whose passes took more than the primary."""
-    rows: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"trials": [], "rewards": [], "signatures": [], "infra_errors": 0, "user_simulator_errors": 0, "state_diff": None}
-    )
-    for o in reading.outcomes:
-        row = rows[(o.task_id, o.persona)]
-        if not is_judged(o):
-            row["infra_errors" if o.infra_error else "user_simulator_errors"] += 1
-            continue
-        row["trials"].append(o.trial)
-        row["rewards"].append(o.reward)
-        row["signatures"].append(o.signature)
+    rows = {scenario: {**vars(v), "state_diff": None} for scenario, v in reading.verdicts.scenarios.items()}
     for scenario, (trial, differences) in reading.first_failures.items():
         rows[scenario]["state_diff"] = {"trial": trial, "rows": row_changes(differences)}
     several = {task for (task, _), labels in reading.pass_outcomes.items() if set(labels) - {PRIMARY}}

@@ -13,7 +13,7 @@ from passhat.metrics.faults import FaultTally
 from passhat.metrics.guard import GuardTally
 from passhat.metrics.harm import HarmTally
 from passhat.metrics.steps import StepTally
-from passhat.metrics.summary import Scenario, TrialOutcome, is_judged
+from passhat.metrics.summary import OutcomeTally, Scenario
 from passhat.metrics.usage import UsageTally
 from passhat.store.results import TrialRecord
 
@@ -22,12 +22,12 @@ from passhat.store.results import TrialRecord
 class RunReading:
     """What the report reads of every trial, in trial order.
 
-    ``usages``, ``faults``, ``guard``, ``steps``, ``harm``: their figures' counts, added to trial by trial.
+    ``verdicts``: each scenario's trials (their rewards and signatures). ``usages``, ``faults``, ``guard``, ``steps``, ``harm``: their figures' counts, added to trial by trial.
     ``first_failures``: per scenario, the first failed trial whose backend differs from the expected state, with
     its differences. ``first_infra_error``: the first infra error's message. ``pass_outcomes``: per scenario,
     its passes by the acceptable outcome taken."""
 
-    outcomes: list[TrialOutcome] = dataclasses.field(default_factory=list)
+    verdicts: OutcomeTally = dataclasses.field(default_factory=OutcomeTally)
     usages: UsageTally = dataclasses.field(default_factory=UsageTally)
     faults: FaultTally = dataclasses.field(default_factory=FaultTally)
     guard: GuardTally = dataclasses.field(default_factory=GuardTally)
@@ -38,19 +38,19 @@ class RunReading:
     harm: HarmTally = dataclasses.field(default_factory=HarmTally)  # the trials of tasks that declare risks
 
     def add(self, t: TrialRecord) -> None:
-        outcome = t.to_outcome()
-        self.outcomes.append(outcome)
+        judged = self.verdicts.add(t.to_outcome())
         if t.usage:
             self.usages.add(t.usage)
-        self.faults.add(t.reward, t.events)
+        if t.events:  # a report's pass hands over only the events a fault or a guard marked: most trials have none
+            self.faults.add(t.reward, t.events)
         self.guard.add(t.task_id, t.reward, t.grade, t.events)
-        self.harm.add(t.task_id, t.persona, t.reward if is_judged(outcome) else None, t.grade)
+        self.harm.add(t.task_id, t.persona, t.reward if judged else None, t.grade)
         if t.infra_error and self.first_infra_error is None:
             self.first_infra_error = t.infra_error
         differences = (t.grade or {}).get("details", {}).get("state_differences")
-        if differences and t.reward != 1 and is_judged(outcome):
+        if differences and t.reward != 1 and judged:
             self.first_failures.setdefault((t.task_id, t.persona), (t.trial, differences))
-        if t.steps and is_judged(outcome):
+        if t.steps and judged:
             self.steps.add(t.task_id, t.reward == 1, t.steps)
         if t.reward == 1 and (label := (t.grade or {}).get("outcome")):
             self.pass_outcomes.setdefault((t.task_id, t.persona), Counter())[label] += 1

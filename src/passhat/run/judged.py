@@ -24,7 +24,7 @@ from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
 from passhat.run.config import RunConfig
-from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
+from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, UserFactory, run_trial
 from passhat.store import TrialRecord
 from passhat.trajectory import INFRA_ERROR
 from passhat.users import resolve_user
@@ -40,11 +40,11 @@ class TrialJudge:
         self, domain: Domain, config: RunConfig, make_agent: AgentFactory, make_user: UserFactory, inbox: Inbox | None = None,
         conversations: int | None = None,
     ):  # fmt: skip
-        """``conversations``: how many trials may be talking at once (None: as many as are judged); a trial
-        beyond them waits for one to end, and is started before that one is graded."""
+        """``conversations``: how many trials may be talking at once, paced as Pacing says (None: as many as
+        are judged, unpaced)."""
         self.domain, self.config, self.inbox = domain, config, inbox
         self._make_agent, self._make_user = make_agent, make_user
-        self._talking = asyncio.Semaphore(conversations) if conversations else None
+        self._pacing = Pacing(asyncio.Semaphore(conversations)) if conversations else None
 
     async def judge(self, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
         """The trial's record and its audit entries; a harness or infra failure is an infra-error record."""
@@ -57,7 +57,7 @@ class TrialJudge:
                 make_user = with_opening(self._make_user, spec.trial, config.paraphrase)
                 out = await run_trial(
                     self.domain, spec, self._make_agent, make_user, config.mode, config.max_turns, config.faults,
-                    config.guard, bounds, self.inbox, self._talking,
+                    config.guard, bounds, self.inbox, self._pacing,
                 )  # fmt: skip
             except Exception:  # an infra or harness failure: stored, retried on resume, never scored
                 return infra_error_record(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []

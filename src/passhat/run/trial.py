@@ -54,6 +54,17 @@ GENEROUS_BOUNDS = TurnBounds()
 
 
 @dataclasses.dataclass(frozen=True)
+class Pacing:
+    """How the trials of one event loop take turns: at most ``talking`` conversations at once, each trial graded
+    after the one that takes its conversation slot has started, and one trial graded at a time, one per turn of
+    the loop. So conversations that end together do not wait on one another's grading, and the steps of those
+    still talking wait behind one grading at most."""
+
+    talking: asyncio.Semaphore
+    grading: asyncio.Lock = dataclasses.field(default_factory=asyncio.Lock)
+
+
+@dataclasses.dataclass(frozen=True)
 class TrialSpec:
     task: Task
     persona: Persona
@@ -80,7 +91,7 @@ async def run_trial(
     guards: Sequence[str] = (),
     bounds: TurnBounds = GENEROUS_BOUNDS,
     inbox: Inbox | None = None,
-    talking: asyncio.Semaphore | None = None,
+    pacing: Pacing | None = None,
 ) -> TrialOutput:
     """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
 
@@ -88,13 +99,12 @@ async def run_trial(
     tools' path, with the guards the task itself declares added; the operator then resolves any
     human-gate tickets before grading: the simulated one, or with an ``inbox`` the people deciding there,
     whose decisions the trial awaits (other trials of the event loop going on meanwhile).
-    ``bounds``: what one answer of the agent may carry. ``talking``, when given, is held from the backend's
-    fork to the conversation's end, not while grading: the trial waiting for it starts talking before this one
-    is graded, so conversations that end together do not wait on one another's grading.
+    ``bounds``: what one answer of the agent may carry. ``pacing``: see Pacing (a conversation slot is held
+    from the backend's fork to the conversation's end).
     """
     rng = random.Random(spec.seed)
     with contextlib.ExitStack() as closing:
-        async with talking or contextlib.nullcontext():
+        async with pacing.talking if pacing else contextlib.nullcontext():
             env = Environment(domain)
             closing.callback(env.close)
             conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
@@ -108,10 +118,11 @@ async def run_trial(
             )
             events = await _converse(path, agent, user, max_turns, bounds)
             events += await path.settle_waiting()
-        if talking:
-            await asyncio.sleep(0)  # the trial the slot went to runs first
-        grade = grade_trial(domain, spec.task, env, events, mode)
-        return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
+        async with pacing.grading if pacing else contextlib.nullcontext():
+            if pacing:
+                await asyncio.sleep(0)  # a turn of the loop: the trial the slot went to, and every step ready, first
+            grade = grade_trial(domain, spec.task, env, events, mode)
+            return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
 
 
 async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int, bounds: TurnBounds) -> list[Event]:

@@ -27,14 +27,17 @@ import collections
 import dataclasses
 import multiprocessing
 import os
+import queue
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
+from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING
 
 from passhat.llm import role_models, scrub
@@ -224,28 +227,57 @@ def worker_main(conn: Connection, setup: WorkerSetup) -> None:
 async def _serve(conn: Connection, config: RunConfig, conversations: int | None) -> None:
     personas = {p.name: p for p in resolve_personas(",".join(config.personas))}
     running: set[asyncio.Task[None]] = set()
-    async with trial_judge(config, conversations) as judge:
+    with _Outbox(conn) as outbox:
+        async with trial_judge(config, conversations) as judge:
 
-        async def judged(key: TrialKey) -> None:
-            task_id, persona, trial, seed = key
-            spec = TrialSpec(judge.domain.tasks[task_id], personas[persona], trial, seed)
-            try:
-                conn.send(await judge.judge(spec))
-            except Exception:  # a record that cannot be sent: the run's process must still hear of the trial
-                conn.send((infra_error_record(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
+            async def judged(key: TrialKey) -> None:
+                task_id, persona, trial, seed = key
+                spec = TrialSpec(judge.domain.tasks[task_id], personas[persona], trial, seed)
+                try:
+                    outbox.put(await judge.judge(spec))
+                except Exception:  # a record that cannot be sent: the run's process must still hear of the trial
+                    outbox.put((infra_error_record(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
 
-        while True:
-            await _readable(conn)
+            while True:
+                await _readable(conn)
+                try:
+                    key = conn.recv()
+                except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record
+                    key = STOP
+                if key is STOP:
+                    break
+                _keep(running, asyncio.create_task(judged(key)))
+            for task in running:
+                task.cancel()
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+class _Outbox:
+    """Records on their way to the run's process, sent by a thread of their own: when that process is busy
+    storing and the pipe is full, the worker's trials go on rather than wait with it."""
+
+    def __init__(self, conn: Connection):
+        self._conn = conn
+        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._send, name="passhat-outbox", daemon=True)
+
+    def put(self, outcome: tuple[TrialRecord, AuditRecords]) -> None:
+        self._queue.put(ForkingPickler.dumps(outcome))  # here, so that a record that cannot be pickled raises here
+
+    def _send(self) -> None:
+        while (data := self._queue.get()) is not None:
             try:
-                key = conn.recv()
-            except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record
-                key = STOP
-            if key is STOP:
-                break
-            _keep(running, asyncio.create_task(judged(key)))
-        for task in running:
-            task.cancel()
-        await asyncio.gather(*running, return_exceptions=True)
+                self._conn.send_bytes(data)
+            except OSError:  # the run's process is gone
+                return
+
+    def __enter__(self) -> _Outbox:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._queue.put(None)  # every record put before is sent first
+        self._thread.join()
 
 
 def _keep(tasks: set[asyncio.Task[None]], task: asyncio.Task[None]) -> None:
