@@ -9,7 +9,7 @@ from typing import Any
 
 from passhat.domains.model import Action, Call, Domain, Rule
 from passhat.domains.toolkit import ToolFailure
-from passhat.env.backend import Template, fork_backend, template_for
+from passhat.env.backend import Template, fork_backend, release_backend, template_for
 from passhat.env.tools import ToolSpec, Within, error, invoke, spec_for, validate_args
 
 
@@ -89,3 +89,8 @@ class Environment(ToolRunner):
 
     def close(self) -> None:
         self.db.close()
+
+    def release(self) -> None:
+        """Close, when nothing keeps the backend's connection past this (a trial's end): it is put back to the
+        template's state and kept for the next fork (``release_backend``)."""
+        release_backend(self.template, self.db)

@@ -106,7 +106,7 @@ async def run_trial(
     with contextlib.ExitStack() as closing:
         async with pacing.talking if pacing else contextlib.nullcontext():
             env = Environment(domain)
-            closing.callback(env.close)
+            closing.callback(env.release)
             conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
             scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
             # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
