@@ -322,7 +322,7 @@ def parallel_options(workers_help: str) -> Callable[[Command], Command]:
             default=4,
             show_default=True,
             type=click.IntRange(1, 256),
-            help="Trials in flight at once, over all workers.",
+            help="Conversations in flight at once, over all workers.",
         )
         workers = click.option(
             "--workers",

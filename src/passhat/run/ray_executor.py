@@ -53,14 +53,14 @@ class TrialActor:
         if os.path.isdir(setup.cwd):  # on another node the run's folder may not exist
             os.chdir(setup.cwd)
         sys.path[:0] = [p for p in setup.sys_path if p not in sys.path]  # where the run found its agent's module
-        self._config = setup.config
+        self._config, self._conversations = setup.config, setup.conversations
         self._personas = {p.name: p for p in resolve_personas(",".join(setup.config.personas))}
         self._exits = contextlib.AsyncExitStack()
         self._judge: asyncio.Task[TrialJudge] | None = None
 
     async def judge(self, key: TrialKey) -> tuple[TrialRecord, AuditRecords]:
         if self._judge is None:  # one build, awaited by every trial that arrives meanwhile
-            self._judge = asyncio.ensure_future(self._exits.enter_async_context(trial_judge(self._config)))
+            self._judge = asyncio.ensure_future(self._exits.enter_async_context(trial_judge(self._config, self._conversations)))
         judge = await self._judge
         task_id, persona, trial, seed = key
         return await judge.judge(TrialSpec(judge.domain.tasks[task_id], self._personas[persona], trial, seed))
@@ -86,9 +86,9 @@ class RayPool:
         finished = False
         try:
             count = max(1, min(self._count, int(ray.cluster_resources().get("CPU", self._count))))
-            slots = share(self._concurrency, count)
-            actors = [self._start(ray, index, count, slots[index]) for index in range(count)]
-            await self._drive(ray, actors, slots, iter(specs), sink)
+            conversations = share(self._concurrency, count)
+            actors = [self._start(ray, index, count, conversations[index]) for index in range(count)]
+            await self._drive(ray, actors, [2 * c for c in conversations], iter(specs), sink)
             finished = True
         finally:
             if finished:  # an interrupted run does not wait for its actors: what was in flight is dropped
@@ -99,12 +99,15 @@ class RayPool:
             if ours:
                 ray.shutdown()
 
-    def _start(self, ray: Any, index: int, count: int, slots: int) -> Any:
-        """Actor ``index`` of ``count``, restarted by Ray whenever it dies, its calls then run again."""
+    def _start(self, ray: Any, index: int, count: int, conversations: int) -> Any:
+        """Actor ``index`` of ``count``, restarted by Ray whenever it dies, its calls then run again. Like a worker it
+        holds as many trials again as its conversations, waiting (see ``passhat.run.workers``)."""
         connections = share(self._config.max_connections, count)[index]
         config = self._config.model_copy(update={"max_connections": max(1, connections)})
-        actor = ray.remote(TrialActor).options(num_cpus=1, max_restarts=-1, max_task_retries=RETRIES, max_concurrency=slots)
-        return actor.remote(WorkerSetup(config=config, **self._setup))
+        actor = ray.remote(TrialActor).options(
+            num_cpus=1, max_restarts=-1, max_task_retries=RETRIES, max_concurrency=2 * conversations
+        )
+        return actor.remote(WorkerSetup(config=config, conversations=conversations, **self._setup))
 
     async def _drive(self, ray: Any, actors: list[Any], slots: list[int], pending: Iterator[TrialSpec], sink: TrialSink) -> None:
         """Keep every actor supplied with up to its slots of trials, storing each result as it is ready: the
