@@ -27,10 +27,9 @@ import collections
 import dataclasses
 import multiprocessing
 import os
-import queue
 import signal
+import struct
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Iterator
@@ -92,7 +91,8 @@ def _context() -> BaseContext:
 @dataclasses.dataclass
 class Worker:
     process: BaseProcess
-    conn: Connection
+    keys: Connection  # where this process sends the worker trials' keys
+    records: Connection  # where the worker's records come back (closed at its death)
     held: int  # trials it may hold: its conversations, and as many waiting
     in_flight: dict[tuple[str, str, int], TrialSpec] = dataclasses.field(default_factory=dict)
 
@@ -123,8 +123,8 @@ class WorkerPool:
         worker = self._start(index)
         self._supply(worker, pending, sink)
         while worker.in_flight:
-            await _readable(worker.conn)
-            records, died = _received(worker.conn)
+            await _readable(worker.records)
+            records, died = _received(worker.records)
             for record, _ in records:
                 del worker.in_flight[record.key]
                 sink.count(record)
@@ -142,22 +142,26 @@ class WorkerPool:
             spec = self._again.pop() if self._again else next((s for s in pending if sink.admits(s)), None)
             if spec is None:
                 return
-            worker.conn.send((spec.task.id, spec.persona.name, spec.trial, spec.seed))
+            worker.keys.send((spec.task.id, spec.persona.name, spec.trial, spec.seed))
             worker.in_flight[(spec.task.id, spec.persona.name, spec.trial)] = spec
 
     def _start(self, index: int) -> Worker:
         config = self._config.model_copy(update={"max_connections": max(1, self._connections[index])})
-        ours, theirs = self._context.Pipe()
+        their_keys, keys = self._context.Pipe(duplex=False)
+        records, their_records = self._context.Pipe(duplex=False)
         setup = WorkerSetup(config=config, conversations=self._conversations[index], **self._setup)
-        process = self._context.Process(target=worker_main, args=(theirs, setup), name=f"passhat-worker-{index}", daemon=True)
+        name = f"passhat-worker-{index}"
+        process = self._context.Process(target=worker_main, args=(their_keys, their_records, setup), name=name, daemon=True)
         process.start()
-        theirs.close()  # only the worker holds its end: its death closes the pipe
-        worker = Worker(process, ours, 2 * self._conversations[index])
+        their_keys.close()
+        their_records.close()  # only the worker holds its end: its death closes the pipe
+        worker = Worker(process, keys, records, 2 * self._conversations[index])
         self._live.append(worker)
         return worker
 
     def _bury(self, worker: Worker, sink: TrialSink) -> None:
-        worker.conn.close()
+        worker.keys.close()
+        worker.records.close()
         worker.process.join()
         self._live.remove(worker)
         for key, spec in worker.in_flight.items():
@@ -177,7 +181,7 @@ class WorkerPool:
         flight (after Ctrl-C) are dropped: they were never stored, so resume runs them."""
         for worker in self._live:
             try:
-                worker.conn.send(STOP)
+                worker.keys.send(STOP)
             except OSError:
                 pass  # already gone
         deadline = time.monotonic() + JOIN_SECONDS
@@ -186,7 +190,8 @@ class WorkerPool:
             if worker.process.is_alive():
                 worker.process.terminate()
                 worker.process.join()
-            worker.conn.close()
+            worker.keys.close()
+            worker.records.close()
         self._live.clear()
 
 
@@ -213,71 +218,76 @@ def _received(conn: Connection) -> tuple[list[tuple[TrialRecord, AuditRecords]],
     return records, False
 
 
-def worker_main(conn: Connection, setup: WorkerSetup) -> None:
-    """A worker process: judge the trials it is sent, send each record back, until told to stop or until the
-    run's process is gone. Ctrl-C is the run's process's to handle: the worker ignores it and is stopped."""
+def worker_main(keys: Connection, records: Connection, setup: WorkerSetup) -> None:
+    """A worker process: judge the trials whose keys it reads, send each record back, until told to stop or until
+    the run's process is gone. Ctrl-C is the run's process's to handle: the worker ignores it and is stopped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     os.environ.clear()
     os.environ.update(setup.environ)
     os.chdir(setup.cwd)
     sys.path[:] = setup.sys_path
-    asyncio.run(_serve(conn, setup.config, setup.conversations))
+    asyncio.run(_serve(keys, records, setup.config, setup.conversations))
 
 
-async def _serve(conn: Connection, config: RunConfig, conversations: int | None) -> None:
+async def _serve(keys: Connection, records: Connection, config: RunConfig, conversations: int | None) -> None:
     personas = {p.name: p for p in resolve_personas(",".join(config.personas))}
     running: set[asyncio.Task[None]] = set()
-    with _Outbox(conn) as outbox:
-        async with trial_judge(config, conversations) as judge:
+    _, outbox = await asyncio.get_running_loop().connect_write_pipe(_Outbox, records)
+    async with trial_judge(config, conversations) as judge:
 
-            async def judged(key: TrialKey) -> None:
-                task_id, persona, trial, seed = key
-                spec = TrialSpec(judge.domain.tasks[task_id], personas[persona], trial, seed)
-                try:
-                    outbox.put(await judge.judge(spec))
-                except Exception:  # a record that cannot be sent: the run's process must still hear of the trial
-                    outbox.put((infra_error_record(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
+        async def judged(key: TrialKey) -> None:
+            task_id, persona, trial, seed = key
+            spec = TrialSpec(judge.domain.tasks[task_id], personas[persona], trial, seed)
+            try:
+                outbox.put(await judge.judge(spec))
+            except Exception:  # a record that cannot be sent: the run's process must still hear of the trial
+                outbox.put((infra_error_record(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
 
-            while True:
-                await _readable(conn)
-                try:
-                    key = conn.recv()
-                except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record
-                    key = STOP
-                if key is STOP:
-                    break
-                _keep(running, asyncio.create_task(judged(key)))
-            for task in running:
-                task.cancel()
-            await asyncio.gather(*running, return_exceptions=True)
+        while True:
+            await _readable(keys)
+            try:
+                key = keys.recv()
+            except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record
+                key = STOP
+            if key is STOP:
+                break
+            _keep(running, asyncio.create_task(judged(key)))
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+    await outbox.flushed()
 
 
-class _Outbox:
-    """Records on their way to the run's process, sent by a thread of their own: when that process is busy
-    storing and the pipe is full, the worker's trials go on rather than wait with it."""
+class _Outbox(asyncio.Protocol):
+    """The pipe records go back on, written by the event loop as the pipe takes them, what it cannot take yet
+    waiting in the transport's buffer: a worker's trials never stall on a writer busy storing, and no thread
+    contends with them for the interpreter. Framed as ``Connection.send`` frames (the run's process reads
+    with ``Connection.recv``)."""
 
-    def __init__(self, conn: Connection):
-        self._conn = conn
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._send, name="passhat-outbox", daemon=True)
+    def __init__(self) -> None:
+        self._transport: asyncio.WriteTransport | None = None
+        self._lost = asyncio.get_running_loop().create_future()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.WriteTransport)
+        self._transport = transport
+
+    def connection_lost(self, exc: Exception | None) -> None:  # the run's process is gone, or flushed() closed it
+        if not self._lost.done():
+            self._lost.set_result(None)
 
     def put(self, outcome: tuple[TrialRecord, AuditRecords]) -> None:
-        self._queue.put(ForkingPickler.dumps(outcome))  # here, so that a record that cannot be pickled raises here
+        data = ForkingPickler.dumps(outcome)  # here, so that a record that cannot be pickled raises here
+        size = len(data)
+        header = struct.pack("!i", size) if size <= 0x7FFFFFFF else struct.pack("!iQ", -1, size)
+        assert self._transport is not None
+        self._transport.writelines((header, data))
 
-    def _send(self) -> None:
-        while (data := self._queue.get()) is not None:
-            try:
-                self._conn.send_bytes(data)
-            except OSError:  # the run's process is gone
-                return
-
-    def __enter__(self) -> _Outbox:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._queue.put(None)  # every record put before is sent first
-        self._thread.join()
+    async def flushed(self) -> None:
+        """Every record put written, then the pipe closed."""
+        assert self._transport is not None
+        self._transport.close()
+        await self._lost
 
 
 def _keep(tasks: set[asyncio.Task[None]], task: asyncio.Task[None]) -> None:
