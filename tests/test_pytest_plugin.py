@@ -9,8 +9,10 @@ import xml.etree.ElementTree as ET
 import pytest
 
 # pytester's in-process runs forget every module first imported inside them, and numpy cannot be imported twice in
-# one process: what the plugin imports when it runs is imported here first.
+# one process: what the plugin imports when it runs (the run, its metrics and report) is imported here first.
 import passhat.cli  # noqa: F401
+import passhat.report.json_report  # noqa: F401
+import passhat.run.evaluate  # noqa: F401
 
 pytest_plugins = ["pytester"]
 

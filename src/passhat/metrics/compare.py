@@ -13,7 +13,6 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import numpy as np
-from scipy.stats import fisher_exact
 
 from passhat.metrics.estimators import scenario_pass_at, scenario_pass_hat
 from passhat.metrics.intervals import REPS, SEED, bootstrap_means, percentile
@@ -153,5 +152,7 @@ def compare_runs(a: Counts, b: Counts, intersection: bool = False, reps: int = R
 
 
 def _fisher(a: tuple[int, int], b: tuple[int, int]) -> float:
+    from scipy.stats import fisher_exact  # only `compare` needs it: scipy.stats costs every report half a second
+
     table = [[a[0], a[1] - a[0]], [b[0], b[1] - b[0]]]
     return float(fisher_exact(table).pvalue)

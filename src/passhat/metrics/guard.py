@@ -43,8 +43,9 @@ class GuardTally:
         self.unconfirmed_writes += len(details.get("unconfirmed_writes", []))
         self.policy_violations += len(details.get("policy_violations", []))
         decisions = [e["guard"]["decision"] for e in events if e.get("kind") == "tool" and e.get("guard")]
-        self.refusals += sum(d in REFUSALS for d in decisions)
-        self.tickets[task_id] += decisions.count("ticket")
+        if decisions:  # most trials: none
+            self.refusals += sum(d in REFUSALS for d in decisions)
+            self.tickets[task_id] += decisions.count("ticket")
         if details.get("required_writes_done") is not None:
             self.with_writes += 1
             self.helped += bool(details["required_writes_done"])

@@ -51,7 +51,7 @@ class StepTally:
 
     def add(self, task_id: str, passed: bool, steps: dict[str, Any]) -> None:
         """One judged trial's stored steps (``{"outcome", "steps": [{"tool", "write", "entity", "mark"}]}``)."""
-        plan = tuple((s["tool"], bool(s["write"]), str(s["entity"])) for s in steps["steps"])
+        plan = tuple([(s["tool"], bool(s["write"]), str(s["entity"])) for s in steps["steps"]])
         key = (task_id, steps.get("outcome") or PRIMARY, plan)
         if key not in self.plans:
             self.plans[key] = _PlanCounts(right=[0] * len(plan), reached=[0] * len(plan))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from passhat.metrics.estimators import pass_at_curve, pass_hat_curve
 from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
@@ -30,6 +30,23 @@ class TrialOutcome:
     reward: int | None
     signature: Signature | None
     infra_error: bool
+
+
+class Outcome(Protocol):
+    """What the figures read of a trial: a TrialOutcome, or a stored trial as it is (its infra error a message)."""
+
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def persona(self) -> str: ...
+    @property
+    def trial(self) -> int: ...
+    @property
+    def reward(self) -> int | None: ...
+    @property
+    def signature(self) -> Signature | None: ...
+    @property
+    def infra_error(self) -> object: ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,7 +132,7 @@ class OutcomeTally:
 
     scenarios: dict[Scenario, ScenarioVerdicts] = dataclasses.field(default_factory=dict)
 
-    def add(self, o: TrialOutcome) -> bool:
+    def add(self, o: Outcome) -> bool:
         """Count one trial; whether it was judged."""
         verdicts = self.scenarios.get((o.task_id, o.persona))
         if verdicts is None:
@@ -178,7 +195,7 @@ def summarize(outcomes: Iterable[TrialOutcome] | OutcomeTally, tags: Mapping[str
     )
 
 
-def is_judged(outcome: TrialOutcome) -> bool:
+def is_judged(outcome: Outcome) -> bool:
     """A trial that says something about the agent; its reward must then be 0 or 1."""
     if outcome.infra_error or outcome.signature == USER_SIMULATOR_ERROR:
         return False

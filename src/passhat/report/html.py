@@ -101,7 +101,9 @@ def figure_sections(report: Report) -> Iterator[str]:
     m = report.metrics
     yield _header(report)
     if m.scenarios:
-        yield from (_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m), steps_section(m.steps), _safety(m))
+        yield from (_curves(m), _partition(m), _signatures(m), _personas(m), _compounding(m))
+        yield from steps_section(m.steps)
+        yield _safety(m)
         yield consistency_section(m)
         yield risky_actions_html(m.risky_actions)
 

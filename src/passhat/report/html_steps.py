@@ -3,7 +3,7 @@ task's plan step by step; and which acceptable outcome a scenario's passes took.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from html import escape
 
 from passhat.report.model import ScenarioReport, StepReliability, TaskSteps
@@ -11,22 +11,25 @@ from passhat.report.numbers import html_figure as _fmt
 from passhat.report.svg import COLORS, Series, line_chart
 
 
-def steps_section(steps: StepReliability | None) -> str:
-    """The section, or a note that no trial recorded its steps (a store from before steps were recorded)."""
+def steps_section(steps: StepReliability | None) -> Iterator[str]:
+    """The section in pieces, a task's plan at a time (a large run has thousands), or a note that no trial recorded
+    its steps (a store from before steps were recorded)."""
     if steps is None:
-        return "<h2>Per-step reliability</h2><p>No trial of this run recorded its steps.</p>"
+        yield "<h2>Per-step reliability</h2><p>No trial of this run recorded its steps.</p>"
+        return
     first = ""
     if w := steps.first_wrong:
         first = f" Trials most often go wrong first at <b>{escape(w.tool)}</b> ({w.trials} trials, {w.share:.0%})."
-    return (
+    yield (
         "<h2>Per-step reliability</h2>"
         f"<p>Every task's ground-truth plan as steps (reads, then writes). Over {steps.trials} trials: predicted "
         f"end-to-end rate {_fmt(steps.predicted)} (each step kind's rate given earlier right, over the domain, multiplied along each plan, weighed by its trials) "
         f"against observed {_fmt(steps.observed, steps.observed_ci)}.{first} A step is right when a call of it "
         "succeeded with its arguments; <i>given earlier right</i> is its rate among the trials whose every earlier "
         "step was right, which leaves out the steps missed only because an earlier one went wrong.</p>"
-        f"{_curve(steps)}{_kinds(steps)}{_plans(steps.tasks)}"
+        f"{_curve(steps)}{_kinds(steps)}"
     )
+    yield from _plans(steps.tasks)
 
 
 def _curve(steps: StepReliability) -> str:
@@ -54,8 +57,11 @@ def _kinds(steps: StepReliability) -> str:
     )
 
 
-def _plans(tasks: Sequence[TaskSteps]) -> str:
-    rows = []
+def _plans(tasks: Sequence[TaskSteps]) -> Iterator[str]:
+    yield (
+        "<h3>Each task's plan</h3><table><tr><th>task</th><th>observed</th><th>predicted</th><th>step</th><th>call</th>"
+        "<th>reached</th><th>right [95% Wilson]</th><th>given earlier right</th><th>first wrong here</th></tr>"
+    )
     for t in tasks:
         name = t.task_id if t.outcome == "primary" else f"{t.task_id} ({t.outcome})"
         span = f' rowspan="{len(t.steps)}"'
@@ -65,17 +71,12 @@ def _plans(tasks: Sequence[TaskSteps]) -> str:
         )
         for i, s in enumerate(t.steps):
             first = f"{s.first_wrong}/{t.trials}" if s.first_wrong else ""
-            rows.append(
+            yield (
                 f"<tr>{head if i == 0 else ''}<td class=num>{i + 1}</td><td>{'write' if s.write else 'read'} "
                 f"{escape(s.tool)} {escape(s.entity)}</td><td class=num>{s.reached}/{t.trials}</td>"
                 f"<td class=num>{_fmt(s.rate, s.ci)}</td><td class=num>{_fmt(s.conditional)}</td><td class=num>{first}</td></tr>"
             )
-    return (
-        "<h3>Each task's plan</h3><table><tr><th>task</th><th>observed</th><th>predicted</th><th>step</th><th>call</th>"
-        "<th>reached</th><th>right [95% Wilson]</th><th>given earlier right</th><th>first wrong here</th></tr>"
-        + "".join(rows)
-        + "</table>"
-    )
+    yield "</table>"
 
 
 def outcomes_cell(s: ScenarioReport) -> str:

@@ -8,6 +8,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, TypeAdapter
+from pydantic.dataclasses import is_pydantic_dataclass
+
 from passhat.errors import UserError
 from passhat.file_writes import write_atomically
 from passhat.metrics import summarize
@@ -19,11 +22,14 @@ from passhat.metrics.usage import usage_metrics
 from passhat.report.caveats import run_caveats
 from passhat.report.consistency import ConsistencyReading
 from passhat.report.guard_section import safety_metrics
-from passhat.report.model import Report, ScenarioReport
+from passhat.report.model import Metrics, Report, ScenarioReport
 from passhat.report.reading import RunReading, read_run
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
-from passhat.report.state_diff import row_changes
 from passhat.store import ResultStore, TrialRecord
+
+DUMP: dict[str, Any] = {"indent": 2, "by_alias": True, "exclude_unset": True}  # how the report's JSON is written
+INDENT = b"  "
+SCENARIO = TypeAdapter(ScenarioReport)  # a scenario's row as the report holds it (a pydantic dataclass: see model.py)
 
 
 def build_report(
@@ -41,8 +47,7 @@ def build_report(
     read = store.report_trials() if trials is None else trials
     kept = read if scenarios is None else (t for t in read if (t.task_id, t.persona) in scenarios)
     consistency = ConsistencyReading(store.config)  # fed as the one pass goes by
-    # the reading is let go before the model is built
-    document = _document(store, read_run(consistency.watch(kept)), tags, gated_tasks, consistency)
+    document = _document(store, read_run(consistency.watch(kept)), tags, gated_tasks, consistency)  # uses the reading up
     return Report.model_validate(document if gate is None else {**document, "gate": gate})
 
 
@@ -53,12 +58,31 @@ def _document(
     gated_tasks: Iterable[str] | None,
     consistency: ConsistencyReading,
 ) -> dict[str, Any]:
-    verdicts = reading.verdicts
-    summary = summarize(verdicts, tags)
-    counts = verdicts.counts()
+    """The report's parts, each typed as soon as it is made (the metrics, then a scenario at a time), so that no
+    part is held twice, as figures and as its model, while the next is made."""
+    counts = reading.verdicts.counts()
     standing = run_caveats(store.run_id, store.config, counts)
-    metrics = {**summary.to_json(), **reliability_metrics(counts, tags or {}, standing.fit_refused)}
-    metrics.update(conservative=conservative(verdicts), **usage_metrics(reading.usages))
+    return {
+        "run_id": store.run_id,
+        **standing.to_json(),
+        "config": store.config,
+        "metrics": _metrics(store, reading, counts, standing.fit_refused, tags, gated_tasks, consistency),
+        "scenarios": [SCENARIO.validate_python(scenario_stats(row)) for row in scenario_rows(reading)],
+        "infra_error_example": infra_error_example(reading.first_infra_error),
+    }
+
+
+def _metrics(
+    store: ResultStore,
+    reading: RunReading,
+    counts: Mapping[Scenario, tuple[int, int]],
+    fit_refused: str | None,
+    tags: Mapping[str, Sequence[str]] | None,
+    gated_tasks: Iterable[str] | None,
+    consistency: ConsistencyReading,
+) -> Metrics:
+    metrics = {**summarize(reading.verdicts, tags).to_json(), **reliability_metrics(counts, tags or {}, fit_refused)}
+    metrics.update(conservative=conservative(reading.verdicts), **usage_metrics(reading.usages))
     attach_group_intervals(metrics, counts, tags or {})
     metrics.update(safety_metrics(store.config, reading, gated_tasks))
     if steps := step_reliability(reading.steps):
@@ -66,14 +90,7 @@ def _document(
     if risky := risky_action_metrics(reading.harm):
         metrics["risky_actions"] = risky
     metrics.update(consistency.figures())
-    return {
-        "run_id": store.run_id,
-        **standing.to_json(),
-        "config": store.config,
-        "metrics": metrics,
-        "scenarios": scenario_stats(scenario_rows(reading)),
-        "infra_error_example": infra_error_example(reading.first_infra_error),
-    }
+    return Metrics.model_validate(metrics)
 
 
 def infra_error_example(first: str | None) -> str | None:
@@ -82,33 +99,68 @@ def infra_error_example(first: str | None) -> str | None:
     return first.strip().splitlines()[-1] if first else None
 
 
-def scenario_rows(reading: RunReading) -> list[dict[str, Any]]:
-    """Judged trials per scenario, in trial order; trials that could not be judged (infra errors, user
-    simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
+def scenario_rows(reading: RunReading) -> Iterator[dict[str, Any]]:
+    """Judged trials per scenario, in trial order, a scenario at a time; trials that could not be judged (infra
+    errors, user simulator errors) are counted apart, never listed as rewards, so no report reads them as failures.
     ``state_diff``: the first failed trial whose backend differs from the expected state, and how, field by field.
-    ``outcomes``: the passes by the acceptable outcome they took, for a task whose passes took more than the primary."""
-    rows = {scenario: {**vars(v), "state_diff": None} for scenario, v in reading.verdicts.scenarios.items()}
-    for scenario, (trial, differences) in reading.first_failures.items():
-        rows[scenario]["state_diff"] = {"trial": trial, "rows": row_changes(differences)}
+    ``outcomes``: the passes by the acceptable outcome they took, for a task whose passes took more than the primary.
+    Each scenario's verdicts leave the reading as its row is made: the rows' model takes their place in memory."""
     several = {task for (task, _), labels in reading.pass_outcomes.items() if set(labels) - {PRIMARY}}
-    for (task, persona), labels in reading.pass_outcomes.items():
-        if task in several:
-            rows[task, persona]["outcomes"] = dict(sorted(labels.items()))
-    return [{"task_id": task, "persona": persona, **row} for (task, persona), row in sorted(rows.items())]
+    for scenario in sorted(reading.verdicts.scenarios):
+        task, persona = scenario
+        verdicts = reading.verdicts.scenarios.pop(scenario)
+        row = {"task_id": task, "persona": persona, **vars(verdicts), "state_diff": reading.state_diffs.pop(scenario, None)}
+        if task in several and scenario in reading.pass_outcomes:
+            row["outcomes"] = dict(sorted(reading.pass_outcomes[scenario].items()))
+        yield row
 
 
 def report_json(report: Report) -> Iterator[bytes]:
-    """The report as indented JSON, in pieces: the report without its scenarios, then a scenario at a time (each
-    by the model's own serializer, indented to its depth). A run of 100,000 trials has 12,500 scenarios, and
-    the document as one piece cost several copies of itself in memory; encoding it in Python cost seconds."""
-    dump = {"indent": 2, "by_alias": True, "exclude_unset": True}
-    head = Report.__pydantic_serializer__.to_json(report.model_copy(update={"scenarios": []}), **dump)
-    before, after = head.rsplit(b'"scenarios": []', 1)  # the last: config and metrics come first, strings escape '"'
-    yield before + b'"scenarios": ['
-    for i, scenario in enumerate(report.scenarios):
-        text = ScenarioReport.__pydantic_serializer__.to_json(scenario, **dump).replace(b"\n", b"\n    ")
-        yield (b",\n    " if i else b"\n    ") + text
-    yield (b"\n  ]" if report.scenarios else b"]") + after + b"\n"
+    """The report as indented JSON, in pieces of a few hundred kilobytes at most: a model field by field, and a list
+    of models (the scenarios, the steps' tasks) a model at a time, each by its own model's serializer, indented to
+    its depth. A run of 100,000 trials has 12,500 scenarios and megabytes of per-scenario figures: the document as
+    one piece cost several copies of itself in memory, and encoding it in Python cost seconds."""
+    yield from _model_json(report, 0)
+    yield b"\n"
+
+
+def _model_json(model: BaseModel, depth: int) -> Iterator[bytes]:
+    """A model's fields that were set (the JSON's keys: see model.py), as its serializer writes them at ``depth``."""
+    names = [name for name in type(model).model_fields if name in model.model_fields_set]
+    if not names:
+        yield b"{}"
+        return
+    inner = b"\n" + INDENT * (depth + 1)
+    for i, name in enumerate(names):
+        value = getattr(model, name)
+        start = (b"," if i else b"{") + inner
+        if isinstance(value, BaseModel):
+            yield start + _key(model, name) + b": "
+            yield from _model_json(value, depth + 1)
+        elif isinstance(value, list) and value and _typed(value[0]):
+            yield start + _key(model, name) + b": ["
+            for j, item in enumerate(value):
+                text = item.__pydantic_serializer__.to_json(item, **DUMP)
+                yield (b"," if j else b"") + inner + INDENT + _indented(text, depth + 2)
+            yield inner + b"]"
+        else:  # the field alone, by the model's serializer: {"key": value} at depth 0, unwrapped
+            yield start + _indented(model.__pydantic_serializer__.to_json(model, include={name}, **DUMP)[4:-2], depth)
+    yield b"\n" + INDENT * depth + b"}"
+
+
+def _typed(value: object) -> bool:
+    """A model, or one of the records a report holds by the thousand (pydantic dataclasses): it serializes itself."""
+    return isinstance(value, BaseModel) or is_pydantic_dataclass(type(value))
+
+
+def _key(model: BaseModel, name: str) -> bytes:
+    """A field's key in the JSON (its alias, if it has one)."""
+    return json.dumps(type(model).model_fields[name].serialization_alias or name).encode()
+
+
+def _indented(text: bytes, depth: int) -> bytes:
+    """JSON written at depth 0 moved to ``depth`` (a JSON string holds no raw newline, so every newline is layout)."""
+    return text.replace(b"\n", b"\n" + INDENT * depth) if depth else text
 
 
 def write_json(document: Report | Mapping[str, Any], path: Path) -> None:

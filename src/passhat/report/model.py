@@ -10,7 +10,12 @@ A few keys are in a report only sometimes: ``gate`` (a gate was given), its ``ci
 or ``trials_saved`` (`passhat run`), and the statistics that need judged trials (``metrics.ci`` ...
 ``metrics.compounding``, ``metrics.consistency``), ``metrics.steps`` (judged trials that recorded their steps) and a scenario's
 ``outcomes`` (a task whose passes took several acceptable outcomes). They have defaults, and `Report.to_json`
-leaves out every key that was not set, so the JSON holds exactly the keys the run has.
+leaves out every key that was not set (a scenario's outcomes: when None), so the JSON holds exactly the keys the
+run has.
+
+The records a report holds one of per scenario, per task or per step (tens of thousands in a large run: scenarios,
+their state diffs, each task's plan step by step, risky scenarios) are frozen pydantic dataclasses with slots, not
+models: validated, serialized and described by the JSON Schema alike, in a sixth of a model's memory.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass
 
 from passhat.report.state_diff import RowChange
 from passhat.trajectory import Signature
@@ -27,6 +33,9 @@ class Strict(BaseModel):
     """Unknown fields are errors; a field with a default is a key the JSON holds only when it was set."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+ROW = ConfigDict(extra="forbid", populate_by_name=True)  # Strict's, for the records held by the thousand (the module says)
 
 
 Interval = tuple[float, float]  # a 95% interval: (low, high)
@@ -193,7 +202,8 @@ class GuardFigures(Strict):
     helpfulness: float | None
 
 
-class StepFigures(Strict):
+@dataclass(config=ROW, frozen=True, slots=True)
+class StepFigures:
     """One step of a task's plan over the trials that went along it: how many reached it (called its tool for its
     entity) and how many did it right (a successful call with its arguments); ``conditional``: right among the
     ``at_risk`` trials whose every earlier step was right (None when there were none); ``first_wrong``: the trials
@@ -211,7 +221,8 @@ class StepFigures(Strict):
     first_wrong: int
 
 
-class FirstWrong(Strict):
+@dataclass(config=ROW, frozen=True, slots=True)
+class FirstWrong:
     """The step (``step``: its number in the plan, from 1) at which the most trials went wrong first, and how many."""
 
     step: int
@@ -229,7 +240,8 @@ class KindFirstWrong(Strict):
     share: float
 
 
-class TaskSteps(Strict):
+@dataclass(config=ROW, frozen=True, slots=True)
+class TaskSteps:
     """A task's plan (of one acceptable outcome) over the trials that went along it: each step's rate, the rate
     its steps' kinds predict (``predicted``: each kind's conditional rate over the domain, multiplied along the
     plan; None when a kind was never reached along a right chain) beside the share that passed (observed), and
@@ -378,7 +390,8 @@ class Consistency(Strict):
 HarmName = Literal["financial_loss", "privacy_breach", "wrong_entity", "irreversible"]  # passhat.domains.model.HarmType
 
 
-class ScenarioHarm(Strict):
+@dataclass(config=ROW, frozen=True, slots=True)
+class ScenarioHarm:
     """One scenario of a task with risks: its risky trials (incidents), mean harm and passes, each with its interval."""
 
     task_id: str
@@ -480,14 +493,16 @@ class GateSection(GateDecision):
 # --- scenarios ---------------------------------------------------------------------------------------
 
 
-class StateDiff(Strict):
+@dataclass(config=ROW, frozen=True, slots=True)
+class StateDiff:
     """The backend of a scenario's first failed trial against the expected state, row by row."""
 
     trial: int
     rows: list[RowChange]
 
 
-class ScenarioReport(Strict):
+@dataclass(config=ROW, frozen=True, slots=True)
+class ScenarioReport:
     """One task × persona: its judged trials in order, and the trials that could not be judged, counted."""
 
     task_id: str
@@ -498,10 +513,11 @@ class ScenarioReport(Strict):
     infra_errors: int
     user_simulator_errors: int
     state_diff: StateDiff | None
-    scenario_class: ScenarioClass | None = Field(alias="class")
+    scenario_class: Annotated[ScenarioClass | None, Field(alias="class")]
     wilson: Interval | None
     variance: float | None
-    outcomes: dict[str, int] | None = None  # passes per acceptable outcome's label, for a task with several
+    # passes per acceptable outcome's label, for a task with several; left out of the JSON otherwise
+    outcomes: Annotated[dict[str, int] | None, Field(exclude_if=lambda outcomes: outcomes is None)] = None
 
     @property
     def passed(self) -> int:

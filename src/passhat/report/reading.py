@@ -15,6 +15,7 @@ from passhat.metrics.harm import HarmTally
 from passhat.metrics.steps import StepTally
 from passhat.metrics.summary import OutcomeTally, Scenario
 from passhat.metrics.usage import UsageTally
+from passhat.report.state_diff import row_changes
 from passhat.store.results import TrialRecord
 
 
@@ -22,23 +23,24 @@ from passhat.store.results import TrialRecord
 class RunReading:
     """What the report reads of every trial, in trial order.
 
-    ``verdicts``: each scenario's trials (their rewards and signatures). ``usages``, ``faults``, ``guard``, ``steps``, ``harm``: their figures' counts, added to trial by trial.
-    ``first_failures``: per scenario, the first failed trial whose backend differs from the expected state, with
-    its differences. ``first_infra_error``: the first infra error's message. ``pass_outcomes``: per scenario,
-    its passes by the acceptable outcome taken."""
+    ``verdicts``: each scenario's trials, their rewards and signatures. ``usages``, ``faults``, ``guard``, ``steps``,
+    ``harm``: their figures' counts, added to trial by trial. ``state_diffs``: per scenario, the first failed trial
+    whose backend differs from the expected state, and its differences field by field (the report's ``state_diff``;
+    the parsed grade is not kept). ``first_infra_error``: the first infra error's message. ``pass_outcomes``: per
+    scenario, its passes by the acceptable outcome taken."""
 
     verdicts: OutcomeTally = dataclasses.field(default_factory=OutcomeTally)
     usages: UsageTally = dataclasses.field(default_factory=UsageTally)
     faults: FaultTally = dataclasses.field(default_factory=FaultTally)
     guard: GuardTally = dataclasses.field(default_factory=GuardTally)
-    first_failures: dict[Scenario, tuple[int, list[dict[str, Any]]]] = dataclasses.field(default_factory=dict)
+    state_diffs: dict[Scenario, dict[str, Any]] = dataclasses.field(default_factory=dict)
     first_infra_error: str | None = None
     steps: StepTally = dataclasses.field(default_factory=StepTally)
     pass_outcomes: dict[Scenario, Counter[str]] = dataclasses.field(default_factory=dict)
     harm: HarmTally = dataclasses.field(default_factory=HarmTally)  # the trials of tasks that declare risks
 
     def add(self, t: TrialRecord) -> None:
-        judged = self.verdicts.add(t.to_outcome())
+        judged = self.verdicts.add(t)
         if t.usage:
             self.usages.add(t.usage)
         if t.events:  # a report's pass hands over only the events a fault or a guard marked: most trials have none
@@ -48,8 +50,8 @@ class RunReading:
         if t.infra_error and self.first_infra_error is None:
             self.first_infra_error = t.infra_error
         differences = (t.grade or {}).get("details", {}).get("state_differences")
-        if differences and t.reward != 1 and judged:
-            self.first_failures.setdefault((t.task_id, t.persona), (t.trial, differences))
+        if differences and t.reward != 1 and judged and (t.task_id, t.persona) not in self.state_diffs:
+            self.state_diffs[t.task_id, t.persona] = {"trial": t.trial, "rows": row_changes(differences)}
         if t.steps and judged:
             self.steps.add(t.task_id, t.reward == 1, t.steps)
         if t.reward == 1 and (label := (t.grade or {}).get("outcome")):

@@ -67,14 +67,13 @@ def attach_group_intervals(metrics: dict[str, Any], counts: Counts, tags: Mappin
             metrics[key][label]["ci"] = run_intervals(group).to_json()
 
 
-def scenario_stats(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Each scenario row of the report gains its class, Wilson interval and trial variance."""
-    for row in rows:
-        c, n = sum(row["rewards"]), len(row["rewards"])  # judged trials only (see scenario_rows)
-        row["class"] = classify(c, n) if n else None
-        row["wilson"] = list(wilson(c, n)) if n else None
-        row["variance"] = scenario_variance(c, n)
-    return rows
+def scenario_stats(row: dict[str, Any]) -> dict[str, Any]:
+    """A scenario row of the report with its class, Wilson interval and trial variance added."""
+    c, n = sum(row["rewards"]), len(row["rewards"])  # judged trials only (see scenario_rows)
+    row["class"] = classify(c, n) if n else None
+    row["wilson"] = list(wilson(c, n)) if n else None
+    row["variance"] = scenario_variance(c, n)
+    return row
 
 
 def partition_rows(m: Metrics) -> list[tuple[str, Partition]]:

@@ -12,7 +12,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict
+from pydantic.dataclasses import dataclass
 
 WholeRow = Literal["extra", "missing"]  # a row only one side holds
 ROW_WORDS: dict[WholeRow, str] = {"extra": "extra row", "missing": "missing row"}
@@ -22,19 +23,17 @@ ROW_MEANING: dict[WholeRow, str] = {
 }
 
 
-class FieldChange(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
+@dataclass(config=ConfigDict(extra="forbid"), frozen=True, slots=True)  # a report holds thousands: see report.model
+class FieldChange:
     column: str
     expected: Any
     actual: Any
 
 
-class RowChange(BaseModel):
+@dataclass(config=ConfigDict(extra="forbid"), frozen=True, slots=True)
+class RowChange:
     """One differing row. changed: fields holds its differing columns; extra / missing: row holds the
     values of the side that has it (the backend's / the expected state's). Part of the JSON report."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     table: str
     key: str  # the row's primary key as the grader stores it (a JSON list of its key columns' values)

@@ -4,7 +4,7 @@ the gate's verdict, the traffic view and run comparisons."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -15,10 +15,12 @@ from passhat.metrics.compare import Comparison
 from passhat.metrics.extrapolate import EXTRAPOLATE_KS
 from passhat.metrics.gate import Decision
 from passhat.metrics.intervals import wilson
-from passhat.metrics.traffic import TrafficView
 from passhat.report.model import Extrapolation, Metrics, WritesPoint
 from passhat.report.numbers import num, with_ci
 from passhat.report.reliability import not_predicted, partition_rows
+
+if TYPE_CHECKING:  # the traffic view loads scipy.stats (half a second, 40 MiB): `traffic` imports it, not every report
+    from passhat.metrics.traffic import TrafficView
 
 __all__ = ["print_comparison", "print_gate", "print_reliability", "print_traffic"]
 
