@@ -166,3 +166,12 @@ def test_an_agent_that_always_refuses_earns_nothing(task, persona):
     spec = TrialSpec(task, PERSONAS[persona], 0, trial_seed(11, task.id, persona, 0))
     out = asyncio.run(run_trial(RETAIL, spec, AlwaysRefuses, resolve_user("scripted")))
     assert out.grade.reward == 0, (out.grade.details, [e.to_dict() for e in out.events])
+
+
+def test_a_tasks_cache_key_is_its_whole_definition_even_for_a_changed_copy():
+    from passhat.domains.model import task_text
+
+    task = RETAIL.tasks["retail-001"]
+    assert task_text(task) == task.model_dump_json() and task_text(task) is task_text(task)  # written once
+    changed = task.model_copy(update={"instruction": "something else entirely"})
+    assert task_text(changed) == changed.model_dump_json() != task_text(task)

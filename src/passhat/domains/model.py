@@ -223,6 +223,18 @@ class Task(_Strict):
         return out
 
 
+_task_texts: dict[int, tuple[Task, str]] = {}  # id -> the task (held, so that its id is not reused) and its text
+
+
+def task_text(task: Task) -> str:
+    """The task's whole definition as JSON, written once per task object: what per-process caches of its replays
+    are keyed by, so that two tasks of one id but different content never share an entry."""
+    held = _task_texts.get(id(task))
+    if held is None or held[0] is not task:
+        held = _task_texts[id(task)] = (task, task.model_dump_json())
+    return held[1]
+
+
 @dataclasses.dataclass(frozen=True)
 class Call:
     """A tool call as rules see it: the proposed call, or an earlier one with its result."""

@@ -18,7 +18,7 @@ import threading
 
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, same_value
-from passhat.domains.model import PRIMARY, Action, Domain, Task
+from passhat.domains.model import PRIMARY, Action, Domain, Task, task_text
 from passhat.env import Environment
 from passhat.guard import ToolPath, gate
 from passhat.trajectory import Event
@@ -52,7 +52,7 @@ def ground_truth_calls(domain: Domain, task: Task, outcome: str = PRIMARY) -> li
 
 def expected_environment(domain: Domain, task: Task, outcome: str = PRIMARY) -> Environment:
     """The backend the acceptable ``outcome`` leaves (replayed once per process)."""
-    key = (id(domain), task.model_dump_json(), outcome)
+    key = (id(domain), task_text(task), outcome)
     with _lock:
         if key not in _environments:
             env = Environment(domain)
@@ -78,7 +78,7 @@ def _replay(env: Environment, domain: Domain, task: Task, outcome: str) -> list[
 def required_facts(domain: Domain, task: Task, outcome: str = PRIMARY) -> list[TaskFact]:
     """What the agent must tell when it reaches ``outcome``: each goal's facts, derived, and who has each
     ticket of that outcome's hand-off."""
-    key = (id(domain), task.model_dump_json(), outcome)
+    key = (id(domain), task_text(task), outcome)
     with _lock:
         if key not in _facts:
             owners = gate.owners(expected_environment(domain, task, outcome).db)

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.dialogue import mentions
-from passhat.domains.model import PRIMARY, Action, Call, Domain, Goal, Risk, Task
+from passhat.domains.model import PRIMARY, Action, Call, Domain, Goal, Risk, Task, task_text
 from passhat.env import Environment, diff_backends
 from passhat.env.backend import RowKey, Template, fork_backend, read_row
 from passhat.grade.expected import GroundTruthError, expected_environment, ground_truth_calls
@@ -80,7 +80,7 @@ def risk_goal(task: Task, risk: Risk) -> Goal:
 
 def footprint(domain: Domain, task: Task, risk: Risk) -> Footprint:
     """What the wrong guess leaves on the backend that the ground truth does not (replayed once per process)."""
-    key = (id(domain), task.model_dump_json(), risk.label)
+    key = (id(domain), task_text(task), risk.label)
     with _lock:
         if key not in _footprints:
             _footprints[key] = _footprint(domain, task, risk)

@@ -20,7 +20,7 @@ import json
 import threading
 from typing import Any, Literal
 
-from passhat.domains.model import PRIMARY, Action, Domain, Task
+from passhat.domains.model import PRIMARY, Action, Domain, Task, task_text
 from passhat.domains.toolkit import ToolFailure
 from passhat.env import Environment, ToolSpec, tool_registry
 from passhat.env.tools import validate_args
@@ -76,7 +76,7 @@ class TrialSteps:
 def task_plan(domain: Domain, task: Task, outcome: str | None = None) -> list[Step]:
     """The plan of the task's acceptable outcome labelled ``outcome`` (None or "primary": the goals' own), once per process."""
     label = outcome or PRIMARY
-    key = (id(domain), task.model_dump_json(), label)
+    key = (id(domain), task_text(task), label)
     with _lock:
         if key not in _plans:
             _plans[key] = _build_plan(domain, task, _goal_calls(task, label))
