@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import time
 import traceback
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -107,10 +106,8 @@ def replay_ground_truths(domain: Domain, tasks: Iterable[Task]) -> None:
 @contextlib.asynccontextmanager
 async def trial_judge(config: RunConfig, conversations: int | None = None) -> AsyncIterator[TrialJudge]:
     """This process's judge for the run, everything its trials share built first (so that no trial waits for
-    it) and then left out of the garbage collector's scans (``gc.freeze``: collections over the trials' own
-    objects no longer walk the modules, domain and caches, half the collector's time: 0.13 -> 0.07 ms a
-    trial); its model clients are closed on exit. Enter it inside the event loop that runs the trials (the
-    clients belong to it). ``conversations``: see TrialJudge."""
+    it); its model clients are closed on exit. Enter it inside the event loop that runs the trials (the clients
+    belong to it). ``conversations``: see TrialJudge."""
     domain = load_domain(config.domain, config.tasks_dir)
     template_for(domain)
     replay_ground_truths(domain, (domain.tasks[t] for t in config.tasks))
@@ -118,7 +115,6 @@ async def trial_judge(config: RunConfig, conversations: int | None = None) -> As
     try:
         make_agent = resolve_agent(config.agent, hub, with_policy=not config.no_policy)
         with _inbox(config) as inbox:
-            gc.freeze()
             yield TrialJudge(domain, config, make_agent, resolve_user(config.user, hub), inbox, conversations)
     finally:
         await hub.aclose()
