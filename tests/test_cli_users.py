@@ -128,3 +128,15 @@ def test_a_name_that_is_not_text_is_no_account_not_a_crash(tmp_path: Path):
     for args in (("role", "caf\udce9", "admin"), ("remove", "\udcff"), ("reset-2fa", "caf\udce9")):
         result = users(tmp_path, *args)
         assert result.exit_code == 2 and "no account named" in result.output and "bug" not in result.output
+
+
+def test_a_trail_that_cannot_be_continued_refuses_the_change_instead_of_leaving_it_unrecorded(tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("PASSHAT_AUDIT_KEY", "a" * 64)
+    assert users(tmp_path, "add", "alice", "--role", "viewer", "--password-stdin", password=PASSWORD).exit_code == 0
+    monkeypatch.setenv("PASSHAT_AUDIT_KEY", "b" * 64)  # another key: the trail sealed with the first cannot go on
+    added = users(tmp_path, "add", "bob", "--role", "viewer", "--password-stdin", password=PASSWORD)
+    assert added.exit_code == 2 and "cannot be continued" in " ".join(added.output.split()), added.output
+    assert Accounts(tmp_path).get("bob") is None
+    changed = users(tmp_path, "role", "alice", "admin")
+    assert changed.exit_code == 2 and Accounts(tmp_path).require("alice").role == "viewer"
+    assert [e["action"] for e in trail(tmp_path)] == ["account added"]

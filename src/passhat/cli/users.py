@@ -6,9 +6,11 @@ server may be running meanwhile (the accounts file and the trail are both safe t
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,11 +42,15 @@ def _accounts(out: Path) -> Accounts:
     return Accounts(out)
 
 
-def _audit(out: Path, action: str, **details: Any) -> None:
+@contextlib.contextmanager
+def _audited(out: Path, action: str, **details: Any) -> Iterator[None]:
+    """Make, inside, a change the runs folder's trail records: refused before it is made when the trail cannot be
+    continued (another audit key), recorded once it is made."""
     from passhat.guard.audit import signing_key
     from passhat.serve.web import trail
 
-    trail.append(out, signing_key(), action, f"cli:{_login()}", **details)
+    with trail.recorded(out, signing_key(), action, f"cli:{_login()}", **details):
+        yield
 
 
 def _login() -> str:
@@ -84,9 +90,10 @@ def add(name: str, role: str, password_stdin: bool, out: Path) -> None:
     """Add an account NAME with a password (prompted twice, hidden) and a fresh two-factor secret."""
     from passhat.serve.web.accounts import checked_name, checked_role
 
-    new_role = checked_role(role, "--role")
-    account = _accounts(out).add(checked_name(name), new_role, _password(password_stdin))
-    _audit(out, "account added", name=account.name, role=account.role)
+    name, new_role = checked_name(name), checked_role(role, "--role")
+    secret = _password(password_stdin)
+    with _audited(out, "account added", name=name, role=new_role):
+        account = _accounts(out).add(name, new_role, secret)
     console.print(f"added account {account.name} ({account.role}) to {out / 'accounts.sqlite'}", highlight=False, markup=False)
     _print_enrolment(account)
 
@@ -110,8 +117,8 @@ def role(name: str, role: str, out: Path) -> None:
     """Give account NAME the role ROLE; it applies from the account's next request."""
     from passhat.serve.web.accounts import checked_role
 
-    _accounts(out).set_role(name, checked_role(role))
-    _audit(out, "account role changed", name=name, role=role)
+    with _audited(out, "account role changed", name=name, role=role):
+        _accounts(out).set_role(name, checked_role(role))
     console.print(f"{name} is now {role}", highlight=False, markup=False)
 
 
@@ -120,8 +127,8 @@ def role(name: str, role: str, out: Path) -> None:
 @out_option
 def remove(name: str, out: Path) -> None:
     """Remove account NAME; its sessions end at once (its past actions stay in the audit trail)."""
-    _accounts(out).remove(name)
-    _audit(out, "account removed", name=name)
+    with _audited(out, "account removed", name=name):
+        _accounts(out).remove(name)
     console.print(f"removed account {name}", highlight=False, markup=False)
 
 
@@ -131,8 +138,8 @@ def remove(name: str, out: Path) -> None:
 def reset_2fa(name: str, out: Path) -> None:
     """Give account NAME a new two-factor secret (a lost phone): its sessions end, and it enrols again at its
     next sign-in."""
-    account = _accounts(out).reset_2fa(name)
-    _audit(out, "account two-factor reset", name=name)
+    with _audited(out, "account two-factor reset", name=name):
+        account = _accounts(out).reset_2fa(name)
     console.print(f"reset the two-factor secret of {name}", highlight=False, markup=False)
     _print_enrolment(account)
 
@@ -145,6 +152,7 @@ def password(name: str, password_stdin: bool, out: Path) -> None:
     """Set the password of account NAME (prompted twice, hidden); its sessions end."""
     accounts = _accounts(out)
     accounts.require(name)
-    accounts.set_password(name, _password(password_stdin))
-    _audit(out, "password changed", name=name)
+    secret = _password(password_stdin)
+    with _audited(out, "password changed", name=name):
+        accounts.set_password(name, secret)
     console.print(f"set the password of {name}; its sessions have ended", highlight=False, markup=False)

@@ -43,9 +43,20 @@ def _locked(folder: Path) -> Iterator[None]:
 
 def append(out: Path, key: AuditKey, action: str, by: str, **details: Any) -> None:
     """Append one record ``{"action", "by", "at", **details}`` to the runs folder's trail, after its head on disk."""
+    with recorded(out, key, action, by, **details):
+        pass
+
+
+@contextmanager
+def recorded(out: Path, key: AuditKey, action: str, by: str, **details: Any) -> Iterator[None]:
+    """Make, inside, a change the trail records: the trail is opened (locked, its key checked) before the change,
+    so a trail that cannot be continued refuses the change instead of leaving it unrecorded, and the record is
+    appended once the change is made (none when it raises)."""
     folder = trail_folder(out)
     with _locked(folder):
-        AuditLog(folder, key).append({"action": action, "by": by, "at": now_iso(), **details})
+        log = AuditLog(folder, key)
+        yield
+        log.append({"action": action, "by": by, "at": now_iso(), **details})
 
 
 @dataclass(frozen=True)
