@@ -140,3 +140,14 @@ def test_a_trail_that_cannot_be_continued_refuses_the_change_instead_of_leaving_
     changed = users(tmp_path, "role", "alice", "admin")
     assert changed.exit_code == 2 and Accounts(tmp_path).require("alice").role == "viewer"
     assert [e["action"] for e in trail(tmp_path)] == ["account added"]
+
+
+def test_the_words_the_inbox_reads_as_someone_cannot_be_account_names(tmp_path: Path):
+    from passhat.serve.web.accounts import RESERVED_NAMES
+    from passhat.serve.web.pages_inbox import MINE, UNASSIGNED
+
+    assert {MINE, UNASSIGNED, "me"} <= RESERVED_NAMES
+    for word in sorted(RESERVED_NAMES):
+        result = users(tmp_path, "add", word, "--role", "viewer", "--password-stdin", password=PASSWORD)
+        assert result.exit_code == 2 and "cannot be an account name" in " ".join(result.output.split()), result.output
+        assert Accounts(tmp_path).get(word) is None

@@ -37,6 +37,8 @@ Stage = Literal["password", "signed_in"]  # a session after the password only, o
 
 ACCOUNTS_FILE = "accounts.sqlite"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9._-]{0,31}")
+# words the inbox reads as a person or as no one ("assign to me", "mine", "unassigned"): never an account's name
+RESERVED_NAMES = frozenset({"me", "mine", "unassigned"})
 MIN_PASSWORD, MAX_PASSWORD = 12, 1024  # the cap keeps one hash from being a denial of service
 IDLE_SECONDS, ABSOLUTE_SECONDS = 30 * 60, 12 * 3600  # a signed-in session's two expiries
 PASSWORD_STAGE_SECONDS = 5 * 60  # how long a password stays good for entering the code
@@ -76,6 +78,10 @@ def checked_name(name: str, flag: str = "NAME") -> str:
         raise UserError(
             f"{name[:64]!r} is not an account name ({flag}): start with a lower-case letter, then up to 31 lower-case "
             "letters, digits, '.', '_' or '-'."
+        )
+    if name in RESERVED_NAMES:
+        raise UserError(
+            f"{name!r} cannot be an account name ({flag}): the inbox reads it as a person or as no one; choose another."
         )
     return name
 
