@@ -17,7 +17,6 @@ from typing import Any
 from passhat.agents import resolve_agent
 from passhat.domains import load_domain
 from passhat.domains.model import Domain, Task
-from passhat.env import template_for
 from passhat.grade import required_facts
 from passhat.grade.steps import task_plan
 from passhat.guard.inbox import Inbox, InboxStore
@@ -109,7 +108,6 @@ async def trial_judge(config: RunConfig, conversations: int | None = None) -> As
     it); its model clients are closed on exit. Enter it inside the event loop that runs the trials (the clients
     belong to it). ``conversations``: see TrialJudge."""
     domain = load_domain(config.domain, config.tasks_dir)
-    template_for(domain)
     replay_ground_truths(domain, (domain.tasks[t] for t in config.tasks))
     hub = ModelHub.from_config(config)  # the run's model clients, if its agent or customer is a model
     try:

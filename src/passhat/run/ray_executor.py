@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from passhat.errors import UserError
 from passhat.llm import scrub
 from passhat.run.judged import AuditRecords, TrialJudge, infra_error_record, trial_judge
-from passhat.run.trial import TrialSpec
+from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import RETRIES, TrialKey, WorkerSetup, share
 from passhat.store import TrialRecord
 from passhat.users.personas import resolve_personas
@@ -88,7 +88,7 @@ class RayPool:
             count = max(1, min(self._count, int(ray.cluster_resources().get("CPU", self._count))))
             conversations = share(self._concurrency, count)
             actors = [self._start(ray, index, count, conversations[index]) for index in range(count)]
-            await self._drive(ray, actors, [2 * c for c in conversations], iter(specs), sink)
+            await self._drive(ray, actors, [HELD_PER_CONVERSATION * c for c in conversations], iter(specs), sink)
             finished = True
         finally:
             if finished:  # an interrupted run does not wait for its actors: what was in flight is dropped
@@ -105,7 +105,7 @@ class RayPool:
         connections = share(self._config.max_connections, count)[index]
         config = self._config.model_copy(update={"max_connections": max(1, connections)})
         actor = ray.remote(TrialActor).options(
-            num_cpus=1, max_restarts=-1, max_task_retries=RETRIES, max_concurrency=2 * conversations
+            num_cpus=1, max_restarts=-1, max_task_retries=RETRIES, max_concurrency=HELD_PER_CONVERSATION * conversations
         )
         return actor.remote(WorkerSetup(config=config, conversations=conversations, **self._setup))
 

@@ -26,7 +26,7 @@ from passhat.run.executors import Executor
 from passhat.run.judged import AuditRecords, replay_ground_truths, trial_judge
 from passhat.run.preflight import load_checked_domain
 from passhat.run.seeding import trial_seed
-from passhat.run.trial import TrialSpec
+from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import WorkerPool, worker_count
 from passhat.store import ResultStore, TrialRecord
 from passhat.users import resolve_user
@@ -165,7 +165,7 @@ async def _in_process(config: RunConfig, specs: list[TrialSpec], sink: TrialSink
                 if sink.admits(spec):
                     sink.store(*await judge.judge(spec))
 
-        await asyncio.gather(*(pull() for _ in range(2 * conversations)))
+        await asyncio.gather(*(pull() for _ in range(HELD_PER_CONVERSATION * conversations)))
 
 
 def passhat_version() -> str:

@@ -53,6 +53,9 @@ class TurnBounds:
 GENEROUS_BOUNDS = TurnBounds()
 
 
+HELD_PER_CONVERSATION = 2  # trials a process holds per conversation slot: the one talking, and one waiting to start
+
+
 @dataclasses.dataclass(frozen=True)
 class Pacing:
     """How the trials of one event loop take turns: at most ``talking`` conversations at once, each trial graded

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING
 from passhat.llm import role_models, scrub
 from passhat.run.config import RunConfig
 from passhat.run.judged import AuditRecords, infra_error_record, trial_judge
-from passhat.run.trial import TrialSpec
+from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.store import TrialRecord
 from passhat.users.personas import resolve_personas
 
@@ -156,7 +156,7 @@ class WorkerPool:
         process.start()
         their_keys.close()
         their_records.close()  # only the worker holds its end: its death closes the pipe
-        worker = Worker(process, keys, records, 2 * self._conversations[index])
+        worker = Worker(process, keys, records, HELD_PER_CONVERSATION * self._conversations[index])
         self._live.append(worker)
         return worker
 
