@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import signal
 from pathlib import Path
 
 import pytest
@@ -82,9 +83,9 @@ def test_a_suite_cut_short_and_resumed_reports_what_an_uninterrupted_one_does(tm
     )  # fmt: skip
 
     def cut(record: AttackRecord) -> None:
-        if len(stored) == 4:
-            raise KeyboardInterrupt
         stored.append(record)
+        if len(stored) == 4:
+            signal.raise_signal(signal.SIGINT)  # as a terminal's Ctrl-C arrives: asyncio cancels the suite
 
     stored: list[AttackRecord] = []
     with AttackStore.create(tmp_path / "cut", "cut", config.model_dump()) as store, pytest.raises(KeyboardInterrupt):
