@@ -9,6 +9,7 @@ the known secrets are redacted. A leaf module: every layer that stores or shows 
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -71,6 +72,50 @@ def storable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, dict):
         return {_storable_key(k): storable(v, depth + 1) for k, v in value.items()}
     return storable(repr(value))
+
+
+def storable_json(value: Any) -> str:
+    """``json.dumps(storable(value), allow_nan=False)``, written by the C encoder alone when nothing in ``value``
+    needs storable's care, which its output shows (a trial's record is mostly such text, and walking it in
+    Python cost three times the encoding). One difference: a dict whose non-string key reads as another of
+    its keys (``{1: a, "1": b}``) keeps both, where storable keeps the last; JSON readers keep the last too."""
+    try:
+        text = json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):  # not JSON, not finite, an integer too long to print
+        return json.dumps(storable(value), allow_nan=False)
+    if (
+        any(len(backslashes) % 2 for backslashes in _ESCAPE.findall(text))
+        or (len(text) >= _LONG_NUMBER and _DIGITS.search(text))
+        or any(secret in text for secret in _json_secrets())
+        or _deeper_than(text, STORED_DEPTH)
+    ):
+        return json.dumps(storable(value), allow_nan=False)
+    return text
+
+
+# What json.dumps writes (in ASCII) for a character storable escapes: \b, \f, the other controls, DEL and the C1
+# controls, surrogates, U+FFFE and U+FFFF; an escape only when an odd run of backslashes leads it (\\b is a
+# backslash and a b). Matching more (an astral character's surrogate pair) only sends a value the slow way; so
+# does a run of digits as long as the shortest integer storable cuts (a separate search: in one alternation it
+# costs twenty times as much).
+_ESCAPE = re.compile(r"(\\+)(?:[bf]|u(?:00[01]|007f|00[89]|d[89a-f]|fff[ef]))")
+_LONG_NUMBER = int(LONGEST_INT_BITS * math.log10(2))
+_DIGITS = re.compile(rf"\d{{{_LONG_NUMBER}}}")
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
+def _json_secrets() -> list[str]:
+    """The known secrets as json.dumps writes them inside a string."""
+    return [json.dumps(secret)[1:-1] for secret in _secrets]
+
+
+def _deeper_than(text: str, depth: int) -> bool:
+    """Whether the JSON ``text`` nests containers more than ``depth`` levels deep."""
+    if text.count("[") + text.count("{") <= depth:
+        return False
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    return max(itertools.accumulate(1 if b in "[{" else -1 for b in brackets), default=0) > depth
 
 
 def _storable_key(key: Any) -> str:

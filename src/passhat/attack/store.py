@@ -18,7 +18,7 @@ from typing import Any
 from passhat.errors import UserError
 from passhat.file_writes import FolderLock
 from passhat.store.sqlite_file import HeldStore, configure, connect, transaction
-from passhat.untrusted import storable
+from passhat.untrusted import storable, storable_json
 
 STORE_FILE = "attack.sqlite"
 APPLICATION_ID = 0x70686174  # "phat": marks a SQLite file as a passhat attack store
@@ -168,7 +168,7 @@ class AttackStore(HeldStore):
         o = record.outcome
         row = (
             *o.key, o.seed, o.reward, o.signature, _flag(o.reached), _flag(o.shown), storable(o.infra_error),
-            _json({"refused": o.refused, "withheld": o.withheld}), _json(record.events), record.started, record.finished,
+            storable_json({"refused": o.refused, "withheld": o.withheld}), storable_json(record.events), record.started, record.finished,
         )  # fmt: skip
         with transaction(self._conn):
             if self._conn.execute(UPSERT, row).rowcount == 0:
@@ -205,7 +205,3 @@ def _flag(value: bool | None) -> int | None:
 
 def _bool(value: int | None) -> bool | None:
     return None if value is None else bool(value)
-
-
-def _json(value: Any) -> str:
-    return json.dumps(storable(value), allow_nan=False)

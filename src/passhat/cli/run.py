@@ -44,7 +44,7 @@ from passhat.errors import UserError
 from passhat.grade import MODES
 from passhat.openings import MAX_PARAPHRASES
 from passhat.run.executors import EXECUTORS, Executor, check_executor
-from passhat.store import ResultStore, TrialRecord, list_runs
+from passhat.store import EncodedTrial, ResultStore, list_runs
 
 if TYPE_CHECKING:  # the run machinery loads the model clients, numpy and scipy: imported by `run` when it runs
     from passhat.metrics.gate import Gate
@@ -374,7 +374,7 @@ def _evaluate_with_progress(
         bar = progress.add_task("trials", total=total, failed=0, skipped=0)
         redraw = Throttle(progress.refresh, 1 / REDRAWS_PER_SECOND)
 
-        def advance(record: TrialRecord) -> None:
+        def advance(record: EncodedTrial) -> None:
             failed = progress.tasks[0].fields["failed"] + (record.reward != 1)
             progress.update(bar, advance=1, failed=failed)
             redraw()

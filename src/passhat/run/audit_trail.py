@@ -39,7 +39,7 @@ from passhat.guard.audit import (
     repair_record,
     verify_folder,
 )
-from passhat.store import STORE_FILE, ResultStore, TrialRecord
+from passhat.store import STORE_FILE, EncodedTrial, ResultStore, TrialRecord
 from passhat.store.results import AuditRow, TrialKey
 
 TRIAL_STORED = "trial_stored"  # the decision of a trial's closing entry
@@ -87,7 +87,7 @@ class RunTrail:
         self.file.append(stored[len(lines) :])
         self.file.write_head(self.chain.seq, self.chain.prev)
 
-    def record(self, trial: TrialRecord, records: Sequence[dict[str, Any]]) -> None:
+    def record(self, trial: TrialRecord | EncodedTrial, records: Sequence[dict[str, Any]]) -> None:
         """Store the trial with its audit records, closed by an entry sealing its stored row, in one
         transaction; then mirror them to audit.jsonl."""
         entries: list[dict[str, Any]] = []

@@ -24,7 +24,7 @@ from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
 from passhat.run.config import RunConfig
 from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, UserFactory, run_trial
-from passhat.store import TrialRecord
+from passhat.store import EncodedTrial, TrialRecord
 from passhat.trajectory import INFRA_ERROR
 from passhat.users import resolve_user
 from passhat.users.paraphrase import with_opening
@@ -45,8 +45,9 @@ class TrialJudge:
         self._make_agent, self._make_user = make_agent, make_user
         self._pacing = Pacing(asyncio.Semaphore(conversations)) if conversations else None
 
-    async def judge(self, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
-        """The trial's record and its audit entries; a harness or infra failure is an infra-error record."""
+    async def judge(self, spec: TrialSpec) -> tuple[EncodedTrial, AuditRecords]:
+        """The trial's row, encoded here (where it ran), and its audit entries; a harness or infra failure is an
+        infra-error row."""
         config = self.config
         key = {"task_id": spec.task.id, "persona": spec.persona.name, "trial": spec.trial, "seed": spec.seed}
         started = time.time()
@@ -59,7 +60,7 @@ class TrialJudge:
                     config.guard, bounds, self.inbox, self._pacing,
                 )  # fmt: skip
             except Exception:  # an infra or harness failure: stored, retried on resume, never scored
-                return infra_error_record(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
+                return infra_error_trial(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
         events = [e.to_dict() for e in out.events]
         return TrialRecord(
             **key,
@@ -72,10 +73,10 @@ class TrialJudge:
             finished=time.time(),
             usage=meter.to_json(),
             steps={**out.steps.to_json(), "conversation": conversation_of_events(events).to_json()},  # read by reports
-        ), out.audit
+        ).encoded(), out.audit
 
 
-def infra_error_record(spec: TrialSpec, message: str, started: float, usage: dict[str, Any] | None = None) -> TrialRecord:
+def infra_error_trial(spec: TrialSpec, message: str, started: float, usage: dict[str, Any] | None = None) -> EncodedTrial:
     """A trial that could not be judged: stored, retried on resume, never scored."""
     return TrialRecord(
         task_id=spec.task.id,
@@ -90,7 +91,7 @@ def infra_error_record(spec: TrialSpec, message: str, started: float, usage: dic
         started=started,
         finished=time.time(),
         usage=usage or {},
-    )
+    ).encoded()
 
 
 def replay_ground_truths(domain: Domain, tasks: Iterable[Task]) -> None:

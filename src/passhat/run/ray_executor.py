@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING, Any
 
 from passhat.errors import UserError
 from passhat.llm import scrub
-from passhat.run.judged import AuditRecords, TrialJudge, infra_error_record, trial_judge
+from passhat.run.judged import AuditRecords, TrialJudge, infra_error_trial, trial_judge
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import RETRIES, TrialKey, WorkerSetup, share
-from passhat.store import TrialRecord
+from passhat.store import EncodedTrial
 from passhat.users.personas import resolve_personas
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ class TrialActor:
         self._exits = contextlib.AsyncExitStack()
         self._judge: asyncio.Task[TrialJudge] | None = None
 
-    async def judge(self, key: TrialKey) -> tuple[TrialRecord, AuditRecords]:
+    async def judge(self, key: TrialKey) -> tuple[EncodedTrial, AuditRecords]:
         if self._judge is None:  # one build, awaited by every trial that arrives meanwhile
             self._judge = asyncio.ensure_future(self._exits.enter_async_context(trial_judge(self._config, self._conversations)))
         judge = await self._judge
@@ -114,7 +114,7 @@ class RayPool:
         trials that take the finished ones' slots go out before those are written, so they need not wait on the disk."""
         in_flight: dict[Any, tuple[TrialSpec, int]] = {}  # a trial's Ray call -> its spec and its actor
         load = [0] * len(actors)
-        unwritten: list[tuple[TrialRecord, AuditRecords]] = []
+        unwritten: list[tuple[EncodedTrial, AuditRecords]] = []
         while True:
             for index, actor in enumerate(actors):
                 while load[index] < slots[index] and (spec := _next_admitted(pending, sink)):
@@ -140,14 +140,14 @@ def _next_admitted(pending: Iterator[TrialSpec], sink: TrialSink) -> TrialSpec |
     return next((spec for spec in pending if sink.admits(spec)), None)
 
 
-def _outcome(ray: Any, call: Any, spec: TrialSpec) -> tuple[TrialRecord, AuditRecords]:
-    """The trial's record, or an infra-error record when Ray could not run it (its actor died RETRIES + 1 times)."""
+def _outcome(ray: Any, call: Any, spec: TrialSpec) -> tuple[EncodedTrial, AuditRecords]:
+    """The trial's row, or an infra-error record when Ray could not run it (its actor died RETRIES + 1 times)."""
     try:
         return ray.get(call)
     except ray.exceptions.RayError as exc:
         detail = (str(exc).strip().splitlines() or [""])[0][:500]
         reason = f"the Ray worker running this trial failed ({type(exc).__name__}, after {RETRIES} retries): {detail}"
-        return infra_error_record(spec, scrub(reason), time.time()), []
+        return infra_error_trial(spec, scrub(reason), time.time()), []
 
 
 def _connect(ray: Any, address: str | None) -> bool:

@@ -28,11 +28,11 @@ from passhat.run.preflight import load_checked_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import WorkerPool, worker_count
-from passhat.store import ResultStore, TrialRecord
+from passhat.store import EncodedTrial, ResultStore
 from passhat.users import resolve_user
 from passhat.users.personas import resolve_personas
 
-OnTrial = Callable[[TrialRecord], None]
+OnTrial = Callable[[EncodedTrial], None]
 OnSkip = Callable[[], None]
 
 
@@ -91,16 +91,16 @@ class TrialSink:
             return False
         return True
 
-    def store(self, record: TrialRecord, audit_records: AuditRecords) -> None:
+    def store(self, record: EncodedTrial, audit_records: AuditRecords) -> None:
         self.count(record)
         self.write(record, audit_records)
 
-    def count(self, record: TrialRecord) -> None:
+    def count(self, record: EncodedTrial) -> None:
         """Early stop hears of a finished trial (before it is written, so a caller can hand out the next one)."""
         if self._early_stop:
             self._early_stop.record(record.to_outcome())
 
-    def write(self, record: TrialRecord, audit_records: AuditRecords) -> None:
+    def write(self, record: EncodedTrial, audit_records: AuditRecords) -> None:
         if self._trail:
             self._trail.record(record, audit_records)  # the trial and its audit entries: one transaction
         else:

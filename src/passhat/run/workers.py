@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING
 
 from passhat.llm import role_models, scrub
 from passhat.run.config import RunConfig
-from passhat.run.judged import AuditRecords, infra_error_record, trial_judge
+from passhat.run.judged import AuditRecords, infra_error_trial, trial_judge
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
-from passhat.store import TrialRecord
+from passhat.store import EncodedTrial
 from passhat.users.personas import resolve_personas
 
 if TYPE_CHECKING:
@@ -174,7 +174,7 @@ class WorkerPool:
                 f"the worker process running this trial died (exit code {worker.process.exitcode}) before it finished, "
                 f"after {RETRIES} retries"
             )
-            sink.store(infra_error_record(spec, reason, time.time()), [])
+            sink.store(infra_error_trial(spec, reason, time.time()), [])
         worker.in_flight.clear()
 
     def _stop_all(self) -> None:
@@ -207,7 +207,7 @@ async def _readable(conn: Connection) -> None:
         loop.remove_reader(conn.fileno())
 
 
-def _received(conn: Connection) -> tuple[list[tuple[TrialRecord, AuditRecords]], bool]:
+def _received(conn: Connection) -> tuple[list[tuple[EncodedTrial, AuditRecords]], bool]:
     """Every record the worker has sent so far (one at least is waiting), and whether its pipe has closed."""
     records = []
     try:
@@ -243,7 +243,7 @@ async def _serve(keys: Connection, records: Connection, config: RunConfig, conve
             try:
                 outbox.put(await judge.judge(spec))
             except Exception:  # a record that cannot be sent: the run's process must still hear of the trial
-                outbox.put((infra_error_record(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
+                outbox.put((infra_error_trial(spec, scrub(traceback.format_exc(limit=8)), time.time()), []))
 
         while True:
             await _readable(keys)
@@ -278,7 +278,7 @@ class _Outbox(asyncio.Protocol):
         if not self._lost.done():
             self._lost.set_result(None)
 
-    def put(self, outcome: tuple[TrialRecord, AuditRecords]) -> None:
+    def put(self, outcome: tuple[EncodedTrial, AuditRecords]) -> None:
         data = ForkingPickler.dumps(outcome)  # here, so that a record that cannot be pickled raises here
         size = len(data)
         header = struct.pack("!i", size) if size <= 0x7FFFFFFF else struct.pack("!iQ", -1, size)

@@ -32,7 +32,7 @@ from passhat.errors import UserError
 from passhat.file_writes import FolderLock
 from passhat.store.sqlite_file import HeldStore, configure, connect, transaction
 from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
-from passhat.untrusted import storable
+from passhat.untrusted import storable, storable_json
 
 if TYPE_CHECKING:  # the metrics load numpy: `passhat runs` opens stores and needs none of them
     from passhat.metrics.summary import TrialOutcome
@@ -144,6 +144,31 @@ class TrialRecord:
         from passhat.metrics.summary import TrialOutcome
 
         return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None)
+
+    def encoded(self) -> EncodedTrial:
+        return EncodedTrial(_row(self))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EncodedTrial:
+    """A trial as its row of the trials table (COLUMNS, its transcript and grade as JSON text), encoded where it was
+    judged: a worker process sends text, cheap to pickle, and the run's one writer only inserts it."""
+
+    row: tuple[Any, ...]
+
+    @property
+    def key(self) -> tuple[str, str, int]:
+        return self.row[0], self.row[1], self.row[2]
+
+    @property
+    def reward(self) -> int | None:
+        return self.row[4]
+
+    def to_outcome(self) -> TrialOutcome:
+        from passhat.metrics.summary import TrialOutcome
+
+        task_id, persona, trial, _, reward, signature, infra_error = self.row[:7]
+        return TrialOutcome(task_id, persona, trial, reward, signature, infra_error is not None)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -269,7 +294,7 @@ class ResultStore(HeldStore):
             self._conn.execute("UPDATE run SET config = ? WHERE id = 1", (text,))
         self._config_json = text
 
-    def record(self, trial: TrialRecord, seal: Seal | None = None) -> None:
+    def record(self, trial: TrialRecord | EncodedTrial, seal: Seal | None = None) -> None:
         """Store one trial, and the audit entries ``seal`` returns for it, in one transaction committed
         before returning. ``seal`` is given the digest of the trial's row as stored, to seal it.
 
@@ -277,7 +302,7 @@ class ResultStore(HeldStore):
         or a user simulator error); a judged row is never overwritten: DuplicateTrialError, and nothing
         is stored.
         """
-        row = _row(trial)
+        row = trial.row if isinstance(trial, EncodedTrial) else _row(trial)
         with transaction(self._conn):
             if self._conn.execute(UPSERT, row).rowcount == 0:
                 raise DuplicateTrialError(f"trial {trial.key} is already stored with a judged outcome")
@@ -379,8 +404,8 @@ def _row(trial: TrialRecord) -> tuple[Any, ...]:
     """The trial as its row in the trials table (COLUMNS), exactly as it reads back."""
     return (
         trial.task_id, trial.persona, trial.trial, trial.seed, trial.reward, trial.signature,
-        storable(trial.infra_error), _json(trial.events), _json(trial.grade), float(trial.started),
-        float(trial.finished), _json(trial.usage), None if trial.steps is None else _json(trial.steps),
+        storable(trial.infra_error), storable_json(trial.events), storable_json(trial.grade), float(trial.started),
+        float(trial.finished), storable_json(trial.usage), None if trial.steps is None else storable_json(trial.steps),
     )  # fmt: skip
 
 
@@ -462,11 +487,6 @@ def _clear_unwritten_store(path: Path, run_id: str) -> list[str]:
     for leftover in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
         leftover.unlink(missing_ok=True)
     return [f"run id {run_id!r}: its store {path} held nothing (a run killed while creating it); created afresh"]
-
-
-def _json(value: Any) -> str:
-    """Strict JSON (no NaN) of a value in storable form."""
-    return json.dumps(storable(value), allow_nan=False)
 
 
 def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
