@@ -9,6 +9,7 @@ import pytest
 
 from passhat.domains.toolkit import tool
 from passhat.env import Environment, diff_backends, fork_backend, template_for, tool_registry
+from passhat.env.backend import SettledRows
 from passhat.env.tools import spec_for
 from passhat.errors import UserError
 
@@ -32,6 +33,17 @@ def test_diff_reports_only_rows_that_differ(toy_domain):
     changed = {(d.table, d.key) for d in diff}
     assert changed == {("accounts", '["A-1"]'), ("accounts", '["A-3"]'), ("notes", '["A-1",1]'), ("notes", '["A-3",1]')}
     assert diff_backends(expected.db, expected.db, expected.template) == []
+
+
+def test_an_expected_backend_read_once_compares_as_the_backend_itself(toy_domain):
+    expected = Environment(toy_domain)
+    expected.execute("close_account", {"account_id": "A-1"})
+    settled = SettledRows(expected.db, expected.template)
+    for closed in ("A-1", "A-3"):  # the expected rows, then rows only the trial changed (read from the expected fork)
+        actual = Environment(toy_domain)
+        actual.execute("close_account", {"account_id": closed})
+        assert diff_backends(actual.db, settled, actual.template) == diff_backends(actual.db, expected.db, actual.template)
+    assert diff_backends(Environment(toy_domain).db, settled, expected.template)  # a trial that did nothing differs
 
 
 def test_ignored_columns_are_not_compared(toy_domain):

@@ -23,12 +23,14 @@ LONGEST_INT_BITS = int(4000 / math.log10(2))  # 4,000 digits: Python prints at m
 REDACTED = "[redacted]"
 _MIN_SECRET = 8  # shorter strings are not worth redacting and would mangle ordinary text
 _secrets: set[str] = set()
+_secrets_in_json: set[str] = set()  # the same, as json.dumps writes them inside a string
 
 
 def add_secret(value: str) -> None:
     """Redact ``value`` from everything stored from now on (an API key this process has read)."""
     if len(value) >= _MIN_SECRET:
         _secrets.add(value)
+        _secrets_in_json.add(json.dumps(value)[1:-1])
 
 
 def redact(text: str) -> str:
@@ -86,7 +88,7 @@ def storable_json(value: Any) -> str:
     if (
         any(len(backslashes) % 2 for backslashes in _ESCAPE.findall(text))
         or (len(text) >= _LONG_NUMBER and _DIGITS.search(text))
-        or any(secret in text for secret in _json_secrets())
+        or any(secret in text for secret in _secrets_in_json)
         or _deeper_than(text, STORED_DEPTH)
     ):
         return json.dumps(storable(value), allow_nan=False)
@@ -103,11 +105,6 @@ _LONG_NUMBER = int(LONGEST_INT_BITS * math.log10(2))
 _DIGITS = re.compile(rf"\d{{{_LONG_NUMBER}}}")
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
-
-
-def _json_secrets() -> list[str]:
-    """The known secrets as json.dumps writes them inside a string."""
-    return [json.dumps(secret)[1:-1] for secret in _secrets]
 
 
 def _deeper_than(text: str, depth: int) -> bool:

@@ -186,9 +186,24 @@ class RowDifference:
     expected: dict[str, Any] | None
 
 
+class SettledRows:
+    """A fork's changed keys and rows, each read once and kept: for a fork nothing writes again (an outcome's
+    expected backend), which every trial's grading compares with."""
+
+    def __init__(self, db: sqlite3.Connection, template: Template):
+        self._db, self._template = db, template
+        self.changed = frozenset(changed_keys(db))
+        self._rows: dict[RowKey, dict[str, Any] | None] = {}
+
+    def row(self, key: RowKey) -> dict[str, Any] | None:
+        if key not in self._rows:
+            self._rows[key] = read_row(self._db, self._template, key)
+        return self._rows[key]
+
+
 def diff_backends(
     actual: sqlite3.Connection,
-    expected: sqlite3.Connection,
+    expected: sqlite3.Connection | SettledRows,
     template: Template,
     ignored_columns: dict[str, frozenset[str]] | None = None,
 ) -> list[RowDifference]:
@@ -197,9 +212,10 @@ def diff_backends(
     Only rows that either fork touched can differ, so only those are read.
     """
     ignored = ignored_columns or {}
+    settled = expected if isinstance(expected, SettledRows) else SettledRows(expected, template)
     out = []
-    for key in sorted(changed_keys(actual) | changed_keys(expected)):
-        a, e = read_row(actual, template, key), read_row(expected, template, key)
+    for key in sorted(changed_keys(actual) | settled.changed):
+        a, e = read_row(actual, template, key), settled.row(key)
         skip = ignored.get(key[0], frozenset())
         if _without(a, skip) != _without(e, skip):
             out.append(RowDifference(key[0], key[1], a, e))

@@ -20,10 +20,12 @@ from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, same_value
 from passhat.domains.model import PRIMARY, Action, Domain, Task, task_text
 from passhat.env import Environment
+from passhat.env.backend import SettledRows
 from passhat.guard import ToolPath, gate
 from passhat.trajectory import Event
 
 _environments: dict[tuple[int, str, str], Environment] = {}  # (domain, the task's full text, the outcome's label)
+_rows: dict[tuple[int, str, str], SettledRows] = {}
 _facts: dict[tuple[int, str, str], list[TaskFact]] = {}
 _lock = threading.RLock()
 
@@ -67,6 +69,16 @@ def expected_environment(domain: Domain, task: Task, outcome: str = PRIMARY) -> 
                 raise GroundTruthError(f"task {task.id} declares the human gate, but none of its {named} calls is gated")
             _environments[key] = env
         return _environments[key]
+
+
+def expected_rows(domain: Domain, task: Task, outcome: str = PRIMARY) -> SettledRows:
+    """The rows the acceptable ``outcome`` changes, and any other it is compared on, read once per process."""
+    key = (id(domain), task_text(task), outcome)
+    with _lock:
+        if key not in _rows:
+            env = expected_environment(domain, task, outcome)
+            _rows[key] = SettledRows(env.db, env.template)
+        return _rows[key]
 
 
 def _replay(env: Environment, domain: Domain, task: Task, outcome: str) -> list[Event]:

@@ -24,7 +24,7 @@ from passhat.domains.model import AcceptableOutcome, Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import personal_data_disclosed, policy_recited
-from passhat.grade.expected import expected_environment, required_facts
+from passhat.grade.expected import expected_rows, required_facts
 from passhat.grade.harm import incurred_risks
 from passhat.grade.ordering import out_of_order
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
@@ -121,7 +121,7 @@ def closest_outcome(domain: Domain, task: Task, env: Environment, events: list[E
     comparisons = [
         Comparison(
             outcome,
-            diff_backends(env.db, expected_environment(domain, task, outcome.label).db, env.template, domain.ignored_columns),
+            diff_backends(env.db, expected_rows(domain, task, outcome.label), env.template, domain.ignored_columns),
             pair_writes(writes, outcome.actions, env.tools),
         )
         for outcome in task.acceptable
@@ -155,8 +155,9 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
 
 
 def _fields(record: Any) -> dict[str, Any]:
-    """A dataclass's fields as a dict, their values as they are: plain data made for this trial alone, so the deep
-    copy dataclasses.asdict makes of every row and detail (a tenth of a model-bound trial's CPU) buys nothing."""
+    """A dataclass's fields as a dict, their values as they are: plain data only read from here on (an expected
+    row is every trial's), so the deep copy dataclasses.asdict makes of every row and detail (a tenth of a
+    model-bound trial's CPU) buys nothing."""
     return {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
 
 
