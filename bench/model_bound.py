@@ -19,6 +19,8 @@ Prints one table, one set of rows per ``--workers`` value (default 2, then 1):
   requests in flight on average and each one's time in the server (by Little's law the rate is their
   ratio over the calls per trial: what falls short of the ideal was lost either to requests not yet sent
   or to the server's own lag);
+- with ``--ray 64,256`` (the ``ray`` extra installed), the same throughput rows with ``--executor ray``: passhat
+  starts a local Ray instance and runs the trials in ``--workers`` actors (Ray's start is outside the span);
 - the machine's load average at the end: other work on the machine slows every row but the CPU ones.
 
 Run: ``.venv/bin/python bench/model_bound.py`` (``--quick`` for shorter throughput runs).
@@ -191,8 +193,11 @@ class Measure:
         return self.in_flight_s / self.requests
 
 
-def run_passhat(latency: float, trials_per_scenario: int, concurrency: int, workers: int, tasks: str | None = None) -> Measure:
-    """One run on the CLI, as a user runs it, against a server of its own; passhat's CPU time and peak RSS only."""
+def run_passhat(
+    latency: float, trials_per_scenario: int, concurrency: int, workers: int, tasks: str | None = None, executor: str = "local"
+) -> Measure:
+    """One run on the CLI, as a user runs it, against a server of its own; passhat's CPU time and peak RSS only (with
+    ``executor`` "ray", of passhat's own process: the local Ray instance it starts runs its actors outside it)."""
     with Server(latency) as server, tempfile.TemporaryDirectory() as out:
         args = [sys.executable, "-m", "passhat.cli", "run", "--agent", "llm:openai/bench", "--user", "llm:openai/bench",
                 "--agent-base-url", server.url, "--user-base-url", server.url, "--trials", str(trials_per_scenario),
@@ -200,6 +205,8 @@ def run_passhat(latency: float, trials_per_scenario: int, concurrency: int, work
                 "--out", out, "--run-id", "bench", "--max-retries", "0"]  # fmt: skip
         if tasks:
             args += ["--tasks", tasks]
+        if executor != "local":
+            args += ["--executor", executor]
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
         started = time.perf_counter()
         done = subprocess.run([sys.executable, __file__, "--measure", *args], capture_output=True, text=True, env=env)
@@ -228,16 +235,20 @@ def cpu_rows(sizes: list[int], workers: int) -> list[tuple[str, str]]:
     return rows
 
 
-def throughput_row(latency: float, concurrency: int, workers: int, quick: bool) -> tuple[str, str]:
+def throughput_row(latency: float, concurrency: int, workers: int, quick: bool, executor: str = "local") -> tuple[str, str]:
     """A run of whole rounds (``ROUNDS × concurrency`` trials: some of the 47 tasks × 5 personas × a number of
     trials), so that its ideal span is ``ROUNDS`` trials' worth of model calls and no round runs part-empty."""
     ideal = concurrency / (CALLS_PER_TRIAL * latency)
     scenarios = (ROUNDS // 2 if quick else ROUNDS) * concurrency // PERSONAS
     tasks = math.gcd(scenarios, 32)  # a number of tasks that divides the scenarios, at most 32 of the 47
-    m = run_passhat(latency, scenarios // tasks, concurrency, workers, ",".join(f"retail-{i:03d}" for i in range(1, tasks + 1)))
+    m = run_passhat(
+        latency, scenarios // tasks, concurrency, workers, ",".join(f"retail-{i:03d}" for i in range(1, tasks + 1)), executor
+    )
     rate = m.trials / m.model_s
-    return (f"concurrency {concurrency}, --workers {workers}, {latency * 1e3:.0f} ms/call ({m.trials:,} trials)",
-            f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%}), CPU {m.cpu_s / m.trials * 1e3:.2f} ms/trial; "
+    how = f"--workers {workers}" + (f" --executor {executor}" if executor != "local" else "")
+    cpu = "CPU" if executor == "local" else "CPU of passhat's process alone"  # Ray's own processes are not its children
+    return (f"concurrency {concurrency}, {how}, {latency * 1e3:.0f} ms/call ({m.trials:,} trials)",
+            f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%}), {cpu} {m.cpu_s / m.trials * 1e3:.2f} ms/trial; "
             f"{m.mean_in_flight:.0f} requests in flight on average, {m.time_in_server * 1e3:.0f} ms each in the server")  # fmt: skip
 
 
@@ -254,6 +265,9 @@ def main() -> None:
     parser.add_argument("--sizes", type=numbers, default=[1, 10], help="trials per scenario of the CPU rows (235 trials each)")
     parser.add_argument("--workers", type=numbers, default=[2, 1], help="--workers of the runs, one set of rows each")
     parser.add_argument("--concurrency", type=numbers, default=[1, 16, 64, 256], help="trials in flight, one throughput row each")
+    parser.add_argument(
+        "--ray", type=numbers, default=[], help="concurrencies of throughput rows with --executor ray (extra: ray)"
+    )
     options = parser.parse_args()
     if options.serve is not None:
         asyncio.run(serve(options.serve))
@@ -266,6 +280,7 @@ def main() -> None:
     for workers in options.workers:
         rows += cpu_rows(options.sizes, workers)
         rows += [throughput_row(options.latency, c, workers, options.quick) for c in options.concurrency]
+        rows += [throughput_row(options.latency, c, workers, options.quick, "ray") for c in options.ray]
     print(f"machine: {os.cpu_count()} cores, load average {' '.join(f'{x:.1f}' for x in os.getloadavg())} at the end, "
           f"Python {sys.version.split()[0]}; shape: 3 customer turns, 1 read tool call, {CALLS_PER_TRIAL} model calls")  # fmt: skip
     print("| what | figure |\n| --- | --- |")

@@ -5,7 +5,7 @@ needs but does not change from trial to trial (the domain and its backend templa
 connection pools, the agent and customer factories), built once on its first trial, where a task would rebuild
 it for every trial. Each actor is an async actor with its own event loop, judging its share of ``--concurrency``
 at once, like a ``--workers`` process. This process keeps the plan, exactly as with workers: it hands each actor
-a trial's key at a time, stores records as ``ray.wait`` says they are ready, and decides early stopping here,
+a trial's key at a time, stores each record as its call's result arrives, and decides early stopping here,
 so resume, early stop and the audit trail work as in one process, and a trial's record is the same wherever it
 ran (its seed decides it).
 
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from passhat.run.config import RunConfig
     from passhat.run.runner import TrialSink
 
-WAIT_SECONDS = 0.2  # longest wait for a result between two chances for Ctrl-C to stop the run
 CLOSE_SECONDS = 5.0  # how long the actors may take to close their model clients at the end of a run
 
 
@@ -110,40 +109,32 @@ class RayPool:
         return actor.remote(WorkerSetup(config=config, conversations=conversations, **self._setup))
 
     async def _drive(self, ray: Any, actors: list[Any], slots: list[int], pending: Iterator[TrialSpec], sink: TrialSink) -> None:
-        """Keep every actor supplied with up to its slots of trials, storing each result as it is ready: the
-        trials that take the finished ones' slots go out before those are written, so they need not wait on the disk."""
-        in_flight: dict[Any, tuple[TrialSpec, int]] = {}  # a trial's Ray call -> its spec and its actor
-        load = [0] * len(actors)
-        unwritten: list[tuple[EncodedTrial, AuditRecords]] = []
-        while True:
-            for index, actor in enumerate(actors):
-                while load[index] < slots[index] and (spec := _next_admitted(pending, sink)):
-                    call = actor.judge.remote((spec.task.id, spec.persona.name, spec.trial, spec.seed))
-                    in_flight[call], load[index] = (spec, index), load[index] + 1
-            for outcome in unwritten:
+        """Keep every actor supplied with up to its slots of trials, one lane per slot awaiting its trial's result (a
+        result wakes its own lane: nothing scans the calls in flight) and handing out the next trial before storing
+        the result, so that trial need not wait on the disk."""
+
+        async def lane(actor: Any) -> None:
+            call = _submit(actor, pending, sink)
+            while call is not None:
+                outcome = await _judged(ray, *call)
+                sink.count(outcome[0])
+                call = _submit(actor, pending, sink)
                 sink.write(*outcome)
-            unwritten.clear()
-            if not in_flight:
-                return
-            await asyncio.sleep(0)  # where Ctrl-C reaches the run (asyncio cancels it at an await): nothing unwritten
-            ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=WAIT_SECONDS)
-            if ready:  # with every other result already back: one wake-up stores them all
-                ready, _ = ray.wait(list(in_flight), num_returns=len(in_flight), timeout=0)
-            for call in ready:
-                spec, index = in_flight.pop(call)
-                load[index] -= 1
-                unwritten.append(_outcome(ray, call, spec))
-                sink.count(unwritten[-1][0])
+
+        await asyncio.gather(*(lane(actor) for actor, held in zip(actors, slots, strict=True) for _ in range(held)))
 
 
-def _next_admitted(pending: Iterator[TrialSpec], sink: TrialSink) -> TrialSpec | None:
-    return next((spec for spec in pending if sink.admits(spec)), None)
+def _submit(actor: Any, pending: Iterator[TrialSpec], sink: TrialSink) -> tuple[Any, TrialSpec] | None:
+    """The next trial sink admits, handed to ``actor``: its Ray call and its spec (None: the plan has run out)."""
+    spec = next((spec for spec in pending if sink.admits(spec)), None)
+    return None if spec is None else (actor.judge.remote((spec.task.id, spec.persona.name, spec.trial, spec.seed)), spec)
 
 
-def _outcome(ray: Any, call: Any, spec: TrialSpec) -> tuple[EncodedTrial, AuditRecords]:
-    """The trial's row, or an infra-error record when Ray could not run it (its actor died RETRIES + 1 times)."""
+async def _judged(ray: Any, call: Any, spec: TrialSpec) -> tuple[EncodedTrial, AuditRecords]:
+    """The trial's row, or an infra-error row when Ray could not run it (its actor died RETRIES + 1 times)."""
     try:
-        return ray.get(call)
+        outcome: tuple[EncodedTrial, AuditRecords] = await call
+        return outcome
     except ray.exceptions.RayError as exc:
         detail = (str(exc).strip().splitlines() or [""])[0][:500]
         reason = f"the Ray worker running this trial failed ({type(exc).__name__}, after {RETRIES} retries): {detail}"
