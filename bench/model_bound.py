@@ -10,8 +10,9 @@ never the server's; peak RSS is that of the largest of them.
 
 Prints one table, one set of rows per ``--workers`` value (default 2, then 1):
 - CPU per trial at zero latency: of each whole run (start-up and the report included), and per extra
-  trial between consecutive run sizes (``--sizes``, trials per scenario: 1, 10 by default, i.e. 235 and
-  2,350 trials; add 32 for 7,520), with the passhat process's own share (with workers, the writer's);
+  trial between consecutive run sizes (``--sizes``, trials per scenario of retail-001 to 047: 1, 10 by default,
+  i.e. 235 and 2,350 trials; add 32 for 7,520; the trials counted are those the store holds), with the passhat
+  process's own share (with workers, the writer's);
 - throughput at concurrency 1/16/64/256 with 200 ms per model call, against the ideal
   ``concurrency / (calls per trial × latency)``, over the span the server saw (first request to last
   answer: start-up and the report are not the model-bound part), each run 10 rounds of trials (10 ×
@@ -36,6 +37,7 @@ import json
 import math
 import os
 import resource
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 
 CALLS_PER_TRIAL = 6
 PR_SET_CHILD_SUBREAPER = 36  # prctl(2) option (Linux)
-TRIALS_PER_TASK_SET = 235  # retail: 47 tasks × 5 personas, one trial each
+TASKS = 47  # the CPU rows' tasks, retail-001 to retail-047: with 5 personas, 235 trials per trial of each scenario
 PERSONAS = 5
 ROUNDS = 10  # trials per slot of --concurrency in a throughput row: 12 s at 200 ms per call
 CUSTOMER_LINES = [
@@ -194,7 +196,7 @@ class Measure:
 
 
 def run_passhat(
-    latency: float, trials_per_scenario: int, concurrency: int, workers: int, tasks: str | None = None, executor: str = "local"
+    latency: float, trials_per_scenario: int, concurrency: int, workers: int, tasks: str, executor: str = "local"
 ) -> Measure:
     """One run on the CLI, as a user runs it, against a server of its own; passhat's CPU time and peak RSS only (with
     ``executor`` "ray", of passhat's own process: the local Ray instance it starts runs its actors outside it)."""
@@ -202,9 +204,7 @@ def run_passhat(
         args = [sys.executable, "-m", "passhat.cli", "run", "--agent", "llm:openai/bench", "--user", "llm:openai/bench",
                 "--agent-base-url", server.url, "--user-base-url", server.url, "--trials", str(trials_per_scenario),
                 "--concurrency", str(concurrency), "--workers", str(workers), "--max-connections", "1024",
-                "--out", out, "--run-id", "bench", "--max-retries", "0"]  # fmt: skip
-        if tasks:
-            args += ["--tasks", tasks]
+                "--out", out, "--run-id", "bench", "--max-retries", "0", "--tasks", tasks]  # fmt: skip
         if executor != "local":
             args += ["--executor", executor]
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
@@ -215,14 +215,15 @@ def run_passhat(
         if result["exit"] not in (0, 1):
             raise SystemExit(f"passhat failed: {done.stderr}")
         span = server.span()
-    trials = trials_per_scenario * (TRIALS_PER_TASK_SET if tasks is None else PERSONAS * len(tasks.split(",")))
+        with contextlib.closing(sqlite3.connect(os.path.join(out, "bench", "results.sqlite"))) as store:
+            trials = store.execute("SELECT count(*) FROM trials").fetchone()[0]  # what ran, not what was meant to
     return Measure(trials, span["last"] - span["first"], wall, result["cpu_s"], result["parent_cpu_s"], result["peak_rss_mib"],
                    span["area"], span["requests"])  # fmt: skip
 
 
 def cpu_rows(sizes: list[int], workers: int) -> list[tuple[str, str]]:
     """CPU per trial at zero latency: of each whole run, and per extra trial between consecutive sizes."""
-    runs = [run_passhat(0.0, size, 64, workers) for size in sizes]
+    runs = [run_passhat(0.0, size, 64, workers, retail_tasks(TASKS)) for size in sizes]
     rows = []
     for m in runs:
         rows.append((f"whole run of {m.trials:,} trials, --workers {workers} (CPU incl. start-up and report)",
@@ -241,15 +242,18 @@ def throughput_row(latency: float, concurrency: int, workers: int, quick: bool, 
     ideal = concurrency / (CALLS_PER_TRIAL * latency)
     scenarios = (ROUNDS // 2 if quick else ROUNDS) * concurrency // PERSONAS
     tasks = math.gcd(scenarios, 32)  # a number of tasks that divides the scenarios, at most 32 of the 47
-    m = run_passhat(
-        latency, scenarios // tasks, concurrency, workers, ",".join(f"retail-{i:03d}" for i in range(1, tasks + 1)), executor
-    )
+    m = run_passhat(latency, scenarios // tasks, concurrency, workers, retail_tasks(tasks), executor)
     rate = m.trials / m.model_s
     how = f"--workers {workers}" + (f" --executor {executor}" if executor != "local" else "")
     cpu = "CPU" if executor == "local" else "CPU of passhat's process alone"  # Ray's own processes are not its children
     return (f"concurrency {concurrency}, {how}, {latency * 1e3:.0f} ms/call ({m.trials:,} trials)",
             f"{rate:.1f} trials/s of ideal {ideal:.1f} ({rate / ideal:.0%}), {cpu} {m.cpu_s / m.trials * 1e3:.2f} ms/trial; "
             f"{m.mean_in_flight:.0f} requests in flight on average, {m.time_in_server * 1e3:.0f} ms each in the server")  # fmt: skip
+
+
+def retail_tasks(count: int) -> str:
+    """--tasks for the first ``count`` retail tasks."""
+    return ",".join(f"retail-{i:03d}" for i in range(1, count + 1))
 
 
 def numbers(text: str) -> list[int]:
@@ -275,7 +279,7 @@ def main() -> None:
     if options.measure is not None:
         measure(options.measure)
         return
-    run_passhat(0.0, 1, 16, 1, tasks="retail-001")  # warm: imports compiled, caches on disk
+    run_passhat(0.0, 1, 16, 1, retail_tasks(1))  # warm: imports compiled, caches on disk
     rows: list[tuple[str, str]] = []
     for workers in options.workers:
         rows += cpu_rows(options.sizes, workers)
