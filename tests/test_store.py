@@ -21,6 +21,7 @@ from passhat.metrics import TrialOutcome
 from passhat.run.config import RunConfig
 from passhat.store import STORE_FILE, DuplicateTrialError, ResultStore, TrialRecord, list_runs
 from passhat.store.results import SCHEMA_VERSION
+from passhat.trajectory import USER_SIMULATOR_ERROR
 
 CONFIG = {"domain": "retail", "personas": ["calm", "angry"], "trials": 8, "seed": 7, "nested": {"k": [1, 2]}}
 
@@ -181,6 +182,8 @@ def test_list_runs_newest_first_then_unreadable_stores_skipping_other_folders(tm
     with ResultStore.open(tmp_path / "c-third") as store:
         store.record(judged())
         store.record(infra(trial=1))  # not done: resume re-runs it
+        store.record(judged(trial=2, reward=0, signature=USER_SIMULATOR_ERROR))  # nor this one
+        assert store.judged_count() == len(store.completed_keys()) == 1
     (tmp_path / "notes").mkdir()
     (tmp_path / "broken").mkdir()
     (tmp_path / "broken" / STORE_FILE).write_bytes(b"")

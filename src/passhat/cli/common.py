@@ -339,7 +339,7 @@ def parallel_options(workers_help: str) -> Callable[[Command], Command]:
 def operator_options(simulated: str, inbox: str, waiter: str, gate: str) -> Callable[[Command], Command]:
     """--operator and --operator-timeout, as `run` and `serve mcp` take them: the words say when the simulated
     operator decides, what the inbox's decisions do, whose end waits for them and which gate they need."""
-    from passhat.guard.gate import OPERATORS
+    from passhat.guard.operators import OPERATORS
 
     def add(command: Command) -> Command:
         timeout = click.option(

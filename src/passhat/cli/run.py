@@ -41,7 +41,7 @@ from passhat.cli.common import (
 )
 from passhat.domains import domain_ref
 from passhat.errors import UserError
-from passhat.grade import MODES
+from passhat.grade.modes import MODES
 from passhat.openings import MAX_PARAPHRASES
 from passhat.run.executors import EXECUTORS, Executor, check_executor
 from passhat.store import EncodedTrial, ResultStore, list_runs

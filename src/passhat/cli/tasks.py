@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 import yaml
@@ -14,7 +15,17 @@ from passhat.cli import main
 from passhat.cli.common import console, domain_options, shown
 from passhat.domains import domain_names, load_domain
 from passhat.errors import UserError
-from passhat.run.preflight import load_checked_domain
+
+if TYPE_CHECKING:
+    from passhat.domains.model import Domain
+
+
+def load_checked_domain(name: str, tasks_dir: str | None = None) -> Domain:
+    """The domain with its tasks checked (``passhat.run.preflight``, loaded when a command runs: it loads the graders,
+    which `passhat --help` has no use for)."""
+    from passhat.run.preflight import load_checked_domain as checked
+
+    return checked(name, tasks_dir)
 
 
 @main.command()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Literal, get_args
+from typing import Any
 
 from passhat.dialogue import mentions
 from passhat.dialogue.facts import Telling, tell
@@ -26,15 +26,14 @@ from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import personal_data_disclosed, policy_recited
 from passhat.grade.expected import expected_rows, required_facts
 from passhat.grade.harm import incurred_risks
+from passhat.grade.modes import Mode
 from passhat.grade.ordering import out_of_order
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
 from passhat.trajectory import USER_SIMULATOR_ERROR, EndReason, Event, Signature, end_reason
 
-Mode = Literal["strict", "tau"]
 CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context window: its failure
 UNFINISHED = frozenset({USER_SIMULATOR_ERROR, CONTEXT_OVERFLOW})  # endings that never pass
 CONTENT_ENDINGS = frozenset({"satisfied", "transferred"})  # how a strict pass ends
-MODES: tuple[str, ...] = get_args(Mode)
 HANDOFF_WORDS = 2  # a hand-off summary shorter than this tells the person nothing
 
 

@@ -1,8 +1,34 @@
-"""Runtime guardrails in front of an agent's tools, usable inside and outside the harness."""
+"""Runtime guardrails in front of an agent's tools, usable inside and outside the harness.
 
-from passhat.guard.audit import AuditLog, verify_folder
-from passhat.guard.gateway import GUARDS, Gateway, Passage
-from passhat.guard.options import parse_guards
-from passhat.guard.path import ToolPath
+The names below load their module on first use (PEP 562): the command line reads a guard's vocabulary (the
+operators of ``passhat.guard.gate``) without loading the gateway, and what it imports, into every command."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from passhat.guard.audit import AuditLog, verify_folder
+    from passhat.guard.gateway import GUARDS, Gateway, Passage
+    from passhat.guard.options import parse_guards
+    from passhat.guard.path import ToolPath
+
+_HOMES = {
+    "AuditLog": "audit",
+    "verify_folder": "audit",
+    "GUARDS": "gateway",
+    "Gateway": "gateway",
+    "Passage": "gateway",
+    "parse_guards": "options",
+    "ToolPath": "path",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+
 
 __all__ = ["GUARDS", "AuditLog", "Gateway", "Passage", "ToolPath", "parse_guards", "verify_folder"]

@@ -19,7 +19,7 @@ import dataclasses
 import json
 import sqlite3
 from collections.abc import Callable
-from typing import Any, Literal, Protocol, get_args
+from typing import Any, Protocol
 
 from passhat.domains.model import Call, Rule
 from passhat.domains.toolkit import Review
@@ -30,8 +30,6 @@ TABLE = "_passhat_tickets"
 TICKET_COLUMNS = "id, tool, args, rule, reason, owner, priority, note"  # what an operator takes of a ticket
 OWNERS = ("Dana Whitfield", "Sam Okafor", "Priya Raman")  # the simulated review team, assigned in turn
 DEFAULT_PRIORITY = "high"  # a gate rule that says nothing of urgency: a person is waiting
-OperatorKind = Literal["simulated", "inbox"]  # SimulatedOperator, or people in the inbox (passhat.guard.inbox)
-OPERATORS: tuple[OperatorKind, ...] = get_args(OperatorKind)
 CarryOut = Callable[[int, str, dict[str, Any]], Execution]  # (ticket number, tool, args) -> what running it did
 
 

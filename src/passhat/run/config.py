@@ -11,7 +11,7 @@ from passhat.domains import DEFAULT_DOMAIN
 from passhat.domains.model import Task
 from passhat.errors import UserError
 from passhat.grade import Mode
-from passhat.guard.gate import OperatorKind
+from passhat.guard.operators import OperatorKind
 from passhat.llm import Price
 from passhat.openings import MAX_PARAPHRASES
 from passhat.store import ResultStore

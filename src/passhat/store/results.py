@@ -86,6 +86,7 @@ WHERE trials.infra_error IS NOT NULL OR trials.signature = '{USER_SIMULATOR_ERRO
 """
 
 
+JUDGED = "infra_error IS NULL AND signature IS NOT ?"  # with USER_SIMULATOR_ERROR: a trial resume does not run again
 _DECODER = json.JSONDecoder()  # reads the JSON columns (see _stored_json)
 AuditRow = tuple[int, str]  # (sequence number, the entry's line)
 Seal = Callable[[str], Sequence[AuditRow]]  # a stored trial's digest -> the audit entries committed with it
@@ -362,11 +363,13 @@ class ResultStore(HeldStore):
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
         """Keys of judged trials; infra and user simulator errors are left out so that resume runs them again."""
-        rows = self._conn.execute(
-            "SELECT task_id, persona, trial FROM trials WHERE infra_error IS NULL AND signature IS NOT ?",
-            (USER_SIMULATOR_ERROR,),
-        )
+        rows = self._conn.execute(f"SELECT task_id, persona, trial FROM trials WHERE {JUDGED}", (USER_SIMULATOR_ERROR,))
         return {(t, p, i) for t, p, i in rows}
+
+    def judged_count(self) -> int:
+        """How many trials completed_keys() holds, counted by SQLite (`passhat runs` lists large runs)."""
+        count: int = self._conn.execute(f"SELECT count(*) FROM trials WHERE {JUDGED}", (USER_SIMULATOR_ERROR,)).fetchone()[0]
+        return count
 
 
 @dataclasses.dataclass(frozen=True)
@@ -394,7 +397,7 @@ def list_runs(out_dir: Path) -> list[RunEntry]:
             continue  # not a run folder: any other folder may live next to the runs
         try:
             with ResultStore.open(run_dir) as store:
-                runs.append(RunEntry(run_dir.name, store.run_id, store.created, store.config, len(store.completed_keys())))
+                runs.append(RunEntry(run_dir.name, store.run_id, store.created, store.config, store.judged_count()))
         except (UserError, sqlite3.Error) as exc:
             unreadable.append(RunEntry(run_dir.name, error=str(exc)))
     return sorted(runs, key=lambda run: run.created or 0.0, reverse=True) + unreadable
