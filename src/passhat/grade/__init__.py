@@ -5,8 +5,9 @@ without loading the graders, and what they import, into every `passhat` command.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from passhat.lazy import lazy_names
 
 if TYPE_CHECKING:
     from passhat.grade.expected import GroundTruthError, expected_environment, required_facts
@@ -23,11 +24,7 @@ _HOMES = {
     "Mode": "modes",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = ["MODES", "Grade", "GroundTruthError", "Mode", "expected_environment", "grade_trial", "required_facts"]

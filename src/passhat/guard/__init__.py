@@ -5,8 +5,9 @@ operators of ``passhat.guard.gate``) without loading the gateway, and what it im
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from passhat.lazy import lazy_names
 
 if TYPE_CHECKING:
     from passhat.guard.audit import AuditLog, verify_folder
@@ -24,11 +25,7 @@ _HOMES = {
     "ToolPath": "path",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = ["GUARDS", "AuditLog", "Gateway", "Passage", "ToolPath", "parse_guards", "verify_folder"]

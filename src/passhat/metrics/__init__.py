@@ -5,8 +5,9 @@ The names below load their module on first use (PEP 562): importing one light su
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from passhat.lazy import lazy_names
 
 if TYPE_CHECKING:
     from passhat.metrics.estimators import pass_at_curve, pass_at_k, pass_hat_curve, pass_hat_k
@@ -25,11 +26,7 @@ _HOMES = {
     "summarize": "summary",
 }
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = [

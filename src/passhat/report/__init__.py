@@ -5,8 +5,9 @@ The names below load their module on first use (PEP 562): a command that needs o
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from passhat.lazy import lazy_names
 
 if TYPE_CHECKING:
     from passhat.report.json_report import build_report, write_json
@@ -14,11 +15,7 @@ if TYPE_CHECKING:
 
 _HOMES = {"build_report": "json_report", "write_json": "json_report", "print_report": "terminal"}
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+__getattr__ = lazy_names(__name__, _HOMES)
 
 
 __all__ = ["build_report", "print_report", "write_json"]

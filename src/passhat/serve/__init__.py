@@ -7,14 +7,7 @@ must not pay for the MCP SDK's import.
 
 from __future__ import annotations
 
-from typing import Any
+from passhat.lazy import lazy_names
 
 __all__ = ["McpDomainServer", "McpSession", "listening_socket"]
-
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from passhat.serve import mcp_server
-
-        return getattr(mcp_server, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, dict.fromkeys(__all__, "mcp_server"))
