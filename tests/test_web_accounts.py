@@ -429,3 +429,27 @@ def test_two_processes_appending_at_once_keep_one_chain(tmp_path: Path):
     assert [w.exitcode for w in workers] == [0, 0, 0]
     result = verify_folder(tmp_path / "audit", signing_key())
     assert result.intact and result.entries == 120, result.problems
+
+
+def test_a_change_the_trail_cannot_record_is_refused_and_not_made(app, tmp_path: Path, monkeypatch):
+    admin = signed_in(app, tmp_path, "admin", "root")
+    signed_in(app, tmp_path, "operator", "bob")
+    before = trail_actions(tmp_path)
+    monkeypatch.setenv("PASSHAT_AUDIT_KEY", "b" * 64)
+    app.state.audit_key = signing_key()  # another key: the trail sealed with the first cannot go on
+    token = csrf(admin)
+    attempts = {
+        "/admin/users": {"name": "carol", "role": "viewer", "password": PASSWORD},
+        "/admin/users/bob/role": {"role": "admin"},
+        "/admin/users/bob/disable": {},
+        "/admin/users/bob/reset-2fa": {},
+        "/account/password": {"current_password": PASSWORD, "new_password": "x" * 20, "repeat_password": "x" * 20},
+    }
+    for path, data in attempts.items():
+        response = admin.post(path, data={**data, "csrf_token": token})
+        assert response.status_code == 400 and "cannot be continued" in " ".join(response.text.split()), path
+    accounts = Accounts(tmp_path)
+    bob = accounts.require("bob")
+    assert accounts.get("carol") is None and (bob.role, bob.disabled, bob.enrolled) == ("operator", False, True)
+    assert accounts.check_password("root", PASSWORD) is not None
+    assert trail_actions(tmp_path) == before

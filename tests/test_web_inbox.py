@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from web_support import csrf, make_app, signed_in
 
+from passhat.guard.audit import signing_key
 from passhat.guard.inbox import MAX_TEXT, InboxStore, Ticket
 from passhat.serve.web.accounts import Role
 
@@ -331,6 +332,21 @@ def test_approve_and_reject_decide_the_ticket_and_are_audited_under_the_approver
         ("ticket.approve", "abe", "T-1", ""),
         ("ticket.reject", "abe", "T-2", "Over the limit without a receipt."),
     ]
+
+
+def test_a_decision_the_trail_cannot_record_is_refused_and_not_taken(approver, out, site, monkeypatch):
+    first, second = file(out).id, file(out).id
+    assert post(approver, f"/inbox/{first}/approve").status_code == 303  # the trail now holds an entry under the key
+    monkeypatch.setenv("PASSHAT_AUDIT_KEY", "b" * 64)
+    state = site[1].state  # the module's app: its key is put back below (monkeypatch would delete a State's field)
+    key, state.audit_key = state.audit_key, signing_key()  # another key: the trail cannot go on
+    try:
+        refused = post(approver, f"/inbox/{second}/approve")
+    finally:
+        state.audit_key = key
+    assert refused.status_code == 400 and "cannot be continued" in " ".join(refused.text.split())
+    assert stored(out, second).status == "open"
+    assert [e["action"] for e in audited(out)] == ["ticket.approve"]
 
 
 VALID_FORMS = {

@@ -25,6 +25,7 @@ from passhat.serve.web.security import (
     Operator,
     accounts,
     audit,
+    audited,
     clear_session_cookie,
     current_session,
     error_page,
@@ -192,11 +193,15 @@ async def change_password(request: Request) -> Response:
         return render(request, "account_settings.html", {"error": "The current password is wrong.", "done": False}, 400)
     if new != field(form, "repeat_password"):
         return render(request, "account_settings.html", {"error": "The two new passwords differ.", "done": False}, 400)
+
+    def change() -> None:
+        with audited(request, "password changed", name=name):
+            accounts(request).set_password(name, new)
+
     try:
-        await run_in_threadpool(accounts(request).set_password, name, new)
+        await run_in_threadpool(change)
     except UserError as exc:
         return render(request, "account_settings.html", {"error": str(exc), "done": False}, 400)
-    audit(request, "password changed", name=name)
     response = render(request, "account_settings.html", {"error": None, "done": True})
     set_session_cookie(request, response, accounts(request).start_session(name, "signed_in"))
     return response
@@ -218,13 +223,16 @@ async def users(request: Request) -> Response:
 async def add_user(request: Request) -> Response:
     """Add an account and show its enrolment QR code, this once (its owner sees it again at first sign-in)."""
     form = await request.form()
+
+    def add() -> Account:
+        name, role = field(form, "name").strip(), checked_role(field(form, "role"), "role")
+        with audited(request, "account added", name=name, role=role):
+            return accounts(request).add(name, role, field(form, "password"))
+
     try:
-        account = await run_in_threadpool(
-            accounts(request).add, field(form, "name").strip(), checked_role(field(form, "role"), "role"), field(form, "password")
-        )
+        account = await run_in_threadpool(add)
     except UserError as exc:
         return users_page(request, str(exc), 400)
-    audit(request, "account added", name=account.name, role=account.role)
     return render(request, "account_user_added.html", enrolment(account))
 
 
@@ -238,20 +246,23 @@ def others_account(request: Request) -> str:
 
 
 async def account_change(request: Request, action: str, change: str) -> Response:
-    try:
+    form = await request.form()
+
+    def made() -> None:
         name = others_account(request)
-        form = await request.form()
-        details: dict[str, object] = {}
-        if change == "role":
-            details["role"] = role = checked_role(field(form, "role"), "role")
-            accounts(request).set_role(name, role)
-        elif change == "reset-2fa":
-            accounts(request).reset_2fa(name)
-        else:
-            accounts(request).set_disabled(name, change == "disable")
+        role = checked_role(field(form, "role"), "role") if change == "role" else None
+        with audited(request, action, name=name, **({"role": role} if role else {})):
+            if role:
+                accounts(request).set_role(name, role)
+            elif change == "reset-2fa":
+                accounts(request).reset_2fa(name)
+            else:
+                accounts(request).set_disabled(name, change == "disable")
+
+    try:
+        await run_in_threadpool(made)
     except UserError as exc:
         return users_page(request, str(exc), 400)
-    audit(request, action, name=name, **details)
     return redirect("/admin/users")
 
 

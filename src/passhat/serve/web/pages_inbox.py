@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from passhat.errors import UserError
 from passhat.guard.inbox import (
     MAX_NAME,
     MAX_SEARCH,
@@ -42,7 +43,7 @@ from passhat.guard.inbox import (
     TicketStatus,
 )
 from passhat.serve.web.accounts import Accounts, role_includes
-from passhat.serve.web.security import Role, audit, error_page, render, requires
+from passhat.serve.web.security import Role, audited, error_page, render, requires
 
 PAGE_SIZE = 50
 MAX_DEPTH = 3  # nesting of a tool's arguments or result laid out as tables; deeper parts are shown as JSON
@@ -335,13 +336,19 @@ ACTIONS = (
 DONE = {action.name: action.done for action in ACTIONS}
 
 
-def act_on(out: Path, action: Action, asked: Asked) -> Done:
-    with InboxStore.open(out) as store:
-        return action.act(store, asked)
+def act_on(request: Request, action: Action, asked: Asked) -> Done:
+    """The action taken, inside the trail's record of it (refused, untaken, when the trail cannot record it)."""
+    with (
+        audited(request, f"ticket.{action.name}") as record,
+        InboxStore.open(request.app.state.out) as store,
+    ):
+        ticket, details = action.act(store, asked)
+        record.update(ticket=ticket.number, **details)
+    return ticket, details
 
 
 def endpoint(action: Action) -> Callable[[Request], Any]:
-    """The POST endpoint of one action: store change, audit entry, redirect; a refusal shows the form again."""
+    """The POST endpoint of one action: store change with its audit entry, redirect; a refusal shows the form again."""
 
     async def act(request: Request) -> Response:
         number = ticket_number(request)
@@ -350,13 +357,12 @@ def endpoint(action: Action) -> Callable[[Request], Any]:
         form = await request.form()
         asked = Asked(number, form, request.state.operator.name, request.app.state.accounts)
         try:
-            ticket, details = await run_in_threadpool(act_on, request.app.state.out, action, asked)
+            ticket, _ = await run_in_threadpool(act_on, request, action, asked)
         except TicketNotFound:
             return no_ticket(request)
-        except ValueError as exc:  # TicketClosed is one: the ticket was decided, perhaps a moment ago by someone else
-            status = 409 if isinstance(exc, TicketClosed) else 400
+        except (ValueError, UserError) as exc:  # TicketClosed: decided, perhaps a moment ago by someone else; UserError:
+            status = 409 if isinstance(exc, TicketClosed) else 400  # the trail cannot record it, so it is not taken
             return await ticket_view(request, number, status, Problem(action.name, str(exc), asked.draft(action.draft_field)))
-        audit(request, f"ticket.{action.name}", ticket=ticket.number, **details)
         return RedirectResponse(f"/inbox/{ticket.id}?done={action.name}", status_code=303)
 
     act.__name__ = act.__qualname__ = f"ticket_{action.name}"

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import secrets
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -285,6 +286,14 @@ def error_page(request: Request, status_code: int, message: str, headers: dict[s
 def audit(request: Request, action: str, **details: Any) -> None:
     """Append ``{"action", "by", "at", **details}`` to the runs folder's audit trail; ``by`` is the signed-in
     operator's name, or "anonymous" (a failed sign-in names the account tried in ``details``)."""
+    with audited(request, action, **details):
+        pass
+
+
+def audited(request: Request, action: str, **details: Any) -> AbstractContextManager[dict[str, Any]]:
+    """Make, inside, a change the trail records as audit() does: refused (UserError) before it is made when the
+    trail cannot be continued, recorded once it is made (``passhat.serve.web.trail.recorded``). Blocking: call it
+    from a worker thread."""
     operator = getattr(request.state, "operator", None)
     by = operator.name if operator is not None else "anonymous"
-    trail.append(request.app.state.out, request.app.state.audit_key, action, by, **details)
+    return trail.recorded(request.app.state.out, request.app.state.audit_key, action, by, **details)

@@ -48,15 +48,16 @@ def append(out: Path, key: AuditKey, action: str, by: str, **details: Any) -> No
 
 
 @contextmanager
-def recorded(out: Path, key: AuditKey, action: str, by: str, **details: Any) -> Iterator[None]:
+def recorded(out: Path, key: AuditKey, action: str, by: str, **details: Any) -> Iterator[dict[str, Any]]:
     """Make, inside, a change the trail records: the trail is opened (locked, its key checked) before the change,
     so a trail that cannot be continued refuses the change instead of leaving it unrecorded, and the record is
-    appended once the change is made (none when it raises)."""
+    appended once the change is made (none when it raises), with the details the change adds to the dict given."""
     folder = trail_folder(out)
     with _locked(folder):
         log = AuditLog(folder, key)
-        yield
-        log.append({"action": action, "by": by, "at": now_iso(), **details})
+        found: dict[str, Any] = {}
+        yield found
+        log.append({"action": action, "by": by, "at": now_iso(), **details, **found})
 
 
 @dataclass(frozen=True)
