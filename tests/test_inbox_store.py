@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
-from passhat.guard.inbox import INBOX_FILE, MAX_TEXT, InboxStore, TicketClosed, TicketNotFound, priority_of
+from passhat.guard.inbox import INBOX_FILE, MAX_TEXT, InboxStore, TicketClosed, TicketNotFound, TicketStatus, priority_of
 
 
 @pytest.fixture
@@ -254,6 +254,23 @@ def test_search_finds_text_in_the_ticket_and_takes_like_wildcards_literally(many
     assert many.page(search="T-2399")[0][0].id == 2399
     assert many.page(search="%")[1] == 0
     assert many.page(search="_order")[1] == 2400
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{}, {"priority": "urgent", "owner": "Dana"}, {"owner": ""}, {"source": "mcp", "origin": "run-2"}, {"search": "refund"}],
+)
+def test_the_counts_by_status_are_the_totals_of_each_statuss_page(many, filters):
+    counts = many.counts(**filters)
+    assert counts == {status: many.page(status=status, **filters, limit=1)[1] for status in get_args(TicketStatus)}
+    assert counts["approved"] > 0 and sum(counts.values()) == many.page(**filters, limit=1)[1]
+
+
+def test_counts_refuse_what_pages_refuse(many):
+    with pytest.raises(ValueError, match="priority"):
+        many.counts(priority="sometimes")
+    with pytest.raises(ValueError, match="search"):
+        many.counts(search="x" * 10_000)
 
 
 def test_owners_and_origins_list_each_once(many):

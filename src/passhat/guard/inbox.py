@@ -261,29 +261,33 @@ class InboxStore:
         ``owner=""`` selects the unassigned tickets; ``search`` matches text anywhere in the number, tool,
         rule, reason, domain, conversation, origin, owner or arguments.
         """
-        if status is not None:
-            _one_of(status, TicketStatus, "status")
-        if priority is not None:
-            _one_of(priority, Priority, "priority")
-        if source is not None:
-            _one_of(source, Source, "source")
         _one_of(sort, Sort, "sort")
         if not (isinstance(offset, int) and offset >= 0):
             raise ValueError(f"offset must be a whole number from 0, not {offset!r}")
         if not (isinstance(limit, int) and 1 <= limit <= MAX_PAGE):
             raise ValueError(f"limit must be a whole number from 1 to {MAX_PAGE}, not {limit!r}")
-        where, params = _filters(status=status, priority=priority, owner=owner, source=source, origin=origin)
-        if search:
-            pattern = "%" + _bounded(search, "search", MAX_SEARCH).translate(LIKE_ESCAPES) + "%"
-            where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in SEARCHED) + ")")
-            params += [pattern] * len(SEARCHED)
-        clause = f" WHERE {' AND '.join(where)}" if where else ""
+        clause, params = _matching(status=status, priority=priority, owner=owner, source=source, origin=origin, search=search)
         with self._lock:
             total = self._db.execute(f"SELECT COUNT(*) FROM tickets{clause}", params).fetchone()[0]
             rows = self._db.execute(
                 f"SELECT * FROM tickets{clause} ORDER BY {ORDER[sort]} LIMIT ? OFFSET ?", [*params, limit, offset]
             ).fetchall()
             return [_ticket(row) for row in rows], total
+
+    def counts(
+        self,
+        *,
+        priority: Priority | None = None,
+        owner: str | None = None,
+        source: Source | None = None,
+        origin: str | None = None,
+        search: str | None = None,
+    ) -> dict[TicketStatus, int]:
+        """How many tickets of each status match the other filters (as ``page`` takes them), in one pass."""
+        clause, params = _matching(priority=priority, owner=owner, source=source, origin=origin, search=search)
+        with self._lock:
+            found = dict(self._db.execute(f"SELECT status, COUNT(*) FROM tickets{clause} GROUP BY status", params).fetchall())
+        return {status: found.get(status, 0) for status in get_args(TicketStatus)}
 
     def owners(self) -> list[str]:
         """Everyone who has a ticket, for the owner filter."""
@@ -419,9 +423,34 @@ class InboxStore:
 LIKE_ESCAPES = str.maketrans({"\\": "\\\\", "%": "\\%", "_": "\\_"})
 
 
-def _filters(**equal: str | None) -> tuple[list[str], list[Any]]:
-    given = {column: value for column, value in equal.items() if value is not None}
-    return [f"{column} = ?" for column in given], list(given.values())
+def _matching(
+    status: TicketStatus | None = None,
+    priority: Priority | None = None,
+    owner: str | None = None,
+    source: Source | None = None,
+    origin: str | None = None,
+    search: str | None = None,
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (empty for no filter) and its parameters selecting the tickets that match every filter given;
+    ValueError for a value outside its vocabulary or too long."""
+    for value, vocabulary, name in (
+        (status, TicketStatus, "status"),
+        (priority, Priority, "priority"),
+        (source, Source, "source"),
+    ):
+        if value is not None:
+            _one_of(value, vocabulary, name)
+    given = {
+        c: v
+        for c, v in {"status": status, "priority": priority, "owner": owner, "source": source, "origin": origin}.items()
+        if v is not None
+    }
+    where, params = [f"{column} = ?" for column in given], list(given.values())
+    if search:
+        pattern = "%" + _bounded(search, "search", MAX_SEARCH).translate(LIKE_ESCAPES) + "%"
+        where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in SEARCHED) + ")")
+        params += [pattern] * len(SEARCHED)
+    return (f" WHERE {' AND '.join(where)}" if where else ""), params
 
 
 def _ticket(row: sqlite3.Row) -> Ticket:

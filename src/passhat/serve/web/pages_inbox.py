@@ -133,7 +133,7 @@ def read_listing(out: Path, filters: Filters, me: str) -> Listing:
     query = filters.store_query(me)
     with InboxStore.open(out) as store:
         tickets, total = store.page(**query, offset=(filters.page - 1) * PAGE_SIZE, limit=PAGE_SIZE)
-        counts = {status: store.page(**(query | {"status": status}), limit=1)[1] for status in get_args(TicketStatus)}
+        counts = store.counts(**{k: v for k, v in query.items() if k not in ("status", "sort")})
         return Listing(tickets, total, counts, store.owners(), store.origins())
 
 
