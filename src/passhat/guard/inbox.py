@@ -274,17 +274,10 @@ class InboxStore:
             ).fetchall()
             return [_ticket(row) for row in rows], total
 
-    def counts(
-        self,
-        *,
-        priority: Priority | None = None,
-        owner: str | None = None,
-        source: Source | None = None,
-        origin: str | None = None,
-        search: str | None = None,
-    ) -> dict[TicketStatus, int]:
-        """How many tickets of each status match the other filters (as ``page`` takes them), in one pass."""
-        clause, params = _matching(priority=priority, owner=owner, source=source, origin=origin, search=search)
+    def counts(self, **filters: str | None) -> dict[TicketStatus, int]:
+        """How many tickets of each status match ``filters`` (``page``'s: priority, owner, source, origin, search), in
+        one pass."""
+        clause, params = _matching(**filters)  # type: ignore[arg-type]  # _matching checks each value
         with self._lock:
             found = dict(self._db.execute(f"SELECT status, COUNT(*) FROM tickets{clause} GROUP BY status", params).fetchall())
         return {status: found.get(status, 0) for status in get_args(TicketStatus)}
