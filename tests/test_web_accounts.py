@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import sqlite3
 from pathlib import Path
 
@@ -411,6 +412,20 @@ def test_the_audit_page_says_when_the_chain_was_tampered_with(app, tmp_path: Pat
     log = tmp_path / "audit" / "audit.jsonl"
     log.write_text(log.read_text().replace('"signed in"', '"nothing happened"'))
     assert "Tampered" in client.get("/audit").text
+
+
+def test_the_audit_page_checks_the_chain_again_only_when_the_trail_changed_and_sees_any_edit(app, tmp_path: Path, monkeypatch):
+    client = signed_in(app, tmp_path, "viewer", "alice")
+    checks = []
+    monkeypatch.setattr(trail, "verify_folder", lambda *a: checks.append(a) or verify_folder(*a))
+    assert "Intact" in client.get("/audit").text and "Intact" in client.get("/audit?page=2").text
+    assert len(checks) == 1  # the second page: the same bytes, the same finding
+    log = tmp_path / "audit" / "audit.jsonl"
+    before = log.stat()
+    log.write_text(log.read_text().replace('"signed in"', '"signed up"'))  # as long as before, its times put back
+    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert log.stat().st_size == before.st_size
+    assert "Tampered" in client.get("/audit").text and len(checks) == 2
 
 
 def _append_many(out: str, worker: int, count: int) -> None:
