@@ -12,6 +12,7 @@ import asyncio
 import html
 import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from passhat.report.numbers import num
 from passhat.run.config import RunConfig
 from passhat.run.runner import execute
 from passhat.serve.web import pages_runs
+from passhat.serve.web.queries import LIVE_RECOMPUTE_S, RunCache
 from passhat.store import ResultStore, TrialRecord
 
 RETAIL_TASKS = ["retail-001", "retail-002", "retail-016", "retail-020"]
@@ -297,6 +299,25 @@ def test_the_traffic_calculator_gives_the_figures_of_passhat_traffic(client, out
     words = text(page.text)
     for t in expected["tasks"]:
         assert f"{t['task_id']} {t['successes']}/{t['trials']}" in words and f"{t['expected_failures']:.2f}" in words
+
+
+def test_the_traffic_calculator_fits_its_model_once_per_state_of_the_run(out, tmp_path, monkeypatch):
+    import passhat.metrics.extrapolate as extrapolate
+
+    fits = []
+    fit = extrapolate.select_model
+    monkeypatch.setattr(extrapolate, "select_model", lambda groups: fits.append(groups) or fit(groups))
+    shutil.copytree(out / "many", tmp_path / "many")
+    now = [0.0]
+    cache = RunCache(tmp_path, clock=lambda: now[0])
+    first = pages_runs.traffic_view(cache, "many", 50, 3, 0.95)["view"]
+    other = pages_runs.traffic_view(cache, "many", 500, 7, 0.9)["view"]  # other inputs, the same run: no new fit
+    assert len(fits) == 1 and other.expected_failures > first.expected_failures
+    with ResultStore.open(tmp_path / "many") as store:
+        store.record(trial(TASKS[0], PERSONAS[0], 11, "fail"))  # the run moved on: its model is fit again
+    now[0] += LIVE_RECOMPUTE_S  # (a run being written is fit again at most this often)
+    pages_runs.traffic_view(cache, "many", 50, 3, 0.95)
+    assert len(fits) == 2
 
 
 @pytest.mark.parametrize(

@@ -369,21 +369,19 @@ def traffic_inputs(params: Mapping[str, str]) -> tuple[float, int, float]:
     return per_day, int(days_text), target
 
 
-def traffic_view(reader: RunReader, per_day: float, days: int, target: float) -> dict[str, Any]:
+def traffic_view(cache: RunCache, run_id: str, per_day: float, days: int, target: float) -> dict[str, Any]:
     """`passhat traffic`'s view of the run; UserError when no model of per-scenario success is fit to it."""
-    from passhat.metrics.extrapolate import group_counts, select_model
     from passhat.metrics.traffic import traffic
 
-    counts = reader.counts()
-    caveats = reader.caveats(counts)
-    if not counts:
+    basis = cache.traffic_basis(run_id)
+    if not basis.counts:
         raise UserError("the run has no judged trial: there is nothing to measure.")
-    if caveats.fit_refused:
+    if basis.model is None:
         raise UserError(
-            f"no traffic view: it rests on a model of per-scenario success fit to the run, and none is fit to this one: {caveats.fit_refused}."
+            "no traffic view: it rests on a model of per-scenario success fit to the run, and none is fit to this one: "
+            f"{basis.caveats.fit_refused}."
         )
-    model, _ = select_model(group_counts(list(counts.values())))
-    return {"view": traffic(counts, model, per_day, days, target), "warnings": caveats.warnings}
+    return {"view": traffic(basis.counts, basis.model, per_day, days, target), "warnings": basis.caveats.warnings}
 
 
 @requires("viewer")
@@ -395,7 +393,7 @@ async def traffic_page(request: Request) -> Response:
         run_folder(request.app.state.out, run_id)  # the run exists, even before the form is filled in
         if "per_day" in params:
             inputs = traffic_inputs(params)
-            context["traffic"] = await read_run(request, lambda reader: traffic_view(reader, *inputs))
+            context["traffic"] = await off_loop(traffic_view, run_cache(request), run_id, *inputs)
     except NotFound as exc:
         return not_found(request, exc)
     except UserError as exc:

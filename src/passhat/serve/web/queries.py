@@ -27,7 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Generic, Literal, TypeVar, get_args
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -41,6 +41,9 @@ from passhat.report.caveats import RunCaveats, run_caveats
 from passhat.report.model import Report
 from passhat.store.results import STORE_FILE, ResultStore, TrialRecord, TrialRow
 from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
+
+if TYPE_CHECKING:
+    from passhat.metrics.extrapolate import SuccessModel  # numpy and scipy: loaded when a model is fit
 
 PAGE_SIZE = 50  # runs and trials a page
 GRID_TASKS = 100  # tasks (rows of the scenario grid) a page
@@ -446,6 +449,7 @@ class RunCache:
     def __init__(self, out: Path, clock: Callable[[], float] = time.monotonic):
         self.out, self._clock = out, clock
         self._summaries: dict[str, _Entry[RunSummary]] = {}
+        self._traffic: dict[str, _Entry[TrafficBasis]] = {}
         self._reports: OrderedDict[str, _Entry[Report]] = OrderedDict()
         self._locks: dict[tuple[str, str], threading.Lock] = {}
         self._locks_lock = threading.Lock()
@@ -471,6 +475,11 @@ class RunCache:
             while len(self._reports) > REPORTS_IN_MEMORY:
                 self._reports.popitem(last=False)
         return report
+
+    def traffic_basis(self, run_id: str) -> TrafficBasis:
+        """What the traffic calculator reads of the run, its model fit once per state of the run (the fit, not the
+        figures for a day of traffic, is what takes seconds on a large run)."""
+        return self._value("traffic", self._traffic, run_id, lambda reader, _: traffic_basis(reader))
 
     def _value(self, kind: str, table: dict[str, _Entry[T]], run_id: str, make: Callable[[RunReader, Stamp], T]) -> T:
         files = file_stamp(run_folder(self.out, run_id))
@@ -501,6 +510,25 @@ class RunCache:
         report = build_run_report(reader)
         _write_report(path, stamp, report)
         return report
+
+
+@dataclasses.dataclass(frozen=True)
+class TrafficBasis:
+    """A run's per-scenario counts, its caveats, and the model of per-scenario success fit to the counts (None when
+    the run has no judged trial or its caveats refuse a model)."""
+
+    counts: dict[Scenario, tuple[int, int]]
+    caveats: RunCaveats
+    model: SuccessModel | None
+
+
+def traffic_basis(reader: RunReader) -> TrafficBasis:
+    from passhat.metrics.extrapolate import group_counts, select_model
+
+    counts = reader.counts()
+    caveats = reader.caveats(counts)
+    model = select_model(group_counts(list(counts.values())))[0] if counts and not caveats.fit_refused else None
+    return TrafficBasis(counts, caveats, model)
 
 
 def build_run_report(reader: RunReader) -> Report:
