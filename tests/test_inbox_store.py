@@ -271,6 +271,8 @@ def test_counts_refuse_what_pages_refuse(many):
         many.counts(priority="sometimes")
     with pytest.raises(ValueError, match="search"):
         many.counts(search="x" * 10_000)
+    with pytest.raises(TypeError, match="no ticket filter sort"):
+        many.counts(sort="newest")
 
 
 def test_owners_and_origins_list_each_once(many):

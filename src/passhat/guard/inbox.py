@@ -61,6 +61,7 @@ ORDER: dict[Sort, str] = {
     "priority": f"{PRIORITY_RANK}, id DESC",
     "status": f"{STATUS_RANK}, id DESC",
 }
+EQUAL_FILTERS: dict[str, Any] = {"status": TicketStatus, "priority": Priority, "owner": None, "source": Source, "origin": None}
 SEARCHED = ("'T-' || id", "tool", "rule", "reason", "domain", "conversation", "origin", "owner", "args")
 
 SCHEMA = (
@@ -277,7 +278,7 @@ class InboxStore:
     def counts(self, **filters: str | None) -> dict[TicketStatus, int]:
         """How many tickets of each status match ``filters`` (``page``'s: priority, owner, source, origin, search), in
         one pass."""
-        clause, params = _matching(**filters)  # type: ignore[arg-type]  # _matching checks each value
+        clause, params = _matching(**filters)
         with self._lock:
             found = dict(self._db.execute(f"SELECT status, COUNT(*) FROM tickets{clause} GROUP BY status", params).fetchall())
         return {status: found.get(status, 0) for status in get_args(TicketStatus)}
@@ -416,30 +417,18 @@ class InboxStore:
 LIKE_ESCAPES = str.maketrans({"\\": "\\\\", "%": "\\%", "_": "\\_"})
 
 
-def _matching(
-    status: TicketStatus | None = None,
-    priority: Priority | None = None,
-    owner: str | None = None,
-    source: Source | None = None,
-    origin: str | None = None,
-    search: str | None = None,
-) -> tuple[str, list[Any]]:
+def _matching(**filters: str | None) -> tuple[str, list[Any]]:
     """The WHERE clause (empty for no filter) and its parameters selecting the tickets that match every filter given;
-    ValueError for a value outside its vocabulary or too long."""
-    for value, vocabulary, name in (
-        (status, TicketStatus, "status"),
-        (priority, Priority, "priority"),
-        (source, Source, "source"),
-    ):
-        if value is not None:
-            _one_of(value, vocabulary, name)
-    given = {
-        c: v
-        for c, v in {"status": status, "priority": priority, "owner": owner, "source": source, "origin": origin}.items()
-        if v is not None
-    }
+    ValueError for a value outside its vocabulary or too long; TypeError for a filter there is not."""
+    unknown = set(filters) - {*EQUAL_FILTERS, "search"}
+    if unknown:
+        raise TypeError(f"no ticket filter {', '.join(sorted(unknown))}")
+    for name, vocabulary in EQUAL_FILTERS.items():
+        if vocabulary is not None and filters.get(name) is not None:
+            _one_of(filters[name], vocabulary, name)
+    given = {column: filters[column] for column in EQUAL_FILTERS if filters.get(column) is not None}
     where, params = [f"{column} = ?" for column in given], list(given.values())
-    if search:
+    if search := filters.get("search"):
         pattern = "%" + _bounded(search, "search", MAX_SEARCH).translate(LIKE_ESCAPES) + "%"
         where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in SEARCHED) + ")")
         params += [pattern] * len(SEARCHED)
