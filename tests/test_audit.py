@@ -20,12 +20,13 @@ from hypothesis import strategies as st
 
 from passhat.cli import main
 from passhat.errors import UserError
-from passhat.guard import AuditLog, Gateway
+from passhat.guard import AuditLog, Gateway, audit
 from passhat.guard.audit import (
     AUDIT_FILE,
     GENESIS,
     HEAD_FILE,
     KEY_VARIABLE,
+    AuditFile,
     AuditKey,
     canonical,
     entry_line,
@@ -423,3 +424,16 @@ def test_resuming_with_another_key_is_refused(run, monkeypatch) -> None:
     monkeypatch.setenv(KEY_VARIABLE, "o" * 40)
     result = CliRunner().invoke(main, ["run", "--resume", "g", "--out", str(run.parent)])
     assert result.exit_code == 2 and "must be sealed with the same key" in result.output
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 65536])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"torn", b"one\n", b"one\ntwo\n", b"one\ntwo\ntor", b"\n", b"a\n\n", b"x" * 10 + b"\n" + b"y" * 10 + b"\nz"],
+)
+def test_the_last_line_is_found_from_the_end_as_a_whole_read_finds_it(tmp_path, monkeypatch, chunk, content) -> None:
+    monkeypatch.setattr(audit, "READ_BACK_BYTES", chunk)
+    file = AuditFile(tmp_path)
+    file.log.write_bytes(content)
+    lines, tail = file.read()
+    assert file.read_end() == (lines[-1] if lines else None, tail)

@@ -38,6 +38,7 @@ KEY_FILE = "audit.key"
 MIN_KEY_CHARS = 32
 CHAIN_FIELDS = frozenset({"seq", "prev", "key_id", "hash"})
 MAX_LISTED = 20  # problems of one kind listed before "and N more"
+READ_BACK_BYTES = 65536  # how much of the log's end is read at a time to find its last line
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +180,23 @@ class AuditFile:
         end = raw.rfind(b"\n") + 1
         return raw[:end].split(b"\n")[:-1], raw[end:]
 
+    def read_end(self) -> tuple[bytes | None, bytes]:
+        """(the last complete line, None when there is none; the unterminated tail, as read()), reading the log
+        backwards from its end only: an append reopens the log, which may hold a whole trail."""
+        if not self.log.exists():
+            return None, b""
+        with open(self.log, "rb") as f:
+            position, data = f.seek(0, os.SEEK_END), b""
+            while position > 0 and data.count(b"\n") < 2:
+                step = min(READ_BACK_BYTES, position)
+                position -= step
+                f.seek(position)
+                data = f.read(step) + data
+        end = data.rfind(b"\n")
+        if end == -1:
+            return None, data
+        return data[data.rfind(b"\n", 0, end) + 1 : end], data[end + 1 :]
+
     def cut_torn_tail(self, tail: bytes) -> None:
         """Cut an unterminated last line (``tail``, as read())."""
         with open(self.log, "r+b") as f:
@@ -225,9 +243,9 @@ class AuditLog:
             self._reopen(self._file)
 
     def _reopen(self, file: AuditFile) -> None:
-        lines, tail = file.read()
-        if lines:
-            last = parse_line(lines[-1])
+        line, tail = file.read_end()
+        if line is not None:
+            last = parse_line(line)
             if not isinstance(last.get("seq"), int) or not isinstance(last.get("hash"), str):
                 raise ValueError(f"{file.log} ends with a line that is not an entry: verify_folder lists the problems")
             if last.get("key_id") != self.key.id:
