@@ -27,7 +27,7 @@ from passhat.agents import resolve_agent
 from passhat.cli import main
 from passhat.domains import load_domain
 from passhat.env import Environment
-from passhat.guard.inbox import Inbox, InboxStore, Ticket
+from passhat.guard.inbox import STOPPED_NOTE, Inbox, InboxStore, Ticket
 from passhat.run.config import RunConfig
 from passhat.run.seeding import trial_seed
 from passhat.run.tool_path import trial_tool_path
@@ -133,6 +133,19 @@ def test_no_decision_in_time_expires_the_ticket_and_counts_as_a_rejection(store)
     assert (decision.guard["note"], decision.guard["by"]) == ("no decision within 0.5 s", "passhat")
     ticket = store.page()[0][0]
     assert (ticket.status, ticket.decided_by) == ("expired", "passhat")
+
+
+def test_a_trial_stopped_while_it_waits_expires_its_ticket_so_no_one_decides_it_for_nothing(store):
+    async def stopped() -> None:
+        waiting = asyncio.create_task(trial(Inbox(store, "run", "run-1", timeout=60)))
+        await next_open(store)
+        waiting.cancel()  # what Ctrl-C does to a run's trials
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+    asyncio.run(stopped())
+    ticket = store.page()[0][0]
+    assert (ticket.status, ticket.decided_by, ticket.history[-1].text) == ("expired", "passhat", STOPPED_NOTE)
 
 
 def test_two_trials_wait_at_once_and_deciding_one_lets_it_finish_while_the_other_waits(store):

@@ -51,6 +51,7 @@ SCHEMA_VERSION = 1
 BUSY_TIMEOUT = 30.0  # seconds a writer waits for another process's transaction
 DEFAULT_OPERATOR_TIMEOUT = 600.0  # seconds a conversation's end waits for the decisions on its tickets
 PASSHAT = "passhat"  # who files, expires and records outcomes
+STOPPED_NOTE = "the conversation was stopped before a decision (a resumed run files its own ticket)"
 
 # Ranks for the priority and status sorts; the same expressions are indexed, so the sorts use the index.
 PRIORITY_RANK = "(CASE priority WHEN 'urgent' THEN 0 WHEN 'high' THEN 1 WHEN 'normal' THEN 2 ELSE 3 END)"
@@ -513,7 +514,12 @@ class InboxOperator:
         """The people's decision, or after the timeout the ticket expired (a rejection, unless a decision came
         in the last instant)."""
         number, timeout = self._filed[ticket.number], self.inbox.timeout
-        decided = await self.inbox.store.wait_for_decision(number, timeout)
+        try:
+            decided = await self.inbox.store.wait_for_decision(number, timeout)
+        except asyncio.CancelledError:  # the run was stopped (Ctrl-C): no one is left to carry out a decision
+            with contextlib.suppress(TicketClosed):
+                self.inbox.store.expire(number, by=PASSHAT, note=STOPPED_NOTE)
+            raise
         if decided.status == "open":
             try:
                 decided = self.inbox.store.expire(number, by=PASSHAT, note=f"no decision within {timeout:g} s")
