@@ -23,7 +23,6 @@ from passhat.serve.web.accounts import Accounts
 from passhat.serve.web.security import CsrfMiddleware, SecurityHeadersMiddleware, add_security_headers, error_page
 
 HERE = Path(__file__).parent
-DEFAULT_OPERATOR_TIMEOUT = 15 * 60.0  # seconds a trial run with `--operator inbox` waits for a decision
 
 ERROR_MESSAGES = {
     404: "There is no page at this address.",
@@ -35,7 +34,6 @@ def create_app(
     out: Path,
     *,
     secure_cookies: bool = False,
-    operator_timeout: float = DEFAULT_OPERATOR_TIMEOUT,
     clock: Callable[[], float] = time.time,
 ) -> Starlette:
     """The app serving the runs folder ``out``. ``secure_cookies``: mark cookies Secure (behind HTTPS only);
@@ -56,7 +54,6 @@ def create_app(
     app.state.accounts = accounts
     app.state.csrf_key = csrf_key
     app.state.secure_cookies = secure_cookies
-    app.state.operator_timeout = operator_timeout
     app.state.audit_key = signing_key()
     app.state.templates = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
     return app
