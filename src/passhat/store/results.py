@@ -86,7 +86,7 @@ WHERE trials.infra_error IS NOT NULL OR trials.signature = '{USER_SIMULATOR_ERRO
 """
 
 
-JUDGED = "infra_error IS NULL AND signature IS NOT ?"  # with USER_SIMULATOR_ERROR: a trial resume does not run again
+JUDGED = f"(infra_error IS NULL AND signature IS NOT '{USER_SIMULATOR_ERROR}')"  # SQL: a trial resume does not run again
 _DECODER = json.JSONDecoder()  # reads the JSON columns (see _stored_json)
 AuditRow = tuple[int, str]  # (sequence number, the entry's line)
 Seal = Callable[[str], Sequence[AuditRow]]  # a stored trial's digest -> the audit entries committed with it
@@ -363,12 +363,12 @@ class ResultStore(HeldStore):
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
         """Keys of judged trials; infra and user simulator errors are left out so that resume runs them again."""
-        rows = self._conn.execute(f"SELECT task_id, persona, trial FROM trials WHERE {JUDGED}", (USER_SIMULATOR_ERROR,))
+        rows = self._conn.execute(f"SELECT task_id, persona, trial FROM trials WHERE {JUDGED}")
         return {(t, p, i) for t, p, i in rows}
 
     def judged_count(self) -> int:
         """How many trials completed_keys() holds, counted by SQLite (`passhat runs` lists large runs)."""
-        count: int = self._conn.execute(f"SELECT count(*) FROM trials WHERE {JUDGED}", (USER_SIMULATOR_ERROR,)).fetchone()[0]
+        count: int = self._conn.execute(f"SELECT count(*) FROM trials WHERE {JUDGED}").fetchone()[0]
         return count
 
 

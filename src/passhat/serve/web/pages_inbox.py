@@ -336,7 +336,7 @@ ACTIONS = (
 DONE = {action.name: action.done for action in ACTIONS}
 
 
-def act_on(request: Request, action: Action, asked: Asked) -> Done:
+def act_on(request: Request, action: Action, asked: Asked) -> Ticket:
     """The action taken, inside the trail's record of it (refused, untaken, when the trail cannot record it)."""
     with (
         audited(request, f"ticket.{action.name}") as record,
@@ -344,7 +344,7 @@ def act_on(request: Request, action: Action, asked: Asked) -> Done:
     ):
         ticket, details = action.act(store, asked)
         record.update(ticket=ticket.number, **details)
-    return ticket, details
+    return ticket
 
 
 def endpoint(action: Action) -> Callable[[Request], Any]:
@@ -357,7 +357,7 @@ def endpoint(action: Action) -> Callable[[Request], Any]:
         form = await request.form()
         asked = Asked(number, form, request.state.operator.name, request.app.state.accounts)
         try:
-            ticket, _ = await run_in_threadpool(act_on, request, action, asked)
+            ticket = await run_in_threadpool(act_on, request, action, asked)
         except TicketNotFound:
             return no_ticket(request)
         except (ValueError, UserError) as exc:  # TicketClosed: decided, perhaps a moment ago by someone else; UserError:

@@ -39,8 +39,8 @@ from passhat.metrics.intervals import run_intervals
 from passhat.metrics.summary import Scenario
 from passhat.report.caveats import RunCaveats, run_caveats
 from passhat.report.model import Report
-from passhat.store.results import STORE_FILE, ResultStore, TrialRecord, TrialRow
-from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
+from passhat.store.results import JUDGED, STORE_FILE, ResultStore, TrialRecord, TrialRow
+from passhat.trajectory import Signature
 
 if TYPE_CHECKING:
     from passhat.metrics.extrapolate import SuccessModel  # numpy and scipy: loaded when a model is fit
@@ -52,7 +52,6 @@ REPORTS_IN_MEMORY = 8  # the report model of a 100,000-trial run holds about 30 
 CACHE_FOLDER = (".cache", "dashboard")
 RUN_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,254}")  # what `passhat run --run-id` accepts: no path can hide in it
 
-JUDGED = f"(infra_error IS NULL AND signature IS NOT '{USER_SIMULATOR_ERROR}')"
 PASSED = f"({JUDGED} AND reward = 1)"
 Outcome = Literal["passed", "failed", "unjudged"]
 OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
