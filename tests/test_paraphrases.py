@@ -25,6 +25,7 @@ from adversaries import RETAIL, Adversary, SaysYesToEverything, agent, play
 from passhat.agents.reference import ANYTHING_ELSE, EXPLAIN, MAX_PROPOSAL_ROUNDS, Script
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.proposals import Binding, Commitment, binding
+from passhat.dialogue.reading import read_message
 from passhat.domains.model import Action, Task
 from passhat.domains.retail.tools import variant_info
 from passhat.domains.toolkit import one, rows
@@ -32,7 +33,6 @@ from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 from passhat.users import ScriptedUser
 from passhat.users.personas import PERSONAS
-from passhat.users.understanding import understand
 
 TOOLS = tool_registry(RETAIL)
 
@@ -510,14 +510,11 @@ def test_items_of_one_product_and_the_old_address_by_their_words(write: Write, t
 def test_an_offer_that_leaves_a_choice_is_still_a_question() -> None:
     """ "Shall I cancel order number 3042198?" names the order it asks about; "... to your original payment method
     or to your gift card?" asks the customer to choose one."""
-    words = tuple(w for ws in RETAIL.proposal_keywords.values() for w in ws)
-    offer = understand("Shall I cancel order number 3042198?", words, RETAIL.id_pattern, RETAIL.kit.cues)
+    offer = read_message("Shall I cancel order number 3042198?", RETAIL.lexicon)
     assert offer.proposal and not offer.asks
-    choice = understand(
+    choice = read_message(
         "Would you like me to return it with the refund going to your original payment method or to your gift card?",
-        words,
-        RETAIL.id_pattern,
-        RETAIL.kit.cues,
+        RETAIL.lexicon,
     )
     assert choice.asks == {"payment"} and not choice.proposal
 

@@ -13,17 +13,16 @@ import pytest
 
 from passhat.agents.base import AgentTurn
 from passhat.dialogue import is_affirmative
+from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
 from passhat.domains.model import Task
 from passhat.errors import UserError
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.users import ScriptedUser, resolve_user
 from passhat.users.personas import PERSONAS
-from passhat.users.understanding import understand
 from passhat.users.wording import TEMPLATES
 
 RETAIL = load_domain("retail")
-WORDS = tuple(w for ws in RETAIL.proposal_keywords.values() for w in ws)
 
 SOREN = {
     "customer_id": "C-101971",
@@ -200,7 +199,7 @@ RETURN_PROPOSAL = "I can return the Rain Jacket (V-47122) from order #R3481002 a
     ],
 )
 def test_understanding_reads_varied_agent_wording(text: str, expected: set[str]) -> None:
-    reading = understand(text, WORDS, RETAIL.id_pattern, RETAIL.kit.cues)
+    reading = read_message(text, RETAIL.lexicon)
     seen = {f"asks:{s}" for s in reading.asks} | {
         name
         for name in (
@@ -221,18 +220,14 @@ def test_understanding_reads_varied_agent_wording(text: str, expected: set[str])
 
 
 def test_a_detail_question_with_confirm_is_an_ask_not_a_proposal() -> None:
-    reading = understand(
-        "Could you confirm the email on the account so I can cancel it?", WORDS, RETAIL.id_pattern, RETAIL.kit.cues
-    )
+    reading = read_message("Could you confirm the email on the account so I can cancel it?", RETAIL.lexicon)
     assert reading.asks == {"identity"} and not reading.proposal
 
 
 def test_a_report_and_the_next_proposal_in_one_message_are_both_read() -> None:
-    reading = understand(
+    reading = read_message(
         "The return of V-47122 has been completed. I can also cancel order #R9330383. Shall I go ahead? Please answer yes or no.",
-        WORDS,
-        RETAIL.id_pattern,
-        RETAIL.kit.cues,
+        RETAIL.lexicon,
     )
     assert reading.report and reading.proposal and reading.ids == ("V-47122", "#R9330383")
 

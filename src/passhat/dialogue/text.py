@@ -31,6 +31,11 @@ _SENTENCE_END = re.compile(
 _LEADING_MARKER = re.compile(r"(?:[-*•▪‣◦]|\(?\d{1,2}[.)])[ \t]+")
 
 
+def cue(*phrases: str) -> re.Pattern[str]:
+    """One pattern for a set of cue phrases (regex fragments), each matched from a word boundary, any case."""
+    return re.compile(r"\b(?:" + "|".join(phrases) + r")", re.I)
+
+
 def sentences(text: str) -> list[tuple[int, int]]:
     """Spans of the sentences of ``text``, trimmed; newlines, bullets and numbered items end one too."""
     return list(_sentence_spans(plain(text)))

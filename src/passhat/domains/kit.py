@@ -16,7 +16,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from passhat.dialogue.text import cue
 from passhat.domains.model import Action, Customer, Goal
+
+__all__ = ["IDENTITY", "ConversationKit", "Identification", "Phrasings", "Voice", "cue", "joined", "transposed"]
 
 IDENTITY = "identity"  # the slot every kit has: who the customer is
 Phrasings = Mapping[str, Mapping[str, tuple[str, ...]]]  # kind -> tone -> templates ("plain" required)
@@ -68,11 +71,6 @@ class ConversationKit:
             raise ValueError(f"a conversation kit's slots start with {IDENTITY!r}")
         if unknown := (set(self.cues) | set(self.questions)) - set(self.slots):
             raise ValueError(f"cues or questions for slots the kit does not declare: {sorted(unknown)}")
-
-
-def cue(*phrases: str) -> re.Pattern[str]:
-    """One pattern for a set of cue phrases (regex fragments), each matched from a word boundary, any case."""
-    return re.compile(r"\b(?:" + "|".join(phrases) + r")", re.I)
 
 
 def joined(*parts: str) -> str:

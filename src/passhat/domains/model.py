@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from passhat.dialogue.facts import Fact
 from passhat.dialogue.proposals import Term
+from passhat.dialogue.reading import Lexicon
 
 if TYPE_CHECKING:
     from passhat.attack.model import Injection
@@ -330,3 +331,9 @@ class Domain:
     @cached_property
     def tasks(self) -> dict[str, Task]:
         return {t.id: t for t in self.load_tasks()}
+
+    @cached_property
+    def lexicon(self) -> Lexicon:
+        """How the reader reads this domain's conversations: its action words, ids and the cues of its slots."""
+        words = tuple(sorted({w for ws in self.proposal_keywords.values() for w in ws}))
+        return Lexicon(words, self.id_pattern, self.kit.cues)

@@ -1,6 +1,6 @@
 """The scripted customer: plays a task's goals, in order, under a persona, from the task's fields alone.
 
-It reads each agent message with ``understanding`` (cue phrases, not our agent's exact wording), so it
+It reads each agent message with ``dialogue.reading`` (cue phrases, not our agent's exact wording), so it
 can face any agent. It wants a result, not one path to it: where a task accepts several outcomes, it agrees
 to the writes of any of them (but not to a mix of two: once it agreed to a write, only the outcomes that make it
 stay open). It says yes only to a proposal of what it wants, judged by the same rule the graders
@@ -22,6 +22,7 @@ from typing import Any
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact, answers_kind
 from passhat.dialogue.proposals import Commitment, bound_writes, proposes
+from passhat.dialogue.reading import Reading, read_message
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
 from passhat.domains.kit import IDENTITY, Voice, joined
@@ -30,7 +31,6 @@ from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 from passhat.users.base import UserTurn
 from passhat.users.personas import Persona
-from passhat.users.understanding import Reading, understand
 from passhat.users.wording import Voice as CustomerVoice
 from passhat.users.wording import tone_of
 
@@ -90,7 +90,6 @@ class ScriptedUser:
         self._kit = domain.kit
         self._voice: Voice = CustomerVoice(tone_of(persona), rng, domain.kit.phrasings)
         self._tools = tool_registry(domain)
-        self._action_words = tuple(sorted({w for ws in domain.proposal_keywords.values() for w in ws}))
         self._goals = _goal_states(domain, task)
         self._index = 0
         self._given: set[str] = set()  # slots given in full for the current goal (identity: for good)
@@ -139,7 +138,7 @@ class ScriptedUser:
     # -- reacting to one agent message --------------------------------------------------------------
 
     def _reply(self, text: str) -> UserTurn:
-        reading = understand(text, self._action_words, self._domain.id_pattern, self._kit.cues)
+        reading = read_message(text, self._domain.lexicon)
         state = self._current
         if state is None:
             return self._finish()

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
-from passhat.dialogue.text import sentences
-from passhat.domains.kit import cue
+from passhat.dialogue.proposals import Commitment, bound_writes
+from passhat.dialogue.text import cue, sentences
 
 _HANDOFF = cue(
     r"transferr?(?:ing|ed)? you",
@@ -167,6 +167,16 @@ _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": 
 
 
 @dataclasses.dataclass(frozen=True)
+class Lexicon:
+    """What a domain adds to the reading of its conversations: its action words (regex fragments, every write
+    tool's), the pattern of its entity ids in text, and per detail slot the wording of a question that asks for it."""
+
+    action_words: tuple[str, ...]
+    id_pattern: str
+    cues: Mapping[str, re.Pattern[str]]
+
+
+@dataclasses.dataclass(frozen=True)
 class Reading:
     """Everything a customer notices in one agent message."""
 
@@ -183,6 +193,21 @@ class Reading:
     question: bool = False  # any other question to the customer
     says: bool = False  # states something besides asking (an "anything else?" alone says nothing)
     ids: tuple[str, ...] = ()
+    text: str = ""
+    id_pattern: str | None = None
+
+    def agreed(self, wanted: Sequence[Commitment], done: Sequence[Commitment] = (), own: Iterable[str] = ()) -> set[int]:
+        """Which of the ``wanted`` writes a plain yes to this message agrees to (``done``: writes made before it,
+        which it may report; ``own``: ids anyone may name, the customer's own)."""
+        if not self.proposal:
+            return set()
+        return bound_writes(self.text, wanted, done, self.id_pattern, own)
+
+    def reported(self, wanted: Sequence[Commitment], done: Sequence[Commitment] = (), own: Iterable[str] = ()) -> set[int]:
+        """Which of the ``wanted`` writes this message says are done."""
+        if not self.report:
+            return set()
+        return bound_writes(self.text, wanted, done, self.id_pattern, own, reported=True)
 
     @property
     def informative(self) -> bool:
@@ -218,15 +243,15 @@ def _asks_confirmation(sentence: str) -> bool:
     return bool(_CONFIRM_REQUEST.search(sentence) or ("?" in sentence and _CONFIRM_QUESTION.search(sentence)))
 
 
-def understand(text: str, action_words: tuple[str, ...], id_pattern: str, cues: Mapping[str, re.Pattern[str]]) -> Reading:
-    """Read one agent message. ``action_words`` are the domain's proposal keywords (regex fragments), all kinds
-    together; ``cues`` its conversation kit's, per slot, for the questions that ask for one.
+def read_message(text: str, lexicon: Lexicon) -> Reading:
+    """Read one agent message in a domain's terms (its ``lexicon``).
 
     A proposal is a request for confirmation together with an action (an action word or an entity id
     anywhere in the message). A sentence that asks for a detail ("could you confirm your email?") is
     an ask, not a proposal; an "anything else?" sentence is neither.
     """
-    text = text.translate(_QUOTES)
+    action_words, id_pattern, cues = lexicon.action_words, lexicon.id_pattern, lexicon.cues
+    original, text = text, text.translate(_QUOTES)
     ids = tuple(dict.fromkeys(m.group(0) for m in re.finditer(id_pattern, text)))
     parts = _sentences(text)
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
@@ -254,4 +279,6 @@ def understand(text: str, action_words: tuple[str, ...], id_pattern: str, cues: 
         question=question,
         says=any("?" not in s for s in rest),
         ids=ids,
+        text=original,
+        id_pattern=id_pattern,
     )
