@@ -27,6 +27,7 @@ def main() -> int:
     parser.add_argument("--show", action="store_true", help="list every message read wrong")
     parser.add_argument("--check", type=Path, nargs="*", help="only load and check these corpus files")
     parser.add_argument("--domain", help="only this domain's corpus")
+    parser.add_argument("--corpus", type=Path, default=corpus.CORPUS, help="the folder of corpus files (default: tests/corpus)")
     options = parser.parse_args()
     if options.check is not None:
         for path in options.check:
@@ -37,7 +38,7 @@ def main() -> int:
                 return 2
             print(f"{path}: {len(loaded.messages)} messages, labels valid")
         return 0
-    files = [p for p in corpus.corpus_files() if options.domain in (None, p.stem)]
+    files = [p for p in corpus.corpus_files(options.corpus) if options.domain in (None, p.stem)]
     total, right = collections.Counter(), collections.Counter()
     wrong_list = []
     for path in files:

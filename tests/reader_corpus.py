@@ -107,8 +107,8 @@ def load(path: Path) -> CorpusFile:
     return corpus
 
 
-def corpus_files() -> list[Path]:
-    return sorted(CORPUS.glob("*.yaml"))
+def corpus_files(folder: Path = CORPUS) -> list[Path]:
+    return sorted(folder.glob("*.yaml"))
 
 
 def _problems(domain: Domain, entry: Entry) -> list[str]:
