@@ -20,7 +20,7 @@ from text_to_num import text2num
 from passhat.dialogue.text import clause_at_keeping_labels, plain
 
 Direction = Literal["refund", "charge"]  # which way money moves, seen from the customer
-FactKind = Literal["money", "card_ending", "date", "status", "identifier", "number", "phrase"]
+FactKind = Literal["money", "card_ending", "date", "time", "status", "identifier", "number", "phrase"]
 
 
 @dataclasses.dataclass(frozen=True)
