@@ -40,6 +40,9 @@ Signature = Literal[
     "infra_error",
 ]
 
+# Signs in a failed trial that the simulated customer, not the agent, went wrong (grade/noise.py)
+SuspicionKind = Literal["turned_down_ground_truth", "asked_again", "left_reachable"]
+
 
 @dataclasses.dataclass(frozen=True)
 class Event:

@@ -27,6 +27,7 @@ from passhat.grade.disclosure import personal_data_disclosed, policy_recited
 from passhat.grade.expected import expected_rows, required_facts
 from passhat.grade.harm import incurred_risks
 from passhat.grade.modes import Mode
+from passhat.grade.noise import suspected_simulator_errors
 from passhat.grade.ordering import out_of_order
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
 from passhat.trajectory import USER_SIMULATOR_ERROR, EndReason, Event, Signature, end_reason
@@ -150,6 +151,10 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     signature = None if passed else failure_signature(mode, findings, task, env, events)
     label = reached.outcome.label if findings.state_ok else None
     details = _details(findings) | ({"risks": incurred_risks(domain, task, env)} if task.risks else {})
+    if not passed:
+        reachable = not (reached.pairing.extra or reached.pairing.wrong_arguments)
+        suspicions = suspected_simulator_errors(domain, task, env, events, reached.outcome.actions, facts, reachable)
+        details["suspected_simulator_errors"] = [s.to_dict() for s in suspicions]
     return Grade(int(passed), signature, findings.state_ok, findings.output_ok, findings.trajectory_ok, details, label)
 
 

@@ -23,7 +23,7 @@ from passhat.report.caveats import run_caveats
 from passhat.report.consistency import ConsistencyReading
 from passhat.report.guard_section import safety_metrics
 from passhat.report.model import Metrics, Report, ScenarioReport
-from passhat.report.reading import RunReading, read_run
+from passhat.report.reading import RunReading, read_run, simulator_noise
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
 from passhat.store import ResultStore, TrialRecord
 
@@ -83,6 +83,7 @@ def _metrics(
 ) -> Metrics:
     metrics = {**summarize(reading.verdicts, tags).to_json(), **reliability_metrics(counts, tags or {}, fit_refused)}
     metrics.update(conservative=conservative(reading.verdicts), **usage_metrics(reading.usages))
+    metrics["suspected_simulator_errors"] = simulator_noise(reading.suspects)
     attach_group_intervals(metrics, counts, tags or {})
     metrics.update(safety_metrics(store.config, reading, gated_tasks))
     if steps := step_reliability(reading.steps):

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 from passhat.report.state_diff import RowChange
-from passhat.trajectory import Signature
+from passhat.trajectory import Signature, SuspicionKind
 
 
 class Strict(BaseModel):
@@ -432,6 +432,30 @@ class RiskyActions(Strict):
     by_scenario: list[ScenarioHarm]
 
 
+class Sign(Strict):
+    """One sign that the simulated customer went wrong: at which event of the trial, and why (grade/noise.py)."""
+
+    kind: SuspicionKind
+    event: int
+    note: str
+
+
+class SuspectedTrial(Strict):
+    task_id: str
+    persona: str
+    trial: int
+    signs: list[Sign]
+
+
+class SimulatorNoise(Strict):
+    """The failed trials that may be the harness's failure rather than the agent's, counted and listed: read
+    their transcripts before charging the agent with them."""
+
+    trials: int
+    by_kind: dict[SuspicionKind, int]
+    suspects: list[SuspectedTrial]
+
+
 class Metrics(Strict):
     """Every figure of the run. The statistics from ci to compounding need judged trials: a run without
     any has none of them (they are left out of the JSON)."""
@@ -446,6 +470,7 @@ class Metrics(Strict):
     failure_signatures: dict[FailureName, int]
     infra_errors: int
     user_simulator_errors: int
+    suspected_simulator_errors: SimulatorNoise
     ci: Intervals | None = None
     extrapolated: Extrapolation | None = None
     extrapolation_skipped: str | None = None

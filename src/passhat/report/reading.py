@@ -27,7 +27,8 @@ class RunReading:
     ``harm``: their figures' counts, added to trial by trial. ``state_diffs``: per scenario, the first failed trial
     whose backend differs from the expected state, and its differences field by field (the report's ``state_diff``;
     the parsed grade is not kept). ``first_infra_error``: the first infra error's message. ``pass_outcomes``: per
-    scenario, its passes by the acceptable outcome taken."""
+    scenario, its passes by the acceptable outcome taken. ``suspects``: the failed trials with signs that the
+    simulated customer went wrong (grade/noise.py), with those signs."""
 
     verdicts: OutcomeTally = dataclasses.field(default_factory=OutcomeTally)
     usages: UsageTally = dataclasses.field(default_factory=UsageTally)
@@ -38,6 +39,7 @@ class RunReading:
     steps: StepTally = dataclasses.field(default_factory=StepTally)
     pass_outcomes: dict[Scenario, Counter[str]] = dataclasses.field(default_factory=dict)
     harm: HarmTally = dataclasses.field(default_factory=HarmTally)  # the trials of tasks that declare risks
+    suspects: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # failed trials the customer may have failed
 
     def add(self, t: TrialRecord) -> None:
         judged = self.verdicts.add(t)
@@ -54,6 +56,8 @@ class RunReading:
             self.state_diffs[t.task_id, t.persona] = {"trial": t.trial, "rows": row_changes(differences)}
         if t.steps and judged:
             self.steps.add(t.task_id, t.reward == 1, t.steps)
+        if judged and t.reward == 0 and (suspicions := (t.grade or {}).get("details", {}).get("suspected_simulator_errors")):
+            self.suspects.append({"task_id": t.task_id, "persona": t.persona, "trial": t.trial, "signs": suspicions})
         if t.reward == 1 and (label := (t.grade or {}).get("outcome")):
             self.pass_outcomes.setdefault((t.task_id, t.persona), Counter())[label] += 1
 
@@ -63,3 +67,10 @@ def read_run(trials: Iterable[TrialRecord]) -> RunReading:
     for t in trials:
         reading.add(t)
     return reading
+
+
+def simulator_noise(suspects: list[dict[str, Any]]) -> dict[str, Any]:
+    """The report's count and list of failed trials with signs that the customer went wrong, by kind of sign
+    (a trial counts once per kind it shows)."""
+    by_kind = Counter(kind for s in suspects for kind in {sign["kind"] for sign in s["signs"]})
+    return {"trials": len(suspects), "by_kind": dict(sorted(by_kind.items())), "suspects": suspects}

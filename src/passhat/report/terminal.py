@@ -52,6 +52,8 @@ def print_report(report: Report, console: Console) -> None:
     print_consistency(m, console)
     if m.failure_signatures:
         console.print(_signatures(m))
+    if m.suspected_simulator_errors.trials:
+        console.print(_suspects(m), highlight=False)
     worst = _worst_scenarios(report.scenarios)
     if worst:
         console.print(worst)
@@ -124,6 +126,22 @@ def _signatures(m: Metrics) -> Table:
     table.add_column("share", justify="right")
     for sig, count in sorted(m.failure_signatures.items(), key=lambda kv: -kv[1]):
         table.add_row(Text(sig), str(count), f"{count / total:.0%}")
+    return table
+
+
+def _suspects(m: Metrics, limit: int = 10) -> Table:
+    """The failed trials that may be the customer's failure, not the agent's (``report --json`` lists them all)."""
+    noise = m.suspected_simulator_errors
+    kinds = ", ".join(f"{kind} {count}" for kind, count in noise.by_kind.items())
+    table = Table(
+        title=f"suspected simulator errors: {counted(noise.trials, 'failed trial')} where the customer may have "
+        f"gone wrong ({kinds}); read these transcripts before blaming the agent"
+    )
+    for col in ("task", "persona", "trial", "signs (event: why)"):
+        table.add_column(col)
+    for s in noise.suspects[:limit]:
+        signs = "; ".join(f"{sign.event}: {sign.note}" for sign in s.signs)
+        table.add_row(Text(s.task_id), Text(s.persona), str(s.trial), Text(signs))
     return table
 
 
