@@ -30,6 +30,7 @@ from passhat.grade.writes import WriteCall, comparable
 from passhat.guard.confirmation import commitment_for
 
 CORPUS = Path(__file__).parent / "corpus"
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader when built: the corpus loads in a fraction
 Style = Literal["terse", "markdown", "chatty", "plain"]
 FIELDS = ("asks", "proposal", "proposes", "refuses", "reports", "not_found", "handoff", "tells", "not_told")
 
@@ -97,7 +98,7 @@ class Observed:
 
 
 def load(path: Path) -> CorpusFile:
-    corpus = CorpusFile.model_validate(yaml.safe_load(path.read_text()))
+    corpus = CorpusFile.model_validate(yaml.load(path.read_text(), Loader=_LOADER))
     domain = load_domain(corpus.domain)
     problems = [f"{path.name}: {e.id}: {p}" for e in corpus.messages for p in _problems(domain, e)]
     ids = [e.id for e in corpus.messages]
@@ -144,7 +145,20 @@ def key(domain: Domain, write: Write | Action | WriteCall) -> str:
 def candidates(domain: Domain, entry: Entry) -> list[Write]:
     """The writes a yes to the message could agree to: the task's own (every acceptable outcome, and the forbidden
     requests), their plausible wrong versions, and whatever the labels name."""
-    task = domain.tasks[entry.task]
+    found = dict(_task_writes(domain, entry.task))
+    for w in [*entry.proposes, *entry.reports]:
+        write = Write(tool=w.tool, args=dict(w.args))
+        try:
+            found.setdefault(key(domain, write), write)
+        except Exception:  # a near miss the tool would refuse: not a write anyone can propose
+            continue
+    return list(found.values())
+
+
+@functools.cache
+def _task_writes(domain: Domain, task_id: str) -> tuple[tuple[str, Write], ...]:
+    """A task's own writes and their near misses, by key (the same for every message of the task)."""
+    task = domain.tasks[task_id]
     env = Environment(domain)
     try:
         own = [a for o in task.acceptable for a in o.actions] + [a for g in task.goals for a in g.forbidden]
@@ -152,13 +166,41 @@ def candidates(domain: Domain, entry: Entry) -> list[Write]:
     finally:
         env.close()
     found: dict[str, Write] = {}
-    for w in [*own, *near, *entry.proposes, *entry.reports]:
+    for w in [*own, *near]:
         write = Write(tool=w.tool, args=dict(w.args))
         try:
             found.setdefault(key(domain, write), write)
         except Exception:  # a near miss the tool would refuse: not a write anyone can propose
             continue
-    return list(found.values())
+    return tuple(found.items())
+
+
+class _Backends:
+    """The backend after a message's ``done`` writes, kept for the next messages of the same state (the corpus lists a
+    task's messages together), and the commitments computed on it: reading the corpus stays fast."""
+
+    def __init__(self, size: int = 8) -> None:
+        self.size = size
+        self.envs: dict[tuple[str, str], Environment] = {}
+        self.made: dict[tuple[str, str, str], Any] = {}
+
+    def commitment(self, domain: Domain, done: list[Write], write: Write) -> Any:
+        state = (domain.name, json.dumps([[w.tool, w.args] for w in done], sort_keys=True, default=str))
+        cached = (*state, json.dumps([write.tool, write.args], sort_keys=True, default=str))
+        if cached not in self.made:
+            env = self.envs.pop(state, None)
+            if env is None:
+                env = Environment(domain)
+                env.replay([Action(tool=w.tool, args=w.args) for w in done])
+            self.envs[state] = env  # most recently used last
+            while len(self.envs) > self.size:
+                self.envs.pop(next(iter(self.envs))).close()
+            tools = tool_registry(domain)
+            self.made[cached] = commitment_for(tools[write.tool], validate_args(tools[write.tool], write.args), env.db, domain)
+        return self.made[cached]
+
+
+_BACKENDS = _Backends()
 
 
 @functools.cache
@@ -170,15 +212,9 @@ def read_entry(entry: Entry, domain_name: str) -> Observed:
     """What passhat's reader makes of the message, in the task's conversation after ``entry.done``."""
     domain = _domain(domain_name)
     task = domain.tasks[entry.task]
-    tools = tool_registry(domain)
     writes = candidates(domain, entry)
-    env = Environment(domain)
-    try:
-        env.replay([Action(tool=w.tool, args=w.args) for w in entry.done])
-        commitments = [commitment_for(tools[w.tool], validate_args(tools[w.tool], w.args), env.db, domain) for w in writes]
-        done = [commitment_for(tools[w.tool], validate_args(tools[w.tool], w.args), env.db, domain) for w in entry.done]
-    finally:
-        env.close()
+    commitments = [_BACKENDS.commitment(domain, entry.done, w) for w in writes]
+    done = [_BACKENDS.commitment(domain, entry.done, w) for w in entry.done]
     reading = read_message(entry.text, domain.lexicon)
     own = (task.customer.customer_id,)
     proposed = reading.agreed(commitments, done, own) if reading.proposal else set()
