@@ -6,10 +6,14 @@ Each proof refuses a careless task and accepts a correct one worded unusually.""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from click.testing import CliRunner
 
+from passhat.cli import main
 from passhat.domains import load_domain
 from passhat.domains.model import Task
 from passhat.grade import GroundTruthError
@@ -65,6 +69,18 @@ def test_a_request_may_name_records_the_ground_truth_reads_or_the_customer_itsel
     assert problems(task("I'm U-2014. INC-1141 needs to be high priority, six of us can't print.", incident="INC-1141")) == []
 
 
+def test_details_that_describe_another_record_than_the_one_written_are_refused():
+    """retail-002's customer knows no order number and describes its order by the white speakers in it. Pointed at
+    the customer's other pending order (which holds black wired speakers), the ground truth cancels a record the
+    customer never describes: the item it names is in no record the ground truth reads."""
+    retail = load_domain("retail")
+    raw = retail.tasks["retail-002"].model_dump(by_alias=True)
+    raw["goals"][0]["order_id"] = raw["goals"][0]["actions"][0]["args"]["order_id"] = "#R3675178"
+    assert [p.split(",")[0] for p in request_problems(retail, retail.task_model.model_validate(raw))] == [
+        "goals[0].details (items) names V-22765"
+    ]
+
+
 def test_a_phrasing_that_never_names_the_record_a_write_acts_on_is_refused():
     """Without the detail, a caller who says the second phrasing can never say which incident it means."""
     vague = task("Please raise INC-1141 to high priority.", "Can you make my printer ticket high?")
@@ -110,9 +126,34 @@ def test_a_write_that_sets_the_goals_own_detail_is_asked_for_in_any_words():
     assert problems(task("INC-1141: six people, no printing. Make it high.", incident="INC-1141")) == []
 
 
+def test_a_write_of_another_action_that_sets_a_detail_the_customer_gives_is_asked_for():
+    """ "Get it to the endpoint team" uses none of assign's words; the group it asks for is the write's."""
+    assign = {"tool": "assign_incident", "args": {"incident_id": "INC-1141", "group": "endpoint"}}
+    routed = task(
+        "Raise INC-1141 to high and get it to the endpoint team.", incident="INC-1141", group="endpoint", extra=(assign,)
+    )
+    assert problems(routed) == []
+    assert len(problems(task("Raise INC-1141 to high, please.", incident="INC-1141", extra=(assign,)))) == 1
+
+
+def test_a_hand_off_is_asked_for_only_by_a_goal_that_wants_one():
+    """A transfer declares no action words: only the goal's outcome can ask for it (hd-025's lost laptop does)."""
+    handoff = {"tool": "transfer_to_specialist", "args": {"staff_number": "841536", "summary": "Printer down."}}
+    [problem] = problems(task("Please raise INC-1141 to high priority.", incident="INC-1141", extra=(handoff,)))
+    assert problem.startswith("goals[0].actions[1] (transfer_to_specialist) is a write goals[0] never asks for")
+
+
 def test_the_proofs_run_in_passhat_check_naming_the_task_and_field():
     with pytest.raises(GroundTruthError, match=re.escape("task t-1: goals[0].request[0] names INC-1151")):
         check_task(HELPDESK, task("Please raise INC-1151 to high priority.", incident="INC-1141"))
+
+
+def test_passhat_check_exits_1_naming_the_task_and_field_of_a_request_for_another_record(tmp_path: Path):
+    wrong = task("Please raise INC-1151 to high priority.", incident="INC-1141")
+    (tmp_path / "t-1.yaml").write_text(yaml.safe_dump(wrong.model_dump(by_alias=True, exclude_defaults=True)), encoding="utf-8")
+    checked = CliRunner().invoke(main, ["check", "--domain", "helpdesk", "--tasks-dir", str(tmp_path), "--tasks", "t-1"])
+    assert checked.exit_code == 1, checked.output
+    assert "t-1: DOES NOT HOLD task t-1: goals[0].request[0] names INC-1151" in " ".join(checked.output.split())
 
 
 # -- facts worded as what a customer is told --------------------------------------------------------------

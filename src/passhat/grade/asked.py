@@ -159,33 +159,37 @@ def _unnamed_targets(domain: Domain, task: Task, env: Environment) -> list[str]:
 
 
 def _unasked_writes(domain: Domain, task: Task) -> list[str]:
-    """Writes of a goal that its request does not ask for (see ``_asked``)."""
+    """Writes of a goal that its request does not ask for, each with why (see ``_unasked``)."""
     tools = tool_registry(domain)
     return [
-        f"{place} ({call.tool}) is a write goals[{g}] never asks for: no phrasing of its request offers it "
-        f"({' / '.join(tools[call.tool].meta.confirm_words)}), its kind {goal.kind!r} is another action, and it sets "
-        "none of the goal's details"
+        f"{place} ({call.tool}) is a write goals[{g}] never asks for: {why}"
         for g, goal in enumerate(task.goals)
         for place, call in _goal_writes(task, g)
-        if call.tool in tools and not _asked(domain, goal, tools[call.tool], call)
+        if call.tool in tools and (why := _unasked(domain, goal, tools[call.tool], call))
     ]
 
 
-def _asked(domain: Domain, goal: Goal, spec: ToolSpec, call: Action) -> bool:
-    """Whether the goal asks for ``call``: a hand-off by a goal that wants one; any other write by a goal of its
-    kind (the kind's words are the tool's), by a goal whose details it sets (a priority, a status, who is told),
-    or in the words of every phrasing of the request (each customer says only one)."""
+def _unasked(domain: Domain, goal: Goal, spec: ToolSpec, call: Action) -> str | None:
+    """Why the goal does not ask for ``call``, or None when it does: a hand-off is asked for by a goal that wants
+    one; any other write by a goal of its kind (the kind's words are the tool's), by a goal whose details it sets
+    (a priority, a status, who is told), or in the tool's words by every phrasing of the request (each customer
+    says only one)."""
     meta = spec.meta
     if meta.ends_conversation:
-        return goal.outcome == "transferred"
+        return None if goal.outcome == "transferred" else f"it hands the customer off, and the goal's outcome is {goal.outcome!r}"
     words = meta.confirm_words
     if words and set(words) <= set(domain.proposal_keywords.get(goal.kind, ())):
-        return True
+        return None
     details = {str(v).casefold() for v in domain.kit.knows(goal)}
     skipped = {meta.target, *meta.free_text}
     if any(leaf.casefold() in details for arg, value in call.args.items() if arg not in skipped for leaf in leaves(value)):
-        return True
-    return bool(words) and all(proposes(phrasing, words) for phrasing in goal.request)
+        return None
+    if words and all(proposes(phrasing, words) for phrasing in goal.request):
+        return None
+    return (
+        f"its kind {goal.kind!r} is another action, it sets none of the goal's details, and not every phrasing of "
+        f"its request asks for it ({' / '.join(words) or 'the tool declares no action words'})"
+    )
 
 
 def rule_worded_facts(task: Task) -> list[str]:
