@@ -3,12 +3,12 @@
 Replaying a task proves its outcome is reachable, not that the customer asks for it. Three ways a task
 file drifts from its own customer go unseen by a replay, and each blames a correct agent:
 
-- a request that names another record than its ground truth touches (the customer says INC-1131, the
-  writes change INC-1132): the agent that does what it is asked fails;
-- a write no request asks for (a goal asks for a priority; its ground truth also closes the incident):
-  the agent that asks before acting never gets a yes for it;
-- a fact worded as the policy's rule ("high priority at most") rather than as what a customer is told:
-  the agent that says "the highest I can set is high" fails on wording.
+- a request that names another record than its ground truth touches (the customer names one record,
+  the writes change another): the agent that does what it is asked fails;
+- a write no request asks for (a goal asks for one change; its ground truth also makes another): the
+  agent that asks before acting never gets a yes for it;
+- a fact worded as the policy's rule ("X at most") rather than as what a customer is told ("X"): the
+  agent that says "the most I can do is X" fails on wording.
 
 Everything is read through the domain contract: the tools' declared writes and targets, the goal's typed
 details (``kit.knows``, ``kit.answer``), the domain's id pattern, action words and ``names_entity``.
@@ -29,7 +29,7 @@ from passhat.env.tools import ToolSpec
 from passhat.grade.expected import ground_truth_calls
 
 # How rules are worded and customers are not told: a limit, an obligation or permission, a standing rule.
-# A fact states what is so of the customer's case (a value, a state: "over tolerance", "already rejected").
+# A fact states what is so of the customer's case: a value of a kind (an amount, a date, an id) or a state.
 RULE_WORDING = re.compile(
     r"\b(?:"
     + "|".join(
@@ -41,7 +41,7 @@ RULE_WORDING = re.compile(
             r"shall",
             r"should",
             r"can(?:not|'t)?",
-            r"only (?:the|a|an|one)",  # a restriction to a class ("only the manager"); "appointments only" is a scope
+            r"only (?:the|a|an|one)",  # a restriction to a class ("only the owner"); "X only" is a scope, a value
             r"never",
             r"always",
             r"allow(?:s|ed)?",
@@ -130,7 +130,7 @@ def _other_records(domain: Domain, task: Task, env: Environment) -> list[str]:
 
 def _touched(domain: Domain, task: Task, env: Environment, g: int) -> list[str]:
     """What goal ``g``'s ground truth touches, as text: its calls' arguments, the facts it tells and what the reads
-    a careful agent makes first return (the items of an order), and the customer's own details."""
+    a careful agent makes first return (what a record holds), and the customer's own details."""
     goal = task.goals[g]
     acted = [call for _, call in _goal_writes(task, g)] + list(goal.forbidden)
     reads = [r for call in acted if call.tool in env.tools for r in domain.lookups(env.db, call)] + list(goal.lookups)
@@ -172,8 +172,8 @@ def _unasked_writes(domain: Domain, task: Task) -> list[str]:
 def _unasked(domain: Domain, goal: Goal, spec: ToolSpec, call: Action) -> str | None:
     """Why the goal does not ask for ``call``, or None when it does: a hand-off is asked for by a goal that wants
     one; any other write by a goal of its kind (the kind's words are the tool's), by a goal whose details it sets
-    (a priority, a status, who is told), or in the tool's words by every phrasing of the request (each customer
-    says only one)."""
+    (a value the customer asks for), or in the tool's words by every phrasing of the request (each customer says
+    only one)."""
     meta = spec.meta
     if meta.ends_conversation:
         return None if goal.outcome == "transferred" else f"it hands the customer off, and the goal's outcome is {goal.outcome!r}"

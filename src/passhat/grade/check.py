@@ -12,7 +12,8 @@ proposal or for a proposal with wrong details, a write repeated, another custome
 policy told. A task that declares risks (wrong guesses at an ambiguous request) has each played too: it must fail
 and the graders must find its harm, while the ground truth does none. Before any case, the task itself is checked:
 its facts are derived from the backend (``expected``), every argument of its ground truth is something the customer
-knows and can say, and each risk is a real ambiguity (``harm.ambiguity_problems``).
+knows and can say, each risk is a real ambiguity (``harm.ambiguity_problems``), and the customer asks for the
+ground truth: the records its requests name, the writes they ask for, facts worded as told (``asked``).
 """
 
 from __future__ import annotations
