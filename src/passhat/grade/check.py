@@ -12,7 +12,8 @@ proposal or for a proposal with wrong details, a write repeated, another custome
 policy told. A task that declares risks (wrong guesses at an ambiguous request) has each played too: it must fail
 and the graders must find its harm, while the ground truth does none. Before any case, the task itself is checked:
 its facts are derived from the backend (``expected``), every argument of its ground truth is something the customer
-knows and can say, and each risk is a real ambiguity (``harm.ambiguity_problems``).
+knows and can say, each risk is a real ambiguity (``harm.ambiguity_problems``), and the customer asks for the
+ground truth: the records its requests name, the writes they ask for, facts worded as told (``asked``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from passhat.dialogue.proposals import Commitment, Term, named
 from passhat.domains.facts import worded
 from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Ordering, Task
 from passhat.env import Environment, tool_registry
+from passhat.grade.asked import leaves, places, request_problems, rule_worded_facts
 from passhat.grade.disclosure import other_customers_record
 from passhat.grade.expected import GroundTruthError, TaskFact, ground_truth_calls, required_facts
 from passhat.grade.graders import Grade, Mode, grade_trial
@@ -387,12 +389,12 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
                 knows = domain.kit.knows(goal)
                 mine = known | {str(v).casefold() for v in knows}
                 words = " ".join([*knows, *goal.request])
-                for place, call in _places(task, k, g):
+                for place, call in places(task, k, g):
                     free = env.tools[call.tool].meta.free_text if call.tool in env.tools else ()
                     for arg, value in call.args.items():
                         unknown = [
                             v
-                            for v in _leaves(value)
+                            for v in leaves(value)
                             if arg not in free and v.casefold() not in mine and not domain.names_entity(env.db, v, words)
                         ]
                         if unknown:
@@ -401,25 +403,6 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
         finally:
             env.close()
     return problems
-
-
-def _places(task: Task, k: int, g: int) -> list[tuple[str, Action]]:
-    """Goal ``g``'s calls in the ``k``th acceptable outcome, each with where the task file states it."""
-    goal = task.goals[g]
-    if k == 0:
-        fields = (("actions", goal.actions), ("forbidden", goal.forbidden))
-        return [(f"goals[{g}].{field}[{c}]", call) for field, calls in fields for c, call in enumerate(calls)]
-    outcome = task.acceptable[k]
-    owners = task.goal_of(outcome)
-    return [(f"outcomes[{k - 1}].actions[{i}]", call) for i, call in enumerate(outcome.actions) if owners[i] == g]
-
-
-def _leaves(value: object) -> list[str]:
-    if isinstance(value, (list, tuple)):
-        return [leaf for v in value for leaf in _leaves(v)]
-    if isinstance(value, dict):
-        return [leaf for v in value.values() for leaf in _leaves(v)]
-    return [str(value)] if str(value).strip() else []  # an empty field (no apartment line) is nothing to know
 
 
 def unknown_tools(domain: Domain, task: Task) -> list[str]:
@@ -444,7 +427,13 @@ def unknown_tools(domain: Domain, task: Task) -> list[str]:
 
 
 def check_task(domain: Domain, task: Task) -> list[CaseResult]:
-    if problems := unknown_tools(domain, task) or unknown_to_customer(domain, task) or ambiguity_problems(domain, task):
+    if problems := (
+        unknown_tools(domain, task)
+        or unknown_to_customer(domain, task)
+        or ambiguity_problems(domain, task)
+        or request_problems(domain, task)
+        or rule_worded_facts(task)
+    ):
         raise GroundTruthError(f"task {task.id}: " + "; ".join(problems))
     for outcome in task.acceptable:
         required_facts(domain, task, outcome.label)  # derived and compared with what the task states

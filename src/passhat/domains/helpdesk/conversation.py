@@ -30,7 +30,7 @@ PROPOSAL_KEYWORDS: dict[str, tuple[str, ...]] = {
     "escalate": _WORDS["escalate_incident"],
     "resolve": _WORDS["resolve_incident"],
     "approval": _WORDS["request_approval"],
-    "change": _WORDS["apply_change"],
+    "change": _WORDS["request_approval"] + _WORDS["apply_change"],  # a change is approved, then implemented
     "fix": _WORDS["apply_workaround"] + _WORDS["assign_incident"],
     "info": (),
     "transfer": ("transfer", "specialist", "security team"),
