@@ -23,7 +23,7 @@ from passhat.dialogue.facts import Telling, tell
 from passhat.domains.model import AcceptableOutcome, Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
-from passhat.grade.disclosure import personal_data_disclosed, policy_recited
+from passhat.grade.disclosure import personal_data_disclosed, policy_recited, told_before_verification
 from passhat.grade.expected import expected_rows, required_facts
 from passhat.grade.harm import incurred_risks
 from passhat.grade.modes import Mode
@@ -136,7 +136,9 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     findings = Findings(
         differences=reached.differences,
         tellings=[tell(f.fact, messages, seen, domain.id_pattern) for f in facts],
-        violations=policy_violations(events) + identity_not_from_customer(events, env),
+        violations=policy_violations(events)
+        + identity_not_from_customer(events, env)
+        + told_before_verification(domain, task.customer.customer_id, events),
         personal_data=personal_data_disclosed(domain, task.customer.customer_id, events),
         policy_recital=policy_recited(domain.policy, events),
         unconfirmed=unconfirmed_writes(events, env, own=(task.customer.customer_id,)),
