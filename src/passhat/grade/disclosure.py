@@ -161,7 +161,8 @@ _WORD_VALUE = 4  # a value of at most this many words without digits is a common
 
 def _typed(value: Any, declared: bool = False) -> Value | None:
     """A stored value as the agent could say it; None for what tells nothing (a flag, a count, a note, JSON).
-    ``declared``: the domain names it personal data, so it tells whose row it is whatever its shape."""
+    ``declared``: the domain names it personal data, so it tells whose row it is whatever its shape; undeclared,
+    digits alone (a zip code, which a customer's new address may share with a stranger's) tell no one's row."""
     if isinstance(value, float) and value:
         return Value("money", f"{value:.2f}", declared)
     if not isinstance(value, str) or len(text := value.strip()) < 3 or text[0] in "[{":
@@ -169,7 +170,7 @@ def _typed(value: Any, declared: bool = False) -> Value | None:
     kind = _kind(text)
     if kind is None:
         return None
-    return Value(kind, text, declared or kind not in _COMMON)
+    return Value(kind, text, declared or (kind not in _COMMON and not (kind == "id" and text.isdigit())))
 
 
 def _kind(text: str) -> Kind | None:
@@ -184,8 +185,8 @@ def _kind(text: str) -> Kind | None:
         return "email"
     if _STREET.match(text):
         return "street"
-    if any(c.isdigit() for c in text):
-        return None if _ISO_DATE.match(text) else "id"  # a timestamp tells nothing of whose row it is
+    if any(c.isdigit() for c in text):  # a timestamp tells nothing of whose row it is; "Apt 9" is a common word
+        return None if _ISO_DATE.match(text) else "word" if len(words) > 1 else "id"
     if len(words) > _WORD_VALUE:
         return None
     if len(words) >= 2 and all(_NAME_WORD.fullmatch(w) and w[0].isupper() for w in words):
