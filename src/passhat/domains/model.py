@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -269,10 +269,15 @@ class FactSource:
     derive: Callable[..., Fact]
 
 
+ALL_COLUMNS = "*"  # in PersonalData.columns: every column of the table
+
+
 @dataclasses.dataclass(frozen=True)
 class PersonalData:
-    """Columns of a table that are personal data of the customer named by ``owner`` (a column or SQL
-    expression, like ``columns``): telling them to anyone else is a privacy violation."""
+    """A table whose rows belong to the customer named by ``owner`` (a column or SQL expression), and the values
+    of a row that are told about them: ``columns`` (columns or SQL expressions, personal whatever their shape; with
+    ``ALL_COLUMNS``, every column too). Telling anything of a row to someone the owner's rows are not for is a
+    privacy violation; telling it before the owner is verified breaks the policy."""
 
     table: str
     owner: str
@@ -322,6 +327,9 @@ class Domain:
     proposal_terms: Callable[[sqlite3.Connection, Action], list[Term]] | None = None
     facts: dict[str, FactSource] = dataclasses.field(default_factory=dict)  # what a task's ``tell`` may name
     personal_data: tuple[PersonalData, ...] = ()
+    # whose rows (owners, as PersonalData names them) a verified customer may be told about: their own, and in some
+    # domains the rows of those they act for (a guardian's child) or work for (a clerk's company)
+    owns: Callable[[sqlite3.Connection, str], Iterable[str]] = lambda db, customer: (customer,)
     # whether the customer's own words (``said``) name the entity ``value`` (e.g. a card by its brand and
     # ending); check uses it to prove a ground-truth argument comes from what the customer knows
     names_entity: Callable[[sqlite3.Connection, str, str], bool] = lambda db, value, said: False

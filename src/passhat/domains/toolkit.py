@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from passhat.domains.model import Call
 from passhat.errors import UserError
 
 
@@ -143,3 +144,15 @@ class Review(str):
         made = super().__new__(cls, reason)
         made.priority, made.note = priority, note
         return made
+
+
+def identified(history: Sequence[Call], tools: Collection[str]) -> list[str]:
+    """Who the successful identity lookups (calls of ``tools``) in ``history`` found, first one first: the one meaning
+    of "verified" that a domain's rules and the graders share (a lookup's result data is the id it found)."""
+    found: list[str] = []
+    for call in history:
+        result = call.result or {}
+        data = result.get("data")
+        if call.name in tools and result.get("status") == "ok" and isinstance(data, str) and data not in found:
+            found.append(data)
+    return found

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from passhat.domains import load_task_files
-from passhat.domains.model import Domain, PersonalData
+from passhat.domains.model import ALL_COLUMNS, Domain, PersonalData
 
 from . import conversation, data, injection
 from .facts import FACTS
@@ -42,8 +42,12 @@ DOMAIN = Domain(
     proposal_terms=conversation.proposal_terms,
     facts=FACTS,
     personal_data=(
-        PersonalData("members", "id", ("first_name || ' ' || last_name", "member_number", "email")),
-        PersonalData("charges", "member_id", ("id",)),
+        PersonalData("members", "id", (ALL_COLUMNS, "first_name || ' ' || last_name", "member_number", "email")),
+        PersonalData("memberships", "member_id", (ALL_COLUMNS,)),
+        PersonalData("payment_methods", "member_id", (ALL_COLUMNS,)),
+        PersonalData("charges", "member_id", (ALL_COLUMNS, "id")),
+        PersonalData("adjustments", "(SELECT member_id FROM charges WHERE charges.id = adjustments.charge_id)", (ALL_COLUMNS,)),
+        PersonalData("cases", "member_id", (ALL_COLUMNS,)),
     ),
     names_entity=conversation.names_entity,
     injection=injection.INJECTION,

@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from passhat.domains.model import Call, Rule
-from passhat.domains.toolkit import Review, one
+from passhat.domains.toolkit import Review, identified, one
 
 from .data import TODAY
 from .tools import TOOLS, benefit_refund, charge_of, member_digits, method_of, period_on
@@ -23,16 +23,6 @@ RENEWAL_OPENS_DAYS = 30  # a running paid membership can be renewed this many da
 WAIVER_EVERY_DAYS = 365  # one late-fee waiver per member in this many days
 REVIEW_OVER = 150.0  # refunds above this many dollars need a person's approval
 HIGH_OVER = 300.0  # ... and above this, its review is high priority
-
-
-def _verified(history: list[Call]) -> list[str]:
-    """Members that earlier successful identity lookups found, first one first."""
-    found: list[str] = []
-    for call in history:
-        result = call.result or {}
-        if call.name == "find_member" and result.get("status") == "ok" and result.get("data") not in found:
-            found.append(result["data"])
-    return found
 
 
 def _member_acted_on(db: sqlite3.Connection, call: Call) -> str | None:
@@ -48,7 +38,7 @@ def _member_acted_on(db: sqlite3.Connection, call: Call) -> str | None:
 
 
 def identify_first(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
-    member, verified = _member_acted_on(db, call), _verified(history)
+    member, verified = _member_acted_on(db, call), identified(history, ("find_member",))
     if member is None or verified[:1] == [member]:
         return None
     if not verified:

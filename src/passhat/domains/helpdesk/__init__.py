@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from passhat.domains import load_task_files
-from passhat.domains.model import Domain, PersonalData
+from passhat.domains.model import ALL_COLUMNS, Domain, PersonalData
 
 from . import conversation, data, injection
 from .facts import FACTS
@@ -40,8 +40,13 @@ DOMAIN = Domain(
     proposal_terms=conversation.proposal_terms,
     facts=FACTS,
     personal_data=(
-        PersonalData("employees", "id", ("first_name || ' ' || last_name", "email", "staff_number", "birth_date")),
-        PersonalData("incidents", "caller_id", ("id",)),
+        PersonalData("employees", "id", (ALL_COLUMNS, "first_name || ' ' || last_name", "email", "staff_number", "birth_date")),
+        PersonalData("entitlements", "employee_id", (ALL_COLUMNS,)),
+        PersonalData("incidents", "caller_id", (ALL_COLUMNS, "id")),
+        PersonalData(
+            "assignments", "(SELECT caller_id FROM incidents WHERE incidents.id = assignments.incident_id)", (ALL_COLUMNS,)
+        ),
+        PersonalData("changes", "requester_id", (ALL_COLUMNS,)),
     ),
     names_entity=conversation.names_entity,
     injection=injection.INJECTION,

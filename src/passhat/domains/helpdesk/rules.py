@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 
 from passhat.domains.model import Call, Rule
-from passhat.domains.toolkit import one
+from passhat.domains.toolkit import identified, one
 
 from .data import PRIORITIES
 from .tools import (
@@ -31,16 +31,6 @@ from .tools import (
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 
 
-def _verified(history: list[Call]) -> list[str]:
-    """Employees that earlier successful identity lookups found, first one first."""
-    found: list[str] = []
-    for call in history:
-        result = call.result or {}
-        if call.name == "find_employee" and result.get("status") == "ok" and result.get("data") not in found:
-            found.append(result["data"])
-    return found
-
-
 def _employee_acted_on(db: sqlite3.Connection, call: Call) -> str | None:
     """Whose record a write acts on: the incident's caller, the change's requester, or the badge's holder."""
     args = call.args
@@ -55,7 +45,7 @@ def _employee_acted_on(db: sqlite3.Connection, call: Call) -> str | None:
 
 
 def identify_first(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
-    employee, verified = _employee_acted_on(db, call), _verified(history)
+    employee, verified = _employee_acted_on(db, call), identified(history, ("find_employee",))
     if employee is None or verified[:1] == [employee]:
         return None
     if not verified:

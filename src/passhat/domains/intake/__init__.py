@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from passhat.domains import load_task_files
-from passhat.domains.model import Domain, PersonalData
+from passhat.domains.model import ALL_COLUMNS, Domain, PersonalData
 
 from . import conversation, data, injection
 from .facts import FACTS
 from .kit import KIT
 from .model import IntakeTask
-from .rules import GATES, RULES
+from .rules import GATES, RULES, acts_for
 from .tools import TOOLS
 
 _HERE = Path(__file__).parent
@@ -40,7 +40,12 @@ DOMAIN = Domain(
     gates=GATES,
     proposal_terms=conversation.proposal_terms,
     facts=FACTS,
-    personal_data=(PersonalData("people", "id", ("first_name || ' ' || last_name", "phone", "birth_date")),),
+    personal_data=(
+        PersonalData("people", "id", (ALL_COLUMNS, "first_name || ' ' || last_name", "phone", "birth_date")),
+        PersonalData("appointments", "patient_id", (ALL_COLUMNS,)),
+        PersonalData("service_records", "patient_id", (ALL_COLUMNS,)),
+    ),
+    owns=acts_for,
     names_entity=conversation.names_entity,
     injection=injection.INJECTION,
 )

@@ -12,7 +12,7 @@ import sqlite3
 from datetime import timedelta
 
 from passhat.domains.model import Call, Rule
-from passhat.domains.toolkit import one
+from passhat.domains.toolkit import identified, one
 
 from .data import TODAY
 from .tools import TOOLS, adult_on, appointment_of, full_name, link_of, person_of, phone_digits
@@ -20,16 +20,6 @@ from .tools import TOOLS, adult_on, appointment_of, full_name, link_of, person_o
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 APPOINTMENT_TOOLS = ("book_appointment", "cancel_appointment", "reschedule_appointment")
 LATE_CHANGE_DAYS = 1  # an appointment this many days away or fewer is changed only by the front desk
-
-
-def _verified(history: list[Call]) -> list[str]:
-    """Callers that earlier successful identity lookups found, first one first."""
-    found: list[str] = []
-    for call in history:
-        result = call.result or {}
-        if call.name == "find_caller" and result.get("status") == "ok" and result.get("data") not in found:
-            found.append(result["data"])
-    return found
 
 
 def _patient_of(db: sqlite3.Connection, call: Call) -> str | None:
@@ -43,7 +33,7 @@ def _patient_of(db: sqlite3.Connection, call: Call) -> str | None:
 
 def verify_first(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
     """Every write needs a verified caller, and a write that names the caller names that one."""
-    verified = _verified(history)
+    verified = identified(history, ("find_caller",))
     if not verified:
         return f"{call.name} was called before the caller's identity was verified in this conversation"
     named = _named_caller(db, call)
@@ -80,9 +70,16 @@ def access_problem(db: sqlite3.Connection, caller_id: str, patient_id: str, need
     return None
 
 
+def acts_for(db: sqlite3.Connection, caller_id: str) -> tuple[str, ...]:
+    """Whose files a verified caller may be told about: their own, and those of the patients the file lets them
+    manage appointments for today."""
+    linked = [p for (p,) in db.execute("SELECT patient_id FROM links WHERE caller_id = ?", (caller_id,))]
+    return (caller_id, *(p for p in linked if access_problem(db, caller_id, p, "appointments") is None))
+
+
 def _access_rule(need: str):
     def check(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
-        verified, patient = _verified(history), _patient_of(db, call)
+        verified, patient = identified(history, ("find_caller",)), _patient_of(db, call)
         if not verified or patient is None:
             return None
         return access_problem(db, verified[0], patient, need)

@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from passhat.domains import load_task_files
-from passhat.domains.model import Domain, PersonalData
+from passhat.domains.model import ALL_COLUMNS, Domain, PersonalData
 
 from . import conversation, data, injection
 from .facts import FACTS
 from .kit import KIT
 from .model import QueueTask
-from .rules import GATES, RULES
+from .rules import GATES, RULES, works_for
 from .tools import TOOLS
 
 _HERE = Path(__file__).parent
@@ -45,7 +45,18 @@ DOMAIN = Domain(
     gates=GATES,
     proposal_terms=conversation.proposal_terms,
     facts=FACTS,
-    personal_data=(PersonalData("clerks", "id", ("first_name || ' ' || last_name", "email", "employee_number")),),
+    personal_data=(
+        PersonalData("clerks", "id", (ALL_COLUMNS, "first_name || ' ' || last_name", "email", "employee_number")),
+        PersonalData("invoices", "company", (ALL_COLUMNS,)),
+        PersonalData(
+            "invoice_lines", "(SELECT company FROM invoices WHERE invoices.id = invoice_lines.invoice_id)", (ALL_COLUMNS,)
+        ),
+        PersonalData("purchase_orders", "company", (ALL_COLUMNS,)),
+        PersonalData(
+            "receipts", "(SELECT company FROM purchase_orders WHERE purchase_orders.id = receipts.po_id)", (ALL_COLUMNS,)
+        ),
+    ),
+    owns=works_for,
     names_entity=conversation.names_entity,
     injection=injection.INJECTION,
 )

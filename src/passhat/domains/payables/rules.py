@@ -11,6 +11,7 @@ import sqlite3
 from typing import Any
 
 from passhat.domains.model import Call, Rule
+from passhat.domains.toolkit import identified
 
 from .tools import (
     TOOLS,
@@ -30,11 +31,14 @@ PAYMENT_REVIEW = 5000.0  # a payment over this needs a second person's approval 
 
 def verified_clerk(db: sqlite3.Connection, history: list[Call]) -> dict[str, Any] | None:
     """The clerk the first successful identity lookup of the conversation found."""
-    for call in history:
-        result = call.result or {}
-        if call.name == "find_clerk" and result.get("status") == "ok":
-            return clerk_of(db, result["data"])
-    return None
+    found = identified(history, ("find_clerk",))
+    return clerk_of(db, found[0]) if found else None
+
+
+def works_for(db: sqlite3.Connection, clerk_id: str) -> tuple[str, ...]:
+    """Whose records a verified clerk may be told about: their own, and their company's invoices and orders."""
+    clerk = clerk_of(db, clerk_id)
+    return (clerk_id, clerk["company"]) if clerk else (clerk_id,)
 
 
 def _invoice(db: sqlite3.Connection, call: Call) -> dict[str, Any] | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from passhat.domains import load_task_files
-from passhat.domains.model import Domain, PersonalData
+from passhat.domains.model import ALL_COLUMNS, Domain, PersonalData
 from passhat.domains.retail import conversation, data, injection
 from passhat.domains.retail.facts import FACTS
 from passhat.domains.retail.kit import KIT
@@ -38,8 +38,12 @@ DOMAIN = Domain(
     proposal_terms=conversation.proposal_terms,
     facts=FACTS,
     personal_data=(
-        PersonalData("customers", "id", ("first_name || ' ' || last_name", "email", "address1")),
-        PersonalData("orders", "customer_id", ("id", "address1")),
+        PersonalData("customers", "id", (ALL_COLUMNS, "first_name || ' ' || last_name", "email", "address1")),
+        PersonalData("orders", "customer_id", (ALL_COLUMNS, "id", "address1")),
+        PersonalData("payment_methods", "customer_id", (ALL_COLUMNS,)),
+        PersonalData("order_items", "(SELECT customer_id FROM orders WHERE orders.id = order_items.order_id)", (ALL_COLUMNS,)),
+        PersonalData("payments", "(SELECT customer_id FROM orders WHERE orders.id = payments.order_id)", (ALL_COLUMNS,)),
+        PersonalData("shipments", "(SELECT customer_id FROM orders WHERE orders.id = shipments.order_id)", (ALL_COLUMNS,)),
     ),
     names_entity=conversation.names_entity,
     injection=injection.INJECTION,

@@ -13,21 +13,11 @@ from typing import Any
 from passhat.domains.model import Call, Rule
 from passhat.domains.retail.data import CANCEL_REASONS
 from passhat.domains.retail.tools import TOOLS, cancellation_refunds, price_difference
-from passhat.domains.toolkit import one
+from passhat.domains.toolkit import identified, one
 
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 AUTH_TOOLS = ("find_customer_by_email", "find_customer_by_name_zip")
 MODIFY_TOOLS = ("change_order_address", "change_order_payment", "change_order_items")
-
-
-def _authenticated(history: list[Call]) -> list[str]:
-    """Customer ids that earlier successful identity lookups returned, first one first."""
-    found: list[str] = []
-    for call in history:
-        result = call.result or {}
-        if call.name in AUTH_TOOLS and result.get("status") == "ok" and result.get("data") not in found:
-            found.append(result["data"])
-    return found
 
 
 def _order(db: sqlite3.Connection, call: Call) -> dict[str, Any] | None:
@@ -45,13 +35,13 @@ def _target_customer(db: sqlite3.Connection, call: Call) -> str | None:
 
 def authenticate_first(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
     customer = _target_customer(db, call)
-    if customer is None or customer in _authenticated(history):
+    if customer is None or customer in identified(history, AUTH_TOOLS):
         return None
     return f"{call.name} acts on customer {customer}, whose identity was not verified earlier in the conversation"
 
 
 def one_customer(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
-    verified, customer = _authenticated(history), _target_customer(db, call)
+    verified, customer = identified(history, AUTH_TOOLS), _target_customer(db, call)
     if not verified or customer is None or customer == verified[0]:
         return None
     return f"{call.name} acts on customer {customer}, but this conversation is with customer {verified[0]}"
