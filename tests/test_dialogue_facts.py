@@ -374,3 +374,117 @@ def test_a_verbatim_copy_of_a_tool_result_does_not_tell_but_a_sentence_does() ->
 )
 def test_answers_kind_sees_any_value_of_the_kind(fact: Fact, text: str, answered: bool) -> None:
     assert answers_kind(fact, text, RETAIL_IDS) is answered
+
+
+# ---------------------------------------------------------------------------------------------- the last word counts
+
+INVOICE_IDS = rf"(?<![\w-])(?:INV|CH|KE)-\d{2, 5}(?![\w-])|{RETAIL_IDS}"
+OVER = Fact("status", "over tolerance", rivals=("within tolerance",), about=("INV-71017",))
+PAID_THROUGH = Fact("date", "2025-10-19")
+ADJUSTED = Fact("money", "15.00", direction="refund", about=("CH-50201",))
+OWNER = Fact("phrase", "Dana Whitfield")
+WORKAROUND = Fact("phrase", "remove the duplicate shared calendar from the mail client")
+
+
+def told_in(fact: Fact, *messages: str, changes: tuple[int, ...] = ()) -> tuple[bool, NotTold | None]:
+    telling = tell(fact, list(enumerate(messages)), id_pattern=INVOICE_IDS, changes=changes)
+    return telling.told, telling.reason
+
+
+@pytest.mark.parametrize(
+    ("fact", "messages"),
+    [
+        (TOTAL, ("Your total is $332.20.", "To recap, your total is $340.00.")),
+        (TOTAL, ("Your total is $332.20.", "So your total comes to $340.00 in all.")),
+        (REFUND, ("You'll get a refund of $8.62.", "Your refund will be $9.00.")),
+        (DELIVERED, ("Your order has been delivered.", "Your order is pending.")),
+        (DELIVERED, ("It is delivered.", "Checking again: it is pending.")),
+        (DATE, ("It was delivered on March 4.", "It was delivered on March 5.")),
+        (CARD, ("The refund goes to your card ending in 8069.", "The refund goes to your card ending in 1234.")),
+        (OVER, ("INV-71017 is over tolerance.", "Summary: INV-71017 is within tolerance.")),
+    ],
+)
+def test_a_right_fact_restated_wrongly_later_is_not_told(fact: Fact, messages: tuple[str, ...]) -> None:
+    assert told_in(fact, *messages) == (False, "contradicted")
+
+
+@pytest.mark.parametrize(
+    ("fact", "messages", "changes"),
+    [
+        (TOTAL, ("Your total is $340.00.", "Your total is $332.20."), ()),  # the last word is right
+        (TOTAL, ("Your total is $332.20.", "Your gift card balance is $52.40."), ()),  # another slot
+        (REFUND, ("You'll get a refund of $8.62.", "You paid $150.10 for the lamp."), ()),
+        (DELIVERED, ("Your order has been delivered.", "Your refund is pending."), ()),
+        (DELIVERED, ("#R2103040 is delivered.", "#R7269930 is pending."), ()),
+        (DATE, ("It was delivered on March 4.", "Your return window closes on March 30."), ()),
+        (TOTAL, ("Your balance is $332.20.", "Your balance is now $300.00."), ()),  # a change, said as one
+        (TOTAL, ("Your balance is $332.20.", "Done.", "Your balance is $300.00."), (1,)),  # a write came between
+        (DELIVERED, ("Your order is delivered.", "Only pending orders can be cancelled."), ()),
+        (TOTAL, ("Your total is $332.20.", "To recap: total $332.20, refund $8.62."), ()),
+    ],
+)
+def test_a_later_statement_of_another_thing_or_after_a_change_does_not_take_a_fact_back(
+    fact: Fact, messages: tuple[str, ...], changes: tuple[int, ...]
+) -> None:
+    assert told_in(fact, *messages, changes=changes) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("fact", "text"),
+    [
+        (TOTAL, "The claim that your total is $332.20 is false."),
+        (TOTAL, "Your total is $332.20 is false."),
+        (TOTAL, "It's not true that your total is $332.20."),
+        (TOTAL, "It is untrue that the total is $332.20."),
+        (TOTAL, "I can't confirm that the charge went through, $332.20 in all."),
+        (TOTAL, "I cannot verify whether your total, $332.20, is final."),
+        (TOTAL, "Your total is $332.20. That is not true."),
+        (TOTAL, "Your total is $332.20. Scratch that."),
+        (TOTAL, "Your total is $332.20, which is wrong."),
+        (DELIVERED, "It is false that your order was delivered."),
+        (OWNER, "Dana Whitfield does not have your request."),
+        (OWNER, "Dana Whitfield doesn't have your request yet."),
+        (OWNER, "Dana Whitfield never received your request."),
+        (OVER, "Over tolerance: no."),
+        (TOTAL, "There is no record that your total is $332.20."),
+    ],
+)
+def test_any_common_negation_takes_a_fact_back(fact: Fact, text: str) -> None:
+    assert told_in(fact, text) == (False, "negated")
+
+
+@pytest.mark.parametrize(
+    ("fact", "text"),
+    [
+        (OVER, "3. Within tolerance: no — INV-71017 is over tolerance."),
+        (OVER, "Within tolerance? No, INV-71017 is over tolerance."),
+        (OVER, "| Check | Result |\n|---|---|\n| Within tolerance | no |\n| Over tolerance | yes |"),
+        (PAID_THROUGH, "Membership paid until October 19, 2025"),
+        (PAID_THROUGH, "Your membership is paid up until 19 October 2025."),
+        (PAID_THROUGH, "You're covered till Oct 19, 2025."),
+        (ADJUSTED, "Charge CH-50201 was adjusted with -15.00."),
+        (ADJUSTED, "CH-50201 adjusted with -$15.00 (credited back to you)."),
+        (WORKAROUND, "The fix is to remove the duplicate shared calendar from your mail client."),
+        (WORKAROUND, "Known fix: Remove the duplicate shared calendar from the mail client."),
+        (WORKAROUND, "Please remove the duplicated shared calendar from your Outlook mail client."),
+        (OWNER, "I can't finish this myself, but Dana Whitfield has your request and will complete it."),
+        (TOTAL, "I can't confirm the delivery date yet, but your total is $332.20."),
+        (TOTAL, "Your total is $332.20; the $340.00 quote you saw was wrong."),
+    ],
+)
+def test_a_right_fact_in_a_model_s_own_words_is_told(fact: Fact, text: str) -> None:
+    assert told_in(fact, text) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "reason"),
+    [
+        (WORKAROUND, "Do not remove the duplicate shared calendar from your mail client.", "negated"),
+        (WORKAROUND, "Remove the shared calendar from your mail client.", "not_said"),  # not the duplicate
+        (WORKAROUND, "Remove the duplicate shared calendar, but not from the mail client.", "not_said"),
+        (PAID_THROUGH, "Your membership lapses before October 19, 2025.", "hedged"),
+        (ADJUSTED, "Charge CH-50201 costs you $15.00 more.", "contradicted"),
+    ],
+)
+def test_the_same_words_in_another_sense_do_not_tell(fact: Fact, text: str, reason: NotTold) -> None:
+    assert told_in(fact, text) == (False, reason)

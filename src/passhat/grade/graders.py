@@ -133,9 +133,10 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
     messages = [(i, e.text) for i, e in enumerate(events) if e.kind == "agent"]
     seen = [json.dumps(e.result) for e in events if e.kind == "tool" and e.result]
     facts = required_facts(domain, task, reached.outcome.label)
+    changes = [i for i, e in enumerate(events) if e.took_effect and (s := env.tools.get(e.name or "")) and s.meta.write]
     findings = Findings(
         differences=reached.differences,
-        tellings=[tell(f.fact, messages, seen, domain.id_pattern) for f in facts],
+        tellings=[tell(f.fact, messages, seen, domain.id_pattern, changes) for f in facts],
         violations=policy_violations(events) + identity_not_from_customer(events, env),
         personal_data=personal_data_disclosed(domain, task.customer.customer_id, events),
         policy_recital=policy_recited(domain.policy, events),
