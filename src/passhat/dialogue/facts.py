@@ -110,16 +110,18 @@ def tell(
     seen: Sequence[str] = (),
     id_pattern: str | None = None,
     changes: Sequence[int] = (),
+    own: Sequence[str] = (),
 ) -> Telling:
     """Whether the agent messages ``messages`` ((event index, text), in order) tell ``fact``.
 
     ``seen``: the texts of the tool results the agent saw (a fact found only inside a verbatim copy of
     them is not told). ``id_pattern``: the domain's regex for entity ids (to attribute statements to things).
     ``changes``: the event indexes of writes that took effect; a value restated after one may be the new
-    state, so only a restatement with no write between takes a telling back.
+    state, so only a restatement with no write between takes a telling back. ``own``: the texts of the
+    agent's writes (arguments and results): a report in their words is no dump (see ``dump_spans``).
     Returns the first message and sentence that tell it; else the most informative reason it was not told.
     """
-    said = [_Message(event, plain(text), text, dump_spans(text, seen, id_pattern)) for event, text in messages]
+    said = [_Message(event, plain(text), text, dump_spans(text, seen, id_pattern, own)) for event, text in messages]
     reasons: set[NotTold] = set()
     for index, message in enumerate(said):
         for mention in _said_spans(fact, message.text):

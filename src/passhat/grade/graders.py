@@ -131,12 +131,15 @@ def closest_outcome(domain: Domain, task: Task, env: Environment, events: list[E
 def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event], mode: Mode = "strict") -> Grade:
     reached = closest_outcome(domain, task, env, events)
     messages = [(i, e.text) for i, e in enumerate(events) if e.kind == "agent"]
-    seen = [json.dumps(e.result) for e in events if e.kind == "tool" and e.result]
+    results = [(i, e) for i, e in enumerate(events) if e.kind == "tool" and e.result]
+    writes = {i for i, e in results if (spec := env.tools.get(e.name or "")) and spec.meta.write}
+    seen = [json.dumps(e.result) for i, e in results if i not in writes]
+    own = [json.dumps(x, default=str) for i, e in results if i in writes for x in (e.result, e.args)]
+    changes = [i for i in writes if events[i].took_effect]
     facts = required_facts(domain, task, reached.outcome.label)
-    changes = [i for i, e in enumerate(events) if e.took_effect and (s := env.tools.get(e.name or "")) and s.meta.write]
     findings = Findings(
         differences=reached.differences,
-        tellings=[tell(f.fact, messages, seen, domain.id_pattern, changes) for f in facts],
+        tellings=[tell(f.fact, messages, seen, domain.id_pattern, changes, own) for f in facts],
         violations=policy_violations(events) + identity_not_from_customer(events, env),
         personal_data=personal_data_disclosed(domain, task.customer.customer_id, events),
         policy_recital=policy_recited(domain.policy, events),
