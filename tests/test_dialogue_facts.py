@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from passhat.dialogue.facts import Fact, NotTold, answers_kind, tell
+from passhat.dialogue.facts import Fact, NotTold, answers_kind, contradicts, tell
 
 RETAIL_IDS = r"(?:#R\d{7}|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|paypal)_\d{4,6}))(?![\w-])"
 ORDER_RESULT = (
@@ -488,3 +488,30 @@ def test_a_right_fact_in_a_model_s_own_words_is_told(fact: Fact, text: str) -> N
 )
 def test_the_same_words_in_another_sense_do_not_tell(fact: Fact, text: str, reason: NotTold) -> None:
     assert told_in(fact, text) == (False, reason)
+
+
+# ---------------------------------------------------------------------------------------------- free text against a fact
+
+QUEUE = Fact("status", "vendor query", rivals=("ready for payment", "exception", "paid"), about=("INV-71011",))
+QUEUE_SENTENCE = "the status of invoice INV-71011 is vendor query"
+VERDICT_SENTENCE = "invoice INV-71017 is over tolerance"
+
+
+@pytest.mark.parametrize(
+    ("fact", "sentence", "text", "wrong"),
+    [
+        (OVER, VERDICT_SENTENCE, "INV-71017 is within tolerance, so it was approved in full.", True),
+        (OVER, VERDICT_SENTENCE, "INV-71017 is not over tolerance.", True),
+        (QUEUE, QUEUE_SENTENCE, "Your invoice INV-71011 is ready for payment and will be paid this week.", True),
+        (TOTAL, "your total is $332.20", "Customer's total is $340.00; they want a refund.", True),
+        (OVER, VERDICT_SENTENCE, "INV-71017 is over tolerance (variance $22.40): short-paid.", False),
+        (OVER, VERDICT_SENTENCE, "Held INV-71017 pending the vendor's credit note.", False),
+        (QUEUE, QUEUE_SENTENCE, "INV-71011 is on hold as a duplicate; we have queried it with you.", False),
+        (QUEUE, QUEUE_SENTENCE, "INV-71012 is ready for payment.", False),  # another invoice
+        (TOTAL, "your total is $332.20", "Customer wants a refund of $8.62 on the lamp.", False),
+    ],
+)
+def test_free_text_contradicts_a_fact_when_it_denies_it_or_puts_another_value_in_its_place(
+    fact: Fact, sentence: str, text: str, wrong: bool
+) -> None:
+    assert contradicts(fact, sentence, text, INVOICE_IDS) is wrong

@@ -45,7 +45,7 @@ from passhat.dialogue.values import (
     same_date,
 )
 
-__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "tell"]
+__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "tell"]
 
 NotTold = Literal["not_said", "negated", "contradicted", "hedged", "question", "data_dump", "about_other"]
 
@@ -144,6 +144,22 @@ def answers_kind(fact: Fact, text: str, id_pattern: str | None = None) -> bool:
     return any(
         not in_dump(start, end, dumps) and not negated_at(text, start, end) and not _asks(text, start, end)
         for start, end in _any_value_spans(fact, text, id_pattern)
+    )
+
+
+def contradicts(fact: Fact, sentence: str, text: str, id_pattern: str | None = None) -> bool:
+    """Whether free text the agent wrote for someone else (a hand-off summary, a note, a notice) says the
+    fact wrongly: denies its value ("not over tolerance"), or, without saying it, puts another value in its
+    place, judged as a restatement after ``sentence`` (the fact said rightly) would be: a rival status of the
+    same thing, another amount or date in a clause about the same slot."""
+    written = _Message(1, plain(text), text, [])
+    said = _said_spans(fact, written.text)
+    if any(_rejection(fact, written, m, id_pattern) == "negated" for m in said):
+        return True
+    right = _Message(0, plain(sentence), sentence, [])
+    told = next(iter(_said_spans(fact, right.text)), None)
+    return told is not None and any(
+        _restates_otherwise(fact, right, told, written, span, id_pattern) for span in sentences(written.text)
     )
 
 
@@ -438,7 +454,7 @@ _CUE_WORDS = frozenset(
     "actually correction sorry apologies apologize apologise meant misspoke mistake error rather correct second "
     "thought scratch wrong incorrect said".split()
 )
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(  # words that say nothing of what a sentence is about
     "the a an and or but is are was were be been being has have had do does did will would can could should may might "
     "must i you we they he she it its it's your our my me us them this that these those there here of to in on at by "
     "for with from as so if then than not no yes just also still now only all any some which what who when where how "
@@ -543,7 +559,7 @@ def _one_slot(told: set[str], later: set[str]) -> bool:
 
 def _content_words(sentence: str) -> set[str]:
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z']{2,}", sentence)}
-    return words - _STOPWORDS - _CUE_WORDS
+    return words - STOPWORDS - _CUE_WORDS
 
 
 def _same_slot(telling: str, correction: str) -> bool:

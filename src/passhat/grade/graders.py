@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from typing import Any
 
 from passhat.dialogue import mentions
-from passhat.dialogue.facts import Telling, tell
+from passhat.dialogue.facts import STOPWORDS, Telling, contradicts, tell
+from passhat.dialogue.text import negated_at
 from passhat.domains.model import AcceptableOutcome, Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import personal_data_disclosed, policy_recited
-from passhat.grade.expected import expected_rows, required_facts
+from passhat.grade.expected import TaskFact, expected_rows, required_facts
 from passhat.grade.harm import incurred_risks
 from passhat.grade.modes import Mode
 from passhat.grade.ordering import out_of_order
@@ -35,6 +37,7 @@ CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context wi
 UNFINISHED = frozenset({USER_SIMULATOR_ERROR, CONTEXT_OVERFLOW})  # endings that never pass
 CONTENT_ENDINGS = frozenset({"satisfied", "transferred"})  # how a strict pass ends
 HANDOFF_WORDS = 2  # a hand-off summary shorter than this tells the person nothing
+TURNED_WORDS = 2  # the customer's own words a summary must deny to turn the request round
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +68,7 @@ class Findings:
     out_of_order: list[dict[str, Any]]
     pairing: WritePairing
     poor_handoffs: list[dict[str, Any]]
+    misstated: list[dict[str, Any]]
     end: EndReason | None
 
     @property
@@ -88,9 +92,10 @@ class Findings:
 
     @property
     def writes_as_asked(self) -> bool:
-        """No write beyond the task's, even one that left the backend as it was; hand-offs say what is wanted."""
+        """No write beyond the task's, even one that left the backend as it was; hand-offs say what is wanted;
+        no free text written for someone else says a fact wrongly."""
         p = self.pairing
-        return not (p.extra or p.wrong_arguments or self.poor_handoffs)
+        return not (p.extra or p.wrong_arguments or self.poor_handoffs or self.misstated)
 
     def passed(self, mode: Mode) -> bool:
         if self.end in UNFINISHED or not (self.state_ok and self.output_ok):
@@ -147,7 +152,8 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
         duplicates=duplicate_writes(events, env),
         out_of_order=out_of_order(events, task.order),
         pairing=reached.pairing,
-        poor_handoffs=poor_handoffs(events, env),
+        poor_handoffs=poor_handoffs(events, env, domain.id_pattern),
+        misstated=misstated_writes(events, env, facts, domain.id_pattern),
         end=end_reason(events),
     )
     passed = findings.passed(mode)
@@ -177,6 +183,7 @@ def _details(f: Findings) -> dict[str, Any]:
         "out_of_order": f.out_of_order,
         "unrequested_writes": [_fields(c) for c in f.pairing.extra],
         "poor_handoffs": f.poor_handoffs,
+        "misstated_writes": f.misstated,
         "required_writes_done": required_writes_done(f.pairing),
         "end": f.end,
     }
@@ -242,22 +249,88 @@ def duplicate_writes(events: list[Event], env: Environment) -> list[dict[str, An
     return repeats
 
 
-def poor_handoffs(events: list[Event], env: Environment) -> list[dict[str, Any]]:
-    """Hand-offs whose summary does not say what the customer wants: a few words, one of them the customer's own.
+def poor_handoffs(events: list[Event], env: Environment, id_pattern: str | None = None) -> list[dict[str, Any]]:
+    """Hand-offs whose summary does not say what the customer wants: fewer than a few words; about nothing of
+    the conversation (none of its records named, no word of the customer's); or saying the opposite of the
+    customer's own words ("does not want compensation" for a customer who asked for it).
 
-    The person who takes over reads only the summary; "asdf" makes the customer start again.
+    The person who takes over reads only the summary; "asdf" makes the customer start again, and a summary
+    that turns the request round sends them the wrong way.
     """
-    said = {w for e in events if e.kind == "user" for w in _content_words(e.text)}
+    said = [e.text for e in events if e.kind == "user"]
+    words = {w for text in said for w in _content_words(text)}
+    records = _records(events, env, id_pattern)
     out = []
+    for e, arg, text in _free_texts(events, env):
+        if not env.tools[e.name or ""].meta.ends_conversation:
+            continue
+        own = _content_words(text)
+        about = bool(words & set(own)) or any(mentions(text, r) for r in records)
+        if len(own) < HANDOFF_WORDS or not about or _turned_round(text, said):
+            out.append({"tool": e.name, "argument": arg, "text": (e.args or {}).get(arg)})
+    return out
+
+
+def misstated_writes(
+    events: list[Event], env: Environment, facts: list[TaskFact], id_pattern: str | None
+) -> list[dict[str, Any]]:
+    """Free text the agent wrote for someone else (a hand-off summary, an audit note, a notice to a vendor)
+    that says one of the task's facts wrongly: the reader acts on it as the customer would on a wrong answer."""
+    return [
+        {"tool": e.name, "argument": arg, "text": text, "fact": f.fact.value}
+        for e, arg, text in _free_texts(events, env)
+        for f in facts
+        if contradicts(f.fact, f.sentence, text, id_pattern)
+    ]
+
+
+def _free_texts(events: list[Event], env: Environment) -> list[tuple[Event, str, str]]:
+    """The prose arguments of the writes that took effect: (event, argument, text)."""
+    return [
+        (e, arg, str((e.args or {}).get(arg, "")))
+        for e in events
+        if e.kind == "tool" and e.took_effect and (spec := env.tools.get(e.name or "")) and spec.meta.write
+        for arg in spec.meta.free_text
+    ]
+
+
+def _records(events: list[Event], env: Environment, id_pattern: str | None) -> set[str]:
+    """What the conversation was about: the ids the customer named and the id-like arguments of the agent's
+    successful calls (prose aside)."""
+    named = {m.group() for e in events if e.kind == "user" and id_pattern for m in re.finditer(id_pattern, e.text)}
     for e in events:
         spec = env.tools.get(e.name or "")
-        if e.kind != "tool" or not e.took_effect or not spec or not spec.meta.ends_conversation:
-            continue
-        for arg in spec.meta.free_text:
-            words = _content_words(str((e.args or {}).get(arg, "")))
-            if len(words) < HANDOFF_WORDS or not said & set(words):
-                out.append({"tool": e.name, "argument": arg, "text": (e.args or {}).get(arg)})
-    return out
+        if e.kind == "tool" and e.ok and spec and isinstance(e.args, dict):
+            named |= {str(v) for k, v in e.args.items() if k not in spec.meta.free_text and any(c.isdigit() for c in str(v))}
+    return named
+
+
+# words whose polarity says nothing of the request: negators, function words, the verbs of asking
+_NEUTRAL = STOPWORDS | frozenset(
+    "nor never without don't doesn't didn't won't can't isn't wasn't hasn't haven't want wants wanted like likes "
+    "need needs needed ask asks asked customer caller clerk member help get".split()
+)
+
+
+def _turned_round(summary: str, said: list[str]) -> bool:
+    """Whether a summary denies what the customer asked: at least TURNED_WORDS words the customer only ever
+    said plainly are under a negation in it ("does not want compensation for the late delivery"). One word is
+    not enough: "did not have the tow" restates a customer who says the tow never happened."""
+    customer: dict[str, set[bool]] = {}
+    for text in said:
+        for word, denied in _word_polarity(text):
+            customer.setdefault(word, set()).add(denied)
+    turned = {word for word, denied in _word_polarity(summary) if denied and customer.get(word) == {False}}
+    return len(turned) >= TURNED_WORDS
+
+
+def _word_polarity(text: str) -> list[tuple[str, bool]]:
+    """Each content word of the text (ids and negators aside), and whether a negation governs it."""
+    return [
+        (m.group().casefold(), negated_at(text, m.start(), m.end(), spare_modifiers=False))
+        for m in re.finditer(r"[A-Za-z][A-Za-z']+", text.replace("\u2019", "'"))
+        if len(m.group()) > 2 and m.group().casefold() not in _NEUTRAL
+    ]
 
 
 def _content_words(text: str) -> list[str]:
@@ -292,7 +365,7 @@ def failure_signature(mode: Mode, f: Findings, task: Task, env: Environment, eve
     if not f.state_ok:
         return _state_signature(f.pairing, task, env, events)
     if mode == "strict" and not f.writes_as_asked:
-        return "wrong_arguments" if f.pairing.wrong_arguments or f.poor_handoffs else "extra_write"
+        return "wrong_arguments" if f.pairing.wrong_arguments or f.poor_handoffs or f.misstated else "extra_write"
     if not f.output_ok:
         return "missing_output"
     return _ending_signature(events)
