@@ -197,7 +197,10 @@ def _row_recitals(text: str, results: tuple[str, ...]) -> list[Span]:
     """Stretches of the message that say nearly every value of one row of the results, in whatever format:
     runs of the row's values with at most _ROW_GAP characters between one and the next."""
     spans = []
+    words = {w for t, _, _ in _tokens(text) for w in (t, t.rstrip("s"))}  # "items" may say "item"
     for row in _rows(results):
+        if sum(_may_be_said(words, value) for value in row) < max(ROW_VALUES, ROW_SHARE * len(row)):
+            continue  # most rows share few words with a message: no need to look for each value
         said = sorted((start, end, i) for i, value in enumerate(row) for start, end in _said_at(text, value))
         run: list[tuple[int, int, int]] = []
         for mention in [*said, None]:
@@ -243,6 +246,15 @@ def _row_value(value: object) -> str | Decimal | None:
         number = Decimal(str(value))
         return number if abs(number) >= _SMALL or number != number.to_integral_value() else None
     return value if isinstance(value, str) and len(value.strip()) >= 2 else None
+
+
+def _may_be_said(words: set[str], value: str | Decimal) -> bool:
+    """A cheap necessary condition for ``_said_at``: the value's tokens are all among the message's (a date
+    said in words aside, which is let through)."""
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f") in words
+    tokens = [t for t, _, _ in _tokens(value)]
+    return re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None or all(t.rstrip("s") in words for t in tokens)
 
 
 def _said_at(text: str, value: str | Decimal) -> list[Span]:
