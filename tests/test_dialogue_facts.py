@@ -515,3 +515,27 @@ def test_free_text_contradicts_a_fact_when_it_denies_it_or_puts_another_value_in
     fact: Fact, sentence: str, text: str, wrong: bool
 ) -> None:
     assert contradicts(fact, sentence, text, INVOICE_IDS) is wrong
+
+
+@pytest.mark.parametrize(
+    ("fact", "messages", "told"),
+    [
+        (OVER, ("INV-71017 — over tolerance.",), True),  # terse
+        (OVER, ("Great question! I checked, and I'm sorry to say INV-71017 is over tolerance, so I can't approve it.",), True),
+        (OVER, ("INV-71017 is over tolerance. To recap: over tolerance, short-pay $1,523.20.",), True),
+        (OVER, ("**Tolerance check**\n- Within tolerance: ❌\n- Over tolerance: ✅",), True),
+        (OVER, ("| Invoice | Verdict |\n|---|---|\n| INV-71017 | over tolerance |",), True),
+        (OVER, ("INV-71017 is over tolerance.", "Quick summary: INV-71017 — within tolerance, approved."), False),
+        (OVER, ("INV-71017 is over tolerance.", "| Invoice | Verdict |\n|---|---|\n| INV-71017 | within tolerance |"), False),
+        (DELIVERED, ("Your order has been delivered!", "So to sum up: your order is still pending."), False),
+        (DELIVERED, ("Your order has been delivered!", "Anything else? Your other order is pending, by the way."), True),
+        (TOTAL, ("Your total is $332.20.", "Total: $340.00"), False),
+        (TOTAL, ("Your total is $332.20.", "Refund: $8.62"), True),
+        (OWNER, ("Your request is with Dana Whitfield now.",), True),
+        (OWNER, ("Dana Whitfield has your request. Actually, no, she doesn't.",), False),
+        (TOTAL, ("I'd love to help! I can't confirm the refund yet, but your total is $332.20 😊",), True),
+        (DATE, ("It was delivered on March 4.", "Delivered: 2026-03-05"), False),
+    ],
+)
+def test_terse_chatty_and_markdown_agents_are_read_by_their_last_word(fact: Fact, messages: tuple[str, ...], told: bool) -> None:
+    assert told_in(fact, *messages)[0] is told

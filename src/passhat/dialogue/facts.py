@@ -273,9 +273,11 @@ _DENYING_FRAME = re.compile(
 )
 _CONTRAST = re.compile(r"\b(?:but|however|though|although|nevertheless|whereas)\b|;", re.I)
 _DENIED_NEXT = re.compile(rf"\s*(?:[,;—–-]\s*)?(?:(?:which|that|this|it)\s+)?(?:is|was|are|were|'s)\s+{_DENIAL}\b", re.I)
-_RETRACTION = re.compile(
-    rf"(?:no\s*[,.!]?\s*)?(?:(?:that|this|it)(?:\s+is|\s+was|'s)\s+{_DENIAL}"
-    r"|(?:please\s+)?(?:ignore|disregard|scratch|forget)\s+(?:that|what\s+i\s+(?:just\s+)?said|my\s+(?:last|previous)\s+\w+))"
+_RETRACTION = re.compile(  # a whole sentence that only takes back the one before
+    r"(?:(?:actually|sorry|wait|correction|hmm)\W+)?(?:no\W+)?"
+    rf"(?:(?:that|this|it)(?:\s+is|\s+was|'s)\s+{_DENIAL}"
+    r"|(?:please\s+)?(?:ignore|disregard|scratch|forget)\s+(?:that|what\s+i\s+(?:just\s+)?said|my\s+(?:last|previous)\s+\w+)"
+    r"|(?:he|she|they|it|that|this|we|i)\s+(?:(?:does|do|did|is|are|was|were|has|have)(?:\s+not|n't)|won't|can't|cannot)(?:\s+\w+)?)"
     r"\W*",
     re.I,
 )
@@ -508,6 +510,7 @@ def _later_segments(said: list[_Message], index: int, after: int) -> Iterator[tu
 
 
 _CHANGED = re.compile(r"\b(?:now|new|updated|remaining|left|after|afterwards|becomes?|became|changed|instead)\b", re.I)
+_ANOTHER = re.compile(r"\b(?:other|another|second|different|previous|older|newer|earlier|later)\b", re.I)
 _DISCOURSE = frozenset("again checking recap summary summarise summarize note update overall finally quick reminder".split())
 
 
@@ -533,7 +536,8 @@ def _restates_otherwise(
         c_start, c_end = clause_at_keeping_labels(text, o_start)
         other = _subject(fact, text, o_start, o_end, id_pattern)
         same_thing = subject is None or other is None or bool(subject & other)
-        if same_thing and not _CHANGED.search(text, c_start, c_end) and _one_slot(slot, _slot(fact, text, o_start, id_pattern)):
+        marked = _CHANGED.search(text, c_start, c_end) or _ANOTHER.search(text, c_start, c_end)  # "now $300", "your other order"
+        if same_thing and not marked and _one_slot(slot, _slot(fact, text, o_start, id_pattern)):
             return True
     return False
 
