@@ -447,6 +447,10 @@ def test_a_later_statement_of_another_thing_or_after_a_change_does_not_take_a_fa
         (OWNER, "Dana Whitfield never received your request."),
         (OVER, "Over tolerance: no."),
         (TOTAL, "There is no record that your total is $332.20."),
+        (REFUND, "$8.62 won't be refunded."),
+        (REFUND, "The $8.62 refund will not be issued."),
+        (REFUND, "The refund of $8.62 was declined."),
+        (REFUND, "A refund of $8.62 is not possible."),
     ],
 )
 def test_any_common_negation_takes_a_fact_back(fact: Fact, text: str) -> None:
@@ -470,6 +474,8 @@ def test_any_common_negation_takes_a_fact_back(fact: Fact, text: str) -> None:
         (OWNER, "I can't finish this myself, but Dana Whitfield has your request and will complete it."),
         (TOTAL, "I can't confirm the delivery date yet, but your total is $332.20."),
         (TOTAL, "Your total is $332.20; the $340.00 quote you saw was wrong."),
+        (REFUND, "Your refund of $8.62 is processed and won't take more than five days."),
+        (REFUND, "The $8.62 refund isn't a problem: it is approved."),
     ],
 )
 def test_a_right_fact_in_a_model_s_own_words_is_told(fact: Fact, text: str) -> None:

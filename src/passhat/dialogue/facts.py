@@ -19,6 +19,7 @@ from typing import Literal
 from passhat.dialogue.dumps import dump_spans, in_dump
 from passhat.dialogue.text import (
     FUNCTION_WORDS,
+    clause_at,
     clause_at_keeping_labels,
     contrasted_at,
     hedged_at,
@@ -286,6 +287,13 @@ _NEGATED_PREDICATE = re.compile(
     r"|won't\b|can't\b|cannot\b|will\s+not\b|can\s+not\b)",
     re.I,
 )
+_MONEY_WITHHELD = re.compile(  # what a negated or refusing verb after an amount says: it does not move
+    r"[^.;!?]*?\b(?:(?:won't|will\s+not|isn't|is\s+not|wasn't|was\s+not|can't|cannot|can\s+not|couldn't|hasn't|has\s+not"
+    r"|haven't|have\s+not|aren't|are\s+not)\s+(?:be\s+|been\s+|being\s+)?(?:refunded|issued|paid|credited|returned|processed"
+    r"|approved|possible|available|due|sent|coming|owed)"
+    r"|(?:was|were|has\s+been|have\s+been|is|got)\s+(?:declined|denied|rejected|refused|reversed|voided|withheld))\b",
+    re.I,
+)
 _ANSWERED_NO = re.compile(
     r"\**[^\S\n]*(?:[:=][^\S\n]*\**[^\S\n]*(?:no|not|false|none|n)|(?:[—–?|]|\s-)[^\S\n]*\**[^\S\n]*(?:no|false|n))"
     r"(?![\w'])(?!\s+(?:longer|problem|worries|doubt|more)\b)|[^\S\n]*[:=|—–-]?[^\S\n]*[✗✘❌]",
@@ -296,8 +304,9 @@ _ANSWERED_NO = re.compile(
 def _denied(fact: Fact, text: str, start: int, end: int) -> bool:
     """A statement the agent denies by a wording ``negated_at`` does not read: inside a denying frame ("it is
     not true that X", "I can't confirm that …, X"), called false after it ("X is false", "X, which is wrong",
-    a next sentence "That is not true." or "Scratch that."), answered no ("Over tolerance: no"), or, for a
-    phrase (a person, an instruction), the subject of a negated verb ("Dana Whitfield does not have it")."""
+    a next sentence "That is not true." or "Scratch that."), answered no ("Over tolerance: no"), for an
+    amount, withheld by the verb after it ("$8.62 won't be refunded"), or, for a phrase (a person, an
+    instruction), the subject of a negated verb ("Dana Whitfield does not have it")."""
     s_start, s_end = sentence_at(text, start)
     frames = [m.end() for m in _DENYING_FRAME.finditer(text, s_start, start)]
     if frames and not _CONTRAST.search(text, frames[-1], start):
@@ -307,6 +316,8 @@ def _denied(fact: Fact, text: str, start: int, end: int) -> bool:
     following = next(((a, b) for a, b in sentences(text) if a >= s_end), None)
     if following is not None and _RETRACTION.fullmatch(text, *following):
         return True
+    if fact.kind == "money" and _MONEY_WITHHELD.match(text, end, clause_at(text, start)[1]):
+        return True  # "$8.62 won't be refunded", "the refund of $8.62 was declined"
     return fact.kind == "phrase" and bool(_NEGATED_PREDICATE.match(text, end))
 
 
