@@ -74,3 +74,10 @@ def test_a_summary_that_restates_a_dispute_in_its_own_negation_is_no_turn_round(
     said = ["There's a tow on my account, charge CH-51801, that never happened. I want it looked into and removed."]
     assert not _turned_round("Member did not have the tow on 2025-06-07 (CH-51801); wants it removed.", said)
     assert _turned_round("Member does not want the tow charge CH-51801 looked into or removed.", said)
+
+
+def test_a_notice_that_says_wrongly_what_the_backend_holds_about_its_record_fails_even_when_the_task_lists_no_such_fact():
+    notice = "INV-71028 has been moved to vendor query; we will contact you."  # it is ready for payment
+    out = payables_play(agent(WritesProse, argument="message", text=notice))
+    assert (out.grade.reward, out.grade.signature) == (0, "wrong_arguments")
+    assert "ready for payment" in [m["fact"] for m in out.grade.details["misstated_writes"]]

@@ -529,7 +529,8 @@ def _restates_otherwise(
     fact: Fact, told: _Message, mention: _Said, later: _Message, sentence: tuple[int, int], id_pattern: str | None
 ) -> bool:
     """Whether a later sentence, without saying the fact's value, states another value of its kind plainly,
-    of the same thing, in a clause about the same slot, not said as a change ("now $300.00"). Counts are
+    of the same thing, in a clause about the same slot (for a status, any clause when the thing is named
+    in both), not said as a change ("now $300.00") or of another thing ("your other order"). Counts are
     left out: "3 items" and "2 of them shipped" are seldom one slot."""
     start, end = sentence
     text = later.text
@@ -546,9 +547,12 @@ def _restates_otherwise(
             continue
         c_start, c_end = clause_at_keeping_labels(text, o_start)
         other = _subject(fact, text, o_start, o_end, id_pattern)
-        same_thing = subject is None or other is None or bool(subject & other)
+        named = subject is not None and other is not None
+        if named and not subject & other:
+            continue
         marked = _CHANGED.search(text, c_start, c_end) or _ANOTHER.search(text, c_start, c_end)  # "now $300", "your other order"
-        if same_thing and not marked and _one_slot(slot, _slot(fact, text, o_start, id_pattern)):
+        # a rival status of a thing named in both is its status, whatever the words around it ("moved to vendor query")
+        if not marked and ((named and fact.kind == "status") or _one_slot(slot, _slot(fact, text, o_start, id_pattern))):
             return True
     return False
 

@@ -22,6 +22,7 @@ from typing import Any
 from passhat.dialogue import mentions
 from passhat.dialogue.facts import STOPWORDS, Telling, contradicts, tell
 from passhat.dialogue.text import negated_at
+from passhat.domains.facts import facts_of
 from passhat.domains.model import AcceptableOutcome, Domain, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
@@ -153,7 +154,7 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
         out_of_order=out_of_order(events, task.order),
         pairing=reached.pairing,
         poor_handoffs=poor_handoffs(events, env, domain.id_pattern),
-        misstated=misstated_writes(events, env, facts, domain.id_pattern),
+        misstated=misstated_writes(domain, events, env, facts),
         end=end_reason(events),
     )
     passed = findings.passed(mode)
@@ -271,17 +272,19 @@ def poor_handoffs(events: list[Event], env: Environment, id_pattern: str | None 
     return out
 
 
-def misstated_writes(
-    events: list[Event], env: Environment, facts: list[TaskFact], id_pattern: str | None
-) -> list[dict[str, Any]]:
+def misstated_writes(domain: Domain, events: list[Event], env: Environment, facts: list[TaskFact]) -> list[dict[str, Any]]:
     """Free text the agent wrote for someone else (a hand-off summary, an audit note, a notice to a vendor)
-    that says one of the task's facts wrongly: the reader acts on it as the customer would on a wrong answer."""
-    return [
-        {"tool": e.name, "argument": arg, "text": text, "fact": f.fact.value}
-        for e, arg, text in _free_texts(events, env)
-        for f in facts
-        if contradicts(f.fact, f.sentence, text, id_pattern)
-    ]
+    that says wrongly one of the task's facts, or a fact the backend gives about the records the write names:
+    the reader acts on it as the customer would on a wrong answer."""
+    out = []
+    for e, arg, text in _free_texts(events, env):
+        known = dict([*facts_of(domain, env.db, dict(e.args or {})), *((f.fact, f.sentence) for f in facts)])  # each fact once
+        out += [
+            {"tool": e.name, "argument": arg, "text": text, "fact": fact.value}
+            for fact, sentence in known.items()
+            if contradicts(fact, sentence, text, domain.id_pattern)
+        ]
+    return out
 
 
 def _free_texts(events: list[Event], env: Environment) -> list[tuple[Event, str, str]]:
