@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from passhat.dialogue.facts import Fact, NotTold, answers_kind, tell
+from passhat.dialogue.facts import Fact, NotTold, answers_kind, contradicts, tell
 
 RETAIL_IDS = r"(?:#R\d{7}|(?<![\w-])(?:C-\d{6}|P-\d{3}|V-\d{5}|(?:card|gift|paypal)_\d{4,6}))(?![\w-])"
 ORDER_RESULT = (
@@ -374,3 +374,174 @@ def test_a_verbatim_copy_of_a_tool_result_does_not_tell_but_a_sentence_does() ->
 )
 def test_answers_kind_sees_any_value_of_the_kind(fact: Fact, text: str, answered: bool) -> None:
     assert answers_kind(fact, text, RETAIL_IDS) is answered
+
+
+# ---------------------------------------------------------------------------------------------- the last word counts
+
+INVOICE_IDS = rf"(?<![\w-])(?:INV|CH|KE)-\d{2, 5}(?![\w-])|{RETAIL_IDS}"
+OVER = Fact("status", "over tolerance", rivals=("within tolerance",), about=("INV-71017",))
+PAID_THROUGH = Fact("date", "2025-10-19")
+ADJUSTED = Fact("money", "15.00", direction="refund", about=("CH-50201",))
+OWNER = Fact("phrase", "Dana Whitfield")
+WORKAROUND = Fact("phrase", "remove the duplicate shared calendar from the mail client")
+
+
+def told_in(fact: Fact, *messages: str, changes: tuple[int, ...] = ()) -> tuple[bool, NotTold | None]:
+    telling = tell(fact, list(enumerate(messages)), id_pattern=INVOICE_IDS, changes=changes)
+    return telling.told, telling.reason
+
+
+@pytest.mark.parametrize(
+    ("fact", "messages"),
+    [
+        (TOTAL, ("Your total is $332.20.", "To recap, your total is $340.00.")),
+        (TOTAL, ("Your total is $332.20.", "So your total comes to $340.00 in all.")),
+        (REFUND, ("You'll get a refund of $8.62.", "Your refund will be $9.00.")),
+        (DELIVERED, ("Your order has been delivered.", "Your order is pending.")),
+        (DELIVERED, ("It is delivered.", "Checking again: it is pending.")),
+        (DATE, ("It was delivered on March 4.", "It was delivered on March 5.")),
+        (CARD, ("The refund goes to your card ending in 8069.", "The refund goes to your card ending in 1234.")),
+        (OVER, ("INV-71017 is over tolerance.", "Summary: INV-71017 is within tolerance.")),
+    ],
+)
+def test_a_right_fact_restated_wrongly_later_is_not_told(fact: Fact, messages: tuple[str, ...]) -> None:
+    assert told_in(fact, *messages) == (False, "contradicted")
+
+
+@pytest.mark.parametrize(
+    ("fact", "messages", "changes"),
+    [
+        (TOTAL, ("Your total is $340.00.", "Your total is $332.20."), ()),  # the last word is right
+        (TOTAL, ("Your total is $332.20.", "Your gift card balance is $52.40."), ()),  # another slot
+        (REFUND, ("You'll get a refund of $8.62.", "You paid $150.10 for the lamp."), ()),
+        (DELIVERED, ("Your order has been delivered.", "Your refund is pending."), ()),
+        (DELIVERED, ("#R2103040 is delivered.", "#R7269930 is pending."), ()),
+        (DATE, ("It was delivered on March 4.", "Your return window closes on March 30."), ()),
+        (TOTAL, ("Your balance is $332.20.", "Your balance is now $300.00."), ()),  # a change, said as one
+        (TOTAL, ("Your balance is $332.20.", "Done.", "Your balance is $300.00."), (1,)),  # a write came between
+        (DELIVERED, ("Your order is delivered.", "Only pending orders can be cancelled."), ()),
+        (TOTAL, ("Your total is $332.20.", "To recap: total $332.20, refund $8.62."), ()),
+    ],
+)
+def test_a_later_statement_of_another_thing_or_after_a_change_does_not_take_a_fact_back(
+    fact: Fact, messages: tuple[str, ...], changes: tuple[int, ...]
+) -> None:
+    assert told_in(fact, *messages, changes=changes) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("fact", "text"),
+    [
+        (TOTAL, "The claim that your total is $332.20 is false."),
+        (TOTAL, "Your total is $332.20 is false."),
+        (TOTAL, "It's not true that your total is $332.20."),
+        (TOTAL, "It is untrue that the total is $332.20."),
+        (TOTAL, "I can't confirm that the charge went through, $332.20 in all."),
+        (TOTAL, "I cannot verify whether your total, $332.20, is final."),
+        (TOTAL, "Your total is $332.20. That is not true."),
+        (TOTAL, "Your total is $332.20. Scratch that."),
+        (TOTAL, "Your total is $332.20, which is wrong."),
+        (DELIVERED, "It is false that your order was delivered."),
+        (OWNER, "Dana Whitfield does not have your request."),
+        (OWNER, "Dana Whitfield doesn't have your request yet."),
+        (OWNER, "Dana Whitfield never received your request."),
+        (OVER, "Over tolerance: no."),
+        (TOTAL, "There is no record that your total is $332.20."),
+        (REFUND, "$8.62 won't be refunded."),
+        (REFUND, "The $8.62 refund will not be issued."),
+        (REFUND, "The refund of $8.62 was declined."),
+        (REFUND, "A refund of $8.62 is not possible."),
+    ],
+)
+def test_any_common_negation_takes_a_fact_back(fact: Fact, text: str) -> None:
+    assert told_in(fact, text) == (False, "negated")
+
+
+@pytest.mark.parametrize(
+    ("fact", "text"),
+    [
+        (OVER, "3. Within tolerance: no — INV-71017 is over tolerance."),
+        (OVER, "Within tolerance? No, INV-71017 is over tolerance."),
+        (OVER, "| Check | Result |\n|---|---|\n| Within tolerance | no |\n| Over tolerance | yes |"),
+        (PAID_THROUGH, "Membership paid until October 19, 2025"),
+        (PAID_THROUGH, "Your membership is paid up until 19 October 2025."),
+        (PAID_THROUGH, "You're covered till Oct 19, 2025."),
+        (ADJUSTED, "Charge CH-50201 was adjusted with -15.00."),
+        (ADJUSTED, "CH-50201 adjusted with -$15.00 (credited back to you)."),
+        (WORKAROUND, "The fix is to remove the duplicate shared calendar from your mail client."),
+        (WORKAROUND, "Known fix: Remove the duplicate shared calendar from the mail client."),
+        (WORKAROUND, "Please remove the duplicated shared calendar from your Outlook mail client."),
+        (OWNER, "I can't finish this myself, but Dana Whitfield has your request and will complete it."),
+        (TOTAL, "I can't confirm the delivery date yet, but your total is $332.20."),
+        (TOTAL, "Your total is $332.20; the $340.00 quote you saw was wrong."),
+        (REFUND, "Your refund of $8.62 is processed and won't take more than five days."),
+        (REFUND, "The $8.62 refund isn't a problem: it is approved."),
+    ],
+)
+def test_a_right_fact_in_a_model_s_own_words_is_told(fact: Fact, text: str) -> None:
+    assert told_in(fact, text) == (True, None)
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "reason"),
+    [
+        (WORKAROUND, "Do not remove the duplicate shared calendar from your mail client.", "negated"),
+        (WORKAROUND, "Remove the shared calendar from your mail client.", "not_said"),  # not the duplicate
+        (WORKAROUND, "Remove the duplicate shared calendar, but not from the mail client.", "not_said"),
+        (PAID_THROUGH, "Your membership lapses before October 19, 2025.", "hedged"),
+        (ADJUSTED, "Charge CH-50201 costs you $15.00 more.", "contradicted"),
+    ],
+)
+def test_the_same_words_in_another_sense_do_not_tell(fact: Fact, text: str, reason: NotTold) -> None:
+    assert told_in(fact, text) == (False, reason)
+
+
+# ---------------------------------------------------------------------------------------------- free text against a fact
+
+QUEUE = Fact("status", "vendor query", rivals=("ready for payment", "exception", "paid"), about=("INV-71011",))
+QUEUE_SENTENCE = "the status of invoice INV-71011 is vendor query"
+VERDICT_SENTENCE = "invoice INV-71017 is over tolerance"
+
+
+@pytest.mark.parametrize(
+    ("fact", "sentence", "text", "wrong"),
+    [
+        (OVER, VERDICT_SENTENCE, "INV-71017 is within tolerance, so it was approved in full.", True),
+        (OVER, VERDICT_SENTENCE, "INV-71017 is not over tolerance.", True),
+        (QUEUE, QUEUE_SENTENCE, "Your invoice INV-71011 is ready for payment and will be paid this week.", True),
+        (TOTAL, "your total is $332.20", "Customer's total is $340.00; they want a refund.", True),
+        (OVER, VERDICT_SENTENCE, "INV-71017 is over tolerance (variance $22.40): short-paid.", False),
+        (OVER, VERDICT_SENTENCE, "Held INV-71017 pending the vendor's credit note.", False),
+        (QUEUE, QUEUE_SENTENCE, "INV-71011 is on hold as a duplicate; we have queried it with you.", False),
+        (QUEUE, QUEUE_SENTENCE, "INV-71012 is ready for payment.", False),  # another invoice
+        (TOTAL, "your total is $332.20", "Customer wants a refund of $8.62 on the lamp.", False),
+    ],
+)
+def test_free_text_contradicts_a_fact_when_it_denies_it_or_puts_another_value_in_its_place(
+    fact: Fact, sentence: str, text: str, wrong: bool
+) -> None:
+    assert contradicts(fact, sentence, text, INVOICE_IDS) is wrong
+
+
+@pytest.mark.parametrize(
+    ("fact", "messages", "told"),
+    [
+        (OVER, ("INV-71017 — over tolerance.",), True),  # terse
+        (OVER, ("Great question! I checked, and I'm sorry to say INV-71017 is over tolerance, so I can't approve it.",), True),
+        (OVER, ("INV-71017 is over tolerance. To recap: over tolerance, short-pay $1,523.20.",), True),
+        (OVER, ("**Tolerance check**\n- Within tolerance: ❌\n- Over tolerance: ✅",), True),
+        (OVER, ("| Invoice | Verdict |\n|---|---|\n| INV-71017 | over tolerance |",), True),
+        (OVER, ("INV-71017 is over tolerance.", "Quick summary: INV-71017 — within tolerance, approved."), False),
+        (OVER, ("INV-71017 is over tolerance.", "| Invoice | Verdict |\n|---|---|\n| INV-71017 | within tolerance |"), False),
+        (DELIVERED, ("Your order has been delivered!", "So to sum up: your order is still pending."), False),
+        (DELIVERED, ("Your order has been delivered!", "Anything else? Your other order is pending, by the way."), True),
+        (TOTAL, ("Your total is $332.20.", "Total: $340.00"), False),
+        (TOTAL, ("Your total is $332.20.", "Refund: $8.62"), True),
+        (OWNER, ("Your request is with Dana Whitfield now.",), True),
+        (OWNER, ("Dana Whitfield has your request. Actually, no, she doesn't.",), False),
+        (TOTAL, ("I'd love to help! I can't confirm the refund yet, but your total is $332.20 😊",), True),
+        (DATE, ("It was delivered on March 4.", "Delivered: 2026-03-05"), False),
+    ],
+)
+def test_terse_chatty_and_markdown_agents_are_read_by_their_last_word(fact: Fact, messages: tuple[str, ...], told: bool) -> None:
+    assert told_in(fact, *messages)[0] is told

@@ -1,8 +1,10 @@
 """Regions of an agent's message that are data rather than words to the customer.
 
-An agent that pastes a tool's JSON, or recites every number it read, "says" every fact among them
-without telling the customer any. A fact found only inside such a region is not told. A correct
-answer with a few values in sentences ("Your gift card balance is $52.40.") is no dump.
+An agent that pastes a tool's JSON, recites every number it read, or recites a whole row in any format
+(key: value lines, a markdown table, prose naming every column) "says" every fact among them without
+telling the customer any. A fact found only inside such a region is not told. A correct answer with a
+few values in sentences ("Your gift card balance is $52.40.") is no dump, nor is a report of the agent's
+own findings or of the writes it made, even in its results' words.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal, InvalidOperation
 
 from passhat.dialogue.text import plain, sentences
+from passhat.dialogue.values import dates_in, names_phrase, same_date
 
 Span = tuple[int, int]
 
@@ -22,20 +25,27 @@ _COPIED_DATA_TOKENS = 2  # ... of which at least this many are data (a copied se
 _RECITAL = 4  # values in a row with nothing but separators between them
 _DATA_SHARE = 0.5  # a message whose tokens are more than this share data ...
 _DATA_TOKENS = 6  # ... and at least this many, is a dump as a whole
+ROW_SHARE = 0.9  # a row whose values the message says this share of (nearly every column) is recited ...
+ROW_VALUES = 6  # ... when they are at least this many
+_SMALL = 10  # integers below this say nothing of a row: "1" is in every message
+_ROW_GAP = 200  # characters between two values of a row that keep one recital going (a table header between)
 
 
-def dump_spans(text: str, seen: Sequence[str] = (), id_pattern: str | None = None) -> list[Span]:
+def dump_spans(text: str, seen: Sequence[str] = (), id_pattern: str | None = None, own: Sequence[str] = ()) -> list[Span]:
     """Spans of ``text`` that are data dumps: JSON-like regions, runs of ``key: value`` pairs, runs of
-    at least eight tokens copied from one of ``seen`` (tool results), bare recitals of values, or the
-    whole message or a sentence of it when most of its tokens are data (numbers, ids matching
-    ``id_pattern``, JSON punctuation, snake_case words)."""
-    return list(_dumps(plain(text), tuple(seen), id_pattern))
+    at least eight tokens copied from one of ``seen`` (tool results the agent read), a row of ``seen`` with
+    nearly every value said, bare recitals of values, or the whole message or a sentence of it when most
+    of its tokens are data (numbers, ids matching ``id_pattern``, JSON punctuation, snake_case words).
+    ``own``: the agent's writes, their arguments and results: a report of them, even in their words and
+    every one of their values, is the agent's own account of what it did."""
+    return list(_dumps(plain(text), tuple(seen), id_pattern, tuple(own)))
 
 
 @functools.lru_cache(maxsize=1024)
-def _dumps(text: str, seen: tuple[str, ...], id_pattern: str | None) -> tuple[Span, ...]:
+def _dumps(text: str, seen: tuple[str, ...], id_pattern: str | None, own: tuple[str, ...]) -> tuple[Span, ...]:
     """Cached: a grader asks once per fact about the same messages."""
-    spans = _json_regions(text) + _key_value_runs(text) + _copied_runs(text, _seen_grams(seen)) + _recitals(text)
+    copied = _copied_runs(text, _seen_grams(seen) - _seen_grams(own))
+    spans = _json_regions(text) + _key_value_runs(text) + copied + _row_recitals(text, seen) + _recitals(text)
     # a message, or one sentence of it, that is mostly data: a courteous "Anything else?" does not hide a recital
     spans += [(start, end) for start, end in [(0, len(text)), *sentences(text)] if _mostly_data(text[start:end], id_pattern)]
     return tuple(_merged(spans))
@@ -181,6 +191,83 @@ def _flattened(result: str) -> str:
 
     walk(data)
     return " ".join(parts)
+
+
+def _row_recitals(text: str, results: tuple[str, ...]) -> list[Span]:
+    """Stretches of the message that say nearly every value of one row of the results, in whatever format:
+    runs of the row's values with at most _ROW_GAP characters between one and the next."""
+    spans = []
+    words = {w for t, _, _ in _tokens(text) for w in (t, t.rstrip("s"))}  # "items" may say "item"
+    for row in _rows(results):
+        if sum(_may_be_said(words, value) for value in row) < max(ROW_VALUES, ROW_SHARE * len(row)):
+            continue  # most rows share few words with a message: no need to look for each value
+        said = sorted((start, end, i) for i, value in enumerate(row) for start, end in _said_at(text, value))
+        run: list[tuple[int, int, int]] = []
+        for mention in [*said, None]:
+            if mention is None or (run and mention[0] - max(e for _, e, _ in run) > _ROW_GAP):
+                values = len({i for _, _, i in run})
+                if values >= ROW_VALUES and values >= ROW_SHARE * len(row):
+                    spans.append((run[0][0], max(e for _, e, _ in run)))
+                run = []
+            if mention is not None:
+                run.append(mention)
+    return spans
+
+
+@functools.lru_cache(maxsize=64)
+def _rows(results: tuple[str, ...]) -> tuple[tuple[str | Decimal, ...], ...]:
+    """Each JSON object of the results with every telling value beneath it (text, numbers, not flags), each
+    once, when it has at least ROW_VALUES: a record is recited whole with its nested parts ("the address",
+    "the items"); a small result (a quote: plan, share, amounts) told whole is an answer, not a recital."""
+    found = []
+
+    def walk(node: object) -> list[str | Decimal]:
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
+        if not children:
+            value = _row_value(node)
+            return [] if value is None else [value]
+        values = list(dict.fromkeys(v for child in children for v in walk(child)))  # each value once
+        if isinstance(node, dict) and len(values) >= ROW_VALUES:
+            found.append(tuple(values))
+        return values
+
+    for result in results:
+        try:
+            walk(json.loads(result))
+        except (ValueError, TypeError):
+            continue
+    return tuple(found)
+
+
+def _row_value(value: object) -> str | Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        number = Decimal(str(value))
+        return number if abs(number) >= _SMALL or number != number.to_integral_value() else None
+    return value if isinstance(value, str) and len(value.strip()) >= 2 else None
+
+
+def _may_be_said(words: set[str], value: str | Decimal) -> bool:
+    """A cheap necessary condition for ``_said_at``: the value's tokens are all among the message's (a date
+    said in words aside, which is let through)."""
+    if isinstance(value, Decimal):
+        return format(value.normalize(), "f") in words
+    tokens = [t for t, _, _ in _tokens(value)]
+    return re.fullmatch(r"\d{4}-\d{2}-\d{2}", value) is not None or all(t.rstrip("s") in words for t in tokens)
+
+
+def _said_at(text: str, value: str | Decimal) -> list[Span]:
+    """Where the message says a row's value: a number by value in any format, a date in any usual wording,
+    text as its words, an email or web address as written."""
+    if isinstance(value, Decimal):
+        return [(s, e) for t, s, e in _tokens(text) if t[0].isdigit() and Decimal(t) == value]
+    found = names_phrase(text, value)
+    if re.search(r"[@.]\w", value):
+        found += [(m.start(), m.end()) for m in re.finditer(re.escape(value), text, re.I)]
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        found += [(m.start, m.end) for m in dates_in(text) if same_date(m.value, value)]
+    return found
 
 
 _VALUE = re.compile(r"(?<![\w.])[-−]?[$€£]?\d[\d,]*(?:\.\d+)?(?!\w|\.\d)")

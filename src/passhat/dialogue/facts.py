@@ -19,6 +19,8 @@ from typing import Literal
 from passhat.dialogue.dumps import dump_spans, in_dump
 from passhat.dialogue.text import (
     FUNCTION_WORDS,
+    clause_at,
+    clause_at_keeping_labels,
     contrasted_at,
     hedged_at,
     is_offer,
@@ -44,7 +46,7 @@ from passhat.dialogue.values import (
     same_date,
 )
 
-__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "tell"]
+__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "tell"]
 
 NotTold = Literal["not_said", "negated", "contradicted", "hedged", "question", "data_dump", "about_other"]
 
@@ -103,18 +105,30 @@ class _Message:
     dumps: list[tuple[int, int]]
 
 
-def tell(fact: Fact, messages: Sequence[tuple[int, str]], seen: Sequence[str] = (), id_pattern: str | None = None) -> Telling:
+def tell(
+    fact: Fact,
+    messages: Sequence[tuple[int, str]],
+    seen: Sequence[str] = (),
+    id_pattern: str | None = None,
+    changes: Sequence[int] = (),
+    own: Sequence[str] = (),
+) -> Telling:
     """Whether the agent messages ``messages`` ((event index, text), in order) tell ``fact``.
 
     ``seen``: the texts of the tool results the agent saw (a fact found only inside a verbatim copy of
     them is not told). ``id_pattern``: the domain's regex for entity ids (to attribute statements to things).
+    ``changes``: the event indexes of writes that took effect; a value restated after one may be the new
+    state, so only a restatement with no write between takes a telling back. ``own``: the texts of the
+    agent's writes (arguments and results): a report in their words is no dump (see ``dump_spans``).
     Returns the first message and sentence that tell it; else the most informative reason it was not told.
     """
-    said = [_Message(event, plain(text), text, dump_spans(text, seen, id_pattern)) for event, text in messages]
+    said = [_Message(event, plain(text), text, dump_spans(text, seen, id_pattern, own)) for event, text in messages]
     reasons: set[NotTold] = set()
     for index, message in enumerate(said):
         for mention in _said_spans(fact, message.text):
-            reason = _rejection(fact, message, mention, id_pattern) or _corrected_later(fact, said, index, mention, id_pattern)
+            reason = _rejection(fact, message, mention, id_pattern) or _taken_back_later(
+                fact, said, index, mention, id_pattern, changes
+            )
             if reason is None:
                 return Telling(fact, True, message.event, _quote(message.raw, mention.start, mention.end))
             reasons.add(reason)
@@ -134,6 +148,22 @@ def answers_kind(fact: Fact, text: str, id_pattern: str | None = None) -> bool:
     )
 
 
+def contradicts(fact: Fact, sentence: str, text: str, id_pattern: str | None = None) -> bool:
+    """Whether free text the agent wrote for someone else (a hand-off summary, a note, a notice) says the
+    fact wrongly: denies its value ("not over tolerance"), or, without saying it, puts another value in its
+    place, judged as a restatement after ``sentence`` (the fact said rightly) would be: a rival status of the
+    same thing, another amount or date in a clause about the same slot."""
+    written = _Message(1, plain(text), text, [])
+    said = _said_spans(fact, written.text)
+    if any(_rejection(fact, written, m, id_pattern) == "negated" for m in said):
+        return True
+    right = _Message(0, plain(sentence), sentence, [])
+    told = next(iter(_said_spans(fact, right.text)), None)
+    return told is not None and any(
+        _restates_otherwise(fact, right, told, written, span, id_pattern) for span in sentences(written.text)
+    )
+
+
 # ---------------------------------------------------------------------------------------------- where the value is said
 
 
@@ -141,7 +171,8 @@ def _said_spans(fact: Fact, text: str) -> list[_Said]:
     if fact.kind == "money":
         return _money_said(fact, text)
     if fact.kind in ("status", "phrase"):
-        spans = {span for wording in (fact.value, *fact.synonyms) for span in names_phrase(text, wording)}
+        find = _phrase_said if fact.kind == "phrase" else names_phrase
+        spans = {span for wording in (fact.value, *fact.synonyms) for span in find(text, wording)}
         return [_Said(s, e) for s, e in _outermost(spans)]
     if fact.kind == "identifier":
         return [_Said(s, e) for s, e in names_identifier(text, fact.value)]
@@ -155,8 +186,34 @@ def _money_said(fact: Fact, text: str) -> list[_Said]:
         if Decimal(m.value) != amount:
             continue
         other_currency = m.currency is not None and m.currency != fact.currency
-        found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, m) else None))
+        found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, text, m) else None))
     return found
+
+
+_DETERMINERS = frozenset("the a an your my our their his her its this that these those".split())
+_FILLER = r"(?!(?:not|no|never|nor|without|except)\b)[A-Za-z0-9]+(?:'[A-Za-z]+)?"
+_WORD_GAP = r"[^\S\n]*[\"'“”‘’/-]?[^\S\n]+|[^\S\n]*[\"'“”‘’/-][^\S\n]*"
+_MAX_FILLERS = 2
+
+
+def _phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
+    """Where ``text`` says a phrase by its words: in order, any determiner or up to two other words
+    between them ("from your mail client" says "from the mail client", "duplicated" says "duplicate"),
+    never across a negation, a comma or a sentence end ("not from the mail client" says no more of it)."""
+    words = [w for w in re.findall(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?", plain(wording)) if w.lower() not in _DETERMINERS]
+    if len(words) < 2:
+        return names_phrase(text, wording)
+    gap = rf"(?:{_WORD_GAP})(?:{_FILLER}(?:{_WORD_GAP})){{0,{_MAX_FILLERS}}}"
+    body = gap.join(_word_form(w) for w in words)
+    return [m.span() for m in re.finditer(rf"(?<![\w-]){body}(?![\w-])", plain(text), re.I)] or names_phrase(text, wording)
+
+
+def _word_form(word: str) -> str:
+    """A word in its usual inflections: plural or possessive, and a verb ending in e in any tense ("remove", "removed")."""
+    word = re.escape(word.lower())
+    if len(word) >= 5 and word.endswith("e"):
+        return rf"{word[:-1]}(?:e|es|ed|ing)"
+    return rf"{word}(?:s|es|'s)?"
 
 
 def _kind_mentions(kind: FactKind, text: str) -> list[Mention]:
@@ -190,9 +247,9 @@ def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | 
         return "data_dump"
     if _asks(text, start, end):
         return "question"
-    if negated_at(text, start, end) or contrasted_at(text, start, end):
+    if negated_at(text, start, end) or contrasted_at(text, start, end) or _denied(fact, text, start, end):
         return "negated"
-    if hedged_at(text, start, end, alternatives=fact.kind != "phrase") or (fact.kind == "status" and _only_possible(text, start)):
+    if _hedged(fact, text, start, end) or (fact.kind == "status" and _only_possible(text, start)):
         return "hedged"
     if mention.mismatch:
         return mention.mismatch
@@ -205,6 +262,80 @@ def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | 
 
 def _asks(text: str, start: int, end: int) -> bool:
     return is_question(text, start, end) and not is_offer(text, start, end)
+
+
+_DENIAL = r"(?:not\s+true|untrue|false|incorrect|wrong|not\s+correct|not\s+right|not\s+accurate|not\s+the\s+case|a\s+mistake|an\s+error|mistaken)"
+_DENYING_FRAME = re.compile(
+    rf"\b(?:(?:it|that|this)(?:\s+is|\s+was|'s)\s+{_DENIAL}\s+that"
+    r"|(?:can't|cannot|can\s+not|could\s+not|couldn't|unable\s+to|not\s+able\s+to)\s+(?:yet\s+)?"
+    r"(?:confirm|verify|say|tell\s+you|promise|guarantee|state)(?:\s+(?:that|whether|if))?"
+    r"|there(?:\s+is|'s)\s+no\s+(?:record|sign|evidence|indication)\s+(?:that|of))\b",
+    re.I,
+)
+_CONTRAST = re.compile(r"\b(?:but|however|though|although|nevertheless|whereas)\b|;", re.I)
+_DENIED_NEXT = re.compile(rf"\s*(?:[,;—–-]\s*)?(?:(?:which|that|this|it)\s+)?(?:is|was|are|were|'s)\s+{_DENIAL}\b", re.I)
+_RETRACTION = re.compile(  # a whole sentence that only takes back the one before
+    r"(?:(?:actually|sorry|wait|correction|hmm)\W+)?(?:no\W+)?"
+    rf"(?:(?:that|this|it)(?:\s+is|\s+was|'s)\s+{_DENIAL}"
+    r"|(?:please\s+)?(?:ignore|disregard|scratch|forget)\s+(?:that|what\s+i\s+(?:just\s+)?said|my\s+(?:last|previous)\s+\w+)"
+    r"|(?:he|she|they|it|that|this|we|i)\s+(?:(?:does|do|did|is|are|was|were|has|have)(?:\s+not|n't)|won't|can't|cannot)(?:\s+\w+)?)"
+    r"\W*",
+    re.I,
+)
+_NEGATED_PREDICATE = re.compile(
+    r"\s+(?:(?:does|do|did|has|have|had|is|was|could|would|should)(?:\s+not\b|n't\b)|never\b|no\s+longer\b"
+    r"|won't\b|can't\b|cannot\b|will\s+not\b|can\s+not\b)",
+    re.I,
+)
+_MONEY_WITHHELD = re.compile(  # what a negated or refusing verb after an amount says: it does not move
+    r"[^.;!?]*?\b(?:(?:won't|will\s+not|isn't|is\s+not|wasn't|was\s+not|can't|cannot|can\s+not|couldn't|hasn't|has\s+not"
+    r"|haven't|have\s+not|aren't|are\s+not)\s+(?:be\s+|been\s+|being\s+)?(?:refunded|issued|paid|credited|returned|processed"
+    r"|approved|possible|available|due|sent|coming|owed)"
+    r"|(?:was|were|has\s+been|have\s+been|is|got)\s+(?:declined|denied|rejected|refused|reversed|voided|withheld))\b",
+    re.I,
+)
+_ANSWERED_NO = re.compile(
+    r"\**[^\S\n]*(?:[:=][^\S\n]*\**[^\S\n]*(?:no|not|false|none|n)|(?:[—–?|]|\s-)[^\S\n]*\**[^\S\n]*(?:no|false|n))"
+    r"(?![\w'])(?!\s+(?:longer|problem|worries|doubt|more)\b)|[^\S\n]*[:=|—–-]?[^\S\n]*[✗✘❌]",
+    re.I,
+)
+
+
+def _denied(fact: Fact, text: str, start: int, end: int) -> bool:
+    """A statement the agent denies by a wording ``negated_at`` does not read: inside a denying frame ("it is
+    not true that X", "I can't confirm that …, X"), called false after it ("X is false", "X, which is wrong",
+    a next sentence "That is not true." or "Scratch that."), answered no ("Over tolerance: no"), for an
+    amount, withheld by the verb after it ("$8.62 won't be refunded"), or, for a phrase (a person, an
+    instruction), the subject of a negated verb ("Dana Whitfield does not have it")."""
+    s_start, s_end = sentence_at(text, start)
+    frames = [m.end() for m in _DENYING_FRAME.finditer(text, s_start, start)]
+    if frames and not _CONTRAST.search(text, frames[-1], start):
+        return True
+    if _DENIED_NEXT.match(text, end, s_end) or _answered_no(text, end):
+        return True
+    following = next(((a, b) for a, b in sentences(text) if a >= s_end), None)
+    if following is not None and _RETRACTION.fullmatch(text, *following):
+        return True
+    if fact.kind == "money" and _MONEY_WITHHELD.match(text, end, clause_at(text, start)[1]):
+        return True  # "$8.62 won't be refunded", "the refund of $8.62 was declined"
+    return fact.kind == "phrase" and bool(_NEGATED_PREDICATE.match(text, end))
+
+
+def _answered_no(text: str, end: int) -> bool:
+    """A label answered no: "Within tolerance: no", "| Duplicate | no |", "Approved — false"."""
+    return bool(_ANSWERED_NO.match(text, end))
+
+
+_END_OF_PERIOD = re.compile(r"\b(?:up\s+)?(?:until|till|til|through|thru)\s+(?:the\s+)?$", re.I)
+
+
+def _hedged(fact: Fact, text: str, start: int, end: int) -> bool:
+    """``hedged_at``, but a date after "until" / "through" is the end of a period, said plainly ("paid until
+    October 19, 2025"), not a condition ("until it arrives")."""
+    period = _END_OF_PERIOD.search(text, 0, start) if fact.kind == "date" else None
+    if period is not None:
+        text = text[: period.start()] + " " * (period.end() - period.start()) + text[period.end() :]
+    return hedged_at(text, start, end, alternatives=fact.kind != "phrase")
 
 
 _GENERIC_BEFORE = re.compile(r"\b(?:only|all|any|every|no)\s+$", re.I)
@@ -256,7 +387,11 @@ def _rival_in_sentence(fact: Fact, message: _Message, mention: _Said, id_pattern
 
 def _stated(text: str, start: int, end: int) -> bool:
     return not (
-        negated_at(text, start, end) or contrasted_at(text, start, end) or hedged_at(text, start, end) or _asks(text, start, end)
+        negated_at(text, start, end)
+        or contrasted_at(text, start, end)
+        or hedged_at(text, start, end)
+        or _asks(text, start, end)
+        or _answered_no(text, end)
     )
 
 
@@ -332,7 +467,7 @@ _CUE_WORDS = frozenset(
     "actually correction sorry apologies apologize apologise meant misspoke mistake error rather correct second "
     "thought scratch wrong incorrect said".split()
 )
-_STOPWORDS = frozenset(
+STOPWORDS = frozenset(  # words that say nothing of what a sentence is about
     "the a an and or but is are was were be been being has have had do does did will would can could should may might "
     "must i you we they he she it its it's your our my me us them this that these those there here of to in on at by "
     "for with from as so if then than not no yes just also still now only all any some which what who when where how "
@@ -340,17 +475,29 @@ _STOPWORDS = frozenset(
 )
 
 
-def _corrected_later(fact: Fact, said: list[_Message], index: int, mention: _Said, id_pattern: str | None) -> NotTold | None:
-    """ "contradicted" when a later sentence with a correction cue states another value of the fact's kind
-    about the same thing ("Sorry, I meant $340.00" after "$332.20")."""
+def _taken_back_later(
+    fact: Fact, said: list[_Message], index: int, mention: _Said, id_pattern: str | None, changes: Sequence[int]
+) -> NotTold | None:
+    """ "contradicted" when a later sentence puts another value of the fact's kind in its place: one with a
+    correction cue ("Sorry, I meant $340.00" after "$332.20"), or, the last word counting, one that restates
+    the same slot of the same thing with no write between that could have changed it ("Your order is
+    pending." after "Your order has been delivered.")."""
     message = said[index]
     telling = message.text[slice(*sentence_at(message.text, mention.start))]
-    for text, start, end, dumps in _later_segments(said, index, mention.end):
-        if not _CORRECTION.search(text, start, end) or not _same_slot(telling, text[start:end]):
-            continue
+    for later, start, end in _later_segments(said, index, mention.end):
+        text = later.text
         cue = _CORRECTION.search(text, start, end)
-        for o_start, o_end in _other_values(fact, text, id_pattern):
-            if cue.start() <= o_start and o_end <= end and not in_dump(o_start, o_end, dumps) and _restated(text, o_start, o_end):
+        if cue and _same_slot(telling, text[start:end]):
+            for o_start, o_end in _other_values(fact, text, id_pattern):
+                if (
+                    cue.start() <= o_start
+                    and o_end <= end
+                    and not in_dump(o_start, o_end, later.dumps)
+                    and _restated(text, o_start, o_end)
+                ):
+                    return "contradicted"
+        elif later is not message and _restates_otherwise(fact, message, mention, later, (start, end), id_pattern):
+            if not any(message.event < c < later.event for c in changes):
                 return "contradicted"
     return None
 
@@ -358,24 +505,80 @@ def _corrected_later(fact: Fact, said: list[_Message], index: int, mention: _Sai
 def _restated(text: str, start: int, end: int) -> bool:
     """A value put in place of the told one: said, not denied or asked; "or rather $340.00" is no alternative
     offered but the correction itself, so an "or" does not make it a hedge here."""
-    return not (negated_at(text, start, end) or _asks(text, start, end))
+    return not (negated_at(text, start, end) or _asks(text, start, end) or _answered_no(text, end))
 
 
-def _later_segments(said: list[_Message], index: int, after: int) -> Iterator[tuple[str, int, int, list[tuple[int, int]]]]:
+def _later_segments(said: list[_Message], index: int, after: int) -> Iterator[tuple[_Message, int, int]]:
     """The rest of the mention's sentence, then each later sentence of this and the later messages."""
     first = said[index]
     _, s_end = sentence_at(first.text, after)
-    yield first.text, after, s_end, first.dumps
+    yield first, after, s_end
     for message in said[index:]:
         for start, end in sentences(message.text):
             if message is first and start < s_end:
                 continue
-            yield message.text, start, end, message.dumps
+            yield message, start, end
+
+
+_CHANGED = re.compile(r"\b(?:now|new|updated|remaining|left|after|afterwards|becomes?|became|changed|instead)\b", re.I)
+_ANOTHER = re.compile(r"\b(?:other|another|second|different|previous|older|newer|earlier|later)\b", re.I)
+_DISCOURSE = frozenset("again checking recap summary summarise summarize note update overall finally quick reminder".split())
+
+
+def _restates_otherwise(
+    fact: Fact, told: _Message, mention: _Said, later: _Message, sentence: tuple[int, int], id_pattern: str | None
+) -> bool:
+    """Whether a later sentence, without saying the fact's value, states another value of its kind plainly,
+    of the same thing, in a clause about the same slot (for a status, any clause when the thing is named
+    in both), not said as a change ("now $300.00") or of another thing ("your other order"). Counts are
+    left out: "3 items" and "2 of them shipped" are seldom one slot."""
+    start, end = sentence
+    text = later.text
+    if fact.kind == "number" or any(start <= s.start < end for s in _said_spans(fact, text)):
+        return False
+    slot = _slot(fact, told.text, mention.start, id_pattern)
+    subject = _subject(fact, told.text, mention.start, mention.end, id_pattern)
+    for o_start, o_end in _other_values(fact, text, id_pattern):
+        if not (start <= o_start and o_end <= end) or in_dump(o_start, o_end, later.dumps):
+            continue
+        if not _stated(text, o_start, o_end) or (
+            fact.kind == "status" and (_generic(text, o_start, o_end) or _only_possible(text, o_start))
+        ):
+            continue
+        c_start, c_end = clause_at_keeping_labels(text, o_start)
+        other = _subject(fact, text, o_start, o_end, id_pattern)
+        named = subject is not None and other is not None
+        if named and not subject & other:
+            continue
+        marked = _CHANGED.search(text, c_start, c_end) or _ANOTHER.search(text, c_start, c_end)  # "now $300", "your other order"
+        # a rival status of a thing named in both is its status, whatever the words around it ("moved to vendor query")
+        if not marked and ((named and fact.kind == "status") or _one_slot(slot, _slot(fact, text, o_start, id_pattern))):
+            return True
+    return False
+
+
+def _slot(fact: Fact, text: str, pos: int, id_pattern: str | None) -> set[str]:
+    """The words of a value's clause that say what it is a value of ("total", "refund"): its content words
+    without the values of the fact's kind, the ids named and the words that only steer the talk ("to recap")."""
+    start, end = clause_at_keeping_labels(text, pos)
+    clause = text[start:end]
+    blanks = _any_value_spans(fact, clause, id_pattern) + [m.span() for m in re.finditer(id_pattern or r"(?!)", clause)]
+    for b_start, b_end in blanks:
+        clause = clause[:b_start] + " " * (b_end - b_start) + clause[b_end:]
+    return _content_words(clause) - _DISCOURSE
+
+
+def _one_slot(told: set[str], later: set[str]) -> bool:
+    """The same slot: a later bare statement ("It is pending.") restates whatever was told; otherwise the two
+    clauses share at least half their words."""
+    if not later:
+        return True
+    return bool(told) and len(told & later) * 2 >= len(told | later)
 
 
 def _content_words(sentence: str) -> set[str]:
     words = {w.lower() for w in re.findall(r"[A-Za-z][A-Za-z']{2,}", sentence)}
-    return words - _STOPWORDS - _CUE_WORDS
+    return words - STOPWORDS - _CUE_WORDS
 
 
 def _same_slot(telling: str, correction: str) -> bool:
@@ -392,12 +595,15 @@ def _other_values(fact: Fact, text: str, id_pattern: str | None) -> list[tuple[i
     if fact.kind == "identifier":
         return [span for span in _identifier_like(fact, text, id_pattern) if not names_identifier(text[slice(*span)], fact.value)]
     if fact.kind == "money":  # the same amount the other way round is another value ("you pay $8.62", not get it)
-        return [(m.start, m.end) for m in money_in(text) if not _same_value(fact, m.value) or _flipped(fact, m)]
+        return [(m.start, m.end) for m in money_in(text) if not _same_value(fact, m.value) or _flipped(fact, text, m)]
     return [(m.start, m.end) for m in _kind_mentions(fact.kind, text) if not _same_value(fact, m.value)]
 
 
-def _flipped(fact: Fact, mention: Mention) -> bool:
-    return fact.direction is not None and mention.direction is not None and mention.direction != fact.direction
+def _flipped(fact: Fact, text: str, mention: Mention) -> bool:
+    """An amount said the other way round. A written minus or brackets ("adjusted with -15.00") say it comes
+    back to the customer, whatever noun stands near it ("charge CH-50201")."""
+    direction = "refund" if text[mention.start : mention.start + 1] in ("-", "−", "(") else mention.direction
+    return fact.direction is not None and direction is not None and direction != fact.direction
 
 
 # ---------------------------------------------------------------------------------------------- any value of the kind

@@ -9,6 +9,7 @@ facts here, on the backend as the goal finds it.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +41,24 @@ def derive_fact(
     if spec.synonyms:
         fact = dataclasses.replace(fact, synonyms=(*fact.synonyms, *spec.synonyms))
     return fact, source.label.format(value=worded(fact), **{k: _words(v) for k, v in spec.of.items()})
+
+
+def facts_of(domain: Domain, db: sqlite3.Connection, args: dict[str, Any]) -> list[tuple[Fact, str]]:
+    """Every fact the domain derives from the backend about the records a call names: each source whose
+    arguments are all among ``args`` ("the status of invoice INV-71011 is vendor query" for a notice about
+    INV-71011), with the sentence a careful agent says it in. A source that cannot say (no such record) is left out."""
+    found = []
+    for source in domain.facts.values():
+        wanted = [name for name in inspect.signature(source.derive).parameters if name != "db"]
+        if not wanted or any(name not in args for name in wanted):
+            continue
+        of = {name: args[name] for name in wanted}
+        try:
+            fact = source.derive(db, **of)
+        except (TypeError, LookupError, ValueError):
+            continue
+        found.append((fact, source.label.format(value=worded(fact), **{k: _words(v) for k, v in of.items()})))
+    return found
 
 
 def _policy_reason(domain: Domain, db: sqlite3.Connection, goal: Goal, spec: FactSpec, history: list[Call]) -> Fact:
