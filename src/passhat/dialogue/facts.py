@@ -42,6 +42,8 @@ from passhat.dialogue.values import (
     numbers_in,
     parse_money,
     same_date,
+    same_time,
+    times_in,
 )
 
 __all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "tell"]
@@ -160,13 +162,15 @@ def _money_said(fact: Fact, text: str) -> list[_Said]:
 
 
 def _kind_mentions(kind: FactKind, text: str) -> list[Mention]:
-    finders = {"money": money_in, "card_ending": card_endings_in, "date": dates_in, "number": numbers_in}
+    finders = {"money": money_in, "card_ending": card_endings_in, "date": dates_in, "time": times_in, "number": numbers_in}
     return finders[kind](text) if kind in finders else []
 
 
 def _same_value(fact: Fact, said: str) -> bool:
     if fact.kind == "date":
         return same_date(said, fact.value)
+    if fact.kind == "time":
+        return same_time(said, fact.value)
     if fact.kind == "number":
         return said == canonical_number(fact.value)
     if fact.kind == "card_ending":

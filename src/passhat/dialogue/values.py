@@ -424,7 +424,9 @@ _TIME_FORMS = [
     ),
     re.compile(r"\b(?P<noon>noon|midday|midnight)\b", re.I),
 ]
-_AT_HOUR = re.compile(r"\s*,?\s*(?:at|@)\s+(?P<h>1[0-2]|0?[1-9]|1[3-9]|2[0-3])(?![\w:.,%-]|\s?(?:%|percent)\b)", re.I)
+_AT_HOUR = re.compile(
+    r"\s*,?\s*(?:at|@)\s+(?P<h>1[0-2]|0?[1-9]|1[3-9]|2[0-3])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I
+)
 
 
 def times_in(text: str) -> list[Mention]:
