@@ -111,6 +111,9 @@ def test_ids_counts_dates_and_times_are_no_money(text: str) -> None:
         ("Refund: $8.62", "refund"),
         ("Difference: −$8.62", "refund"),  # a minus with no cue is money back
         ("An extra −$8.62 will be charged.", "charge"),  # a cue outweighs the sign
+        ("Charge CH-50201 adjusted with -15.00.", "refund"),  # beside a sign, "charge" is what is adjusted
+        ("Your charge: −$15.00", "refund"),
+        ("Charge CH-50201: $15.00", "charge"),  # without a sign, still a charge
         ("Your balance is $52.40.", None),
         ("I'll refund the $8.62 to your debit card.", "refund"),  # "debit card" is no charge cue
         ("The refund is more than $8.62.", "refund"),  # "more than" is no charge cue

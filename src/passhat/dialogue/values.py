@@ -267,13 +267,15 @@ def _cents(amount: Decimal) -> str:
     return str(amount.quantize(Decimal("0.01")))
 
 
+_THING_CHARGED = re.compile(r"(?:charge|bill|debit)s?", re.I)
 _PAID_BEFORE = re.compile(
     r"\byou\s+(?:have\s+|had\s+|originally\s+|already\s+)?(?:paid|spent)\b|\byou\s+were\s+(?:charged|billed)\b", re.I
 )
 
 
 def _direction(text: str, start: int, end: int, signed: bool) -> Direction | None:
-    """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund.
+    """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund, and
+    beside a signed amount "charge" names what is adjusted ("your charge: -$15.00"), not a way money moves.
     "The $276.78 you paid" names the amount by how it was paid before, not its way: beside a refund word, it
     comes back ("the $276.78 you paid comes back to you")."""
     c_start, c_end = clause_at_keeping_labels(text, start)
@@ -281,6 +283,8 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
         direction: [m for m in cue.finditer(text, c_start, c_end) if not (start <= m.start() < end)]
         for direction, cue in (("refund", _CUE_REFUND), ("charge", _CUE_CHARGE))
     }
+    if signed:  # "charge CH-50201 adjusted with -15.00": the thing adjusted, not the way; the sign says it
+        cues["charge"] = [m for m in cues["charge"] if not _THING_CHARGED.fullmatch(m.group())]
     paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
     if paid and cues["refund"]:
         cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
