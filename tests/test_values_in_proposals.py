@@ -92,3 +92,19 @@ def test_a_refund_beside_what_the_member_pays_is_proposed(proposal):
 )
 def test_a_charge_or_another_amount_dressed_as_the_refund_is_not_proposed(task, proposal):
     assert not binds("benefits", task, proposal)
+
+
+@pytest.mark.parametrize(
+    ("patient", "proposed"),
+    [
+        ("P-1016", True),
+        ("Jonas Whitcombe", True),
+        ("J. Whitcombe", True),  # by initial
+        ("Whitcombe, Jonas", True),
+        ("T. Whitcombe", False),  # another initial is another person
+        ("Mr Whitcombe", False),  # a surname names a family, not a patient
+    ],
+)
+def test_a_patient_is_named_by_file_number_or_name_with_initials(patient, proposed):
+    proposal = f"Shall I book an appointment for {patient} with Dr Ilse Varga on Tuesday 17 June at 2:30 pm?"
+    assert binds("intake", "intake-003", proposal) is proposed

@@ -23,13 +23,14 @@ from passhat.dialogue.values import (
     money_in,
     names_date,
     names_identifier,
+    names_person,
     names_phrase,
     names_street,
     names_time,
     units_in,
 )
 
-TermKind = Literal["id", "street", "phrase", "description", "money", "card_ending", "date", "time"]
+TermKind = Literal["id", "street", "phrase", "name", "description", "money", "card_ending", "date", "time"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +44,7 @@ class Term:
     what is given up ("the white speakers for the walnut ones", not the other way round); ``money``: an amount, moving
     ``direction`` for the customer; ``card_ending``: a card's last four digits. A term is named when it or
     one of its ``alternatives`` is. ``date`` (ISO) and ``time`` ("HH:MM"): a day or a time of day in any usual form
-    ("Monday 16 June", "2:00 pm"). An optional term (``required=False``) need not be named, but a
+    ("Monday 16 June", "2:00 pm"); ``name``: a person, also by initial ("L. Eklund") or surname first. An optional term (``required=False``) need not be named, but a
     proposal may state it without stating something the write does not do.
     """
 
@@ -191,6 +192,8 @@ def _named_here(text: str, term: Term) -> bool:
         return _described(text, term)
     if term.kind == "card_ending":
         return any(m.value == term.value for m in card_endings_in(text))
+    if term.kind == "name":
+        return bool(names_person(text, term.value))
     if term.kind == "date":
         return bool(names_date(text, term.value))
     if term.kind == "time":

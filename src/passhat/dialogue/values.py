@@ -584,7 +584,8 @@ def canonical_number(value: str) -> str:
 def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     """Where ``text`` names the id ``value`` in any usual form, as a whole token.
 
-    Digits-only ids also match grouped ("8336 9864 9358", "8336-9864-9358"); other ids match with or
+    Digits-only ids also match grouped ("8336 9864 9358", "8336-9864-9358", a phone number "(413) 555-0108",
+    "413.555.0108", "+1 413 555 0108"); other ids match with or
     without "#" and separators, in any case ("#R3042198": "R3042198", "r-3042198"), or by their
     trailing run of at least five digits alone ("invoice 3042198"). Never inside a longer token.
     """
@@ -603,7 +604,7 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-_DIGIT_GROUPS = re.compile(r"(?<![\w.,-])#?\d+(?:[ -]\d+)*(?![\w]|[.,]\d)")
+_DIGIT_GROUPS = re.compile(r"(?<![\w.,(-])(?:#|\(|\+)?\d+(?:(?:\)\s?|[ .-])\d+)*(?![\w]|[.,]\d)")  # "(413) 555.0108"
 
 
 def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
@@ -619,6 +620,20 @@ def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
                 if len(joined) >= len(digits):
                     break
     return spans
+
+
+def names_person(text: str, name: str) -> list[tuple[int, int]]:
+    """Where ``text`` names the person ``name`` ("Lena Eklund"): in full in any case, by the initial of the first name
+    ("L. Eklund", "L Eklund"), with a middle initial ("Lena M. Eklund"), or surname first ("Eklund, Lena", "Eklund, L.").
+    A surname alone, even with a title ("Ms Eklund": a family shares it), or another initial names no one."""
+    words = re.findall(r"[^\W\d_]+(?:['-][^\W\d_]+)*", name)
+    if len(words) < 2:
+        return names_phrase(text, name)
+    first, last = re.escape(words[0]), re.escape(words[-1])
+    given = rf"(?:{first}|{first[0]}\.?)"
+    middle = "".join(rf"(?:\s+(?:{re.escape(w)}|{re.escape(w[0])}\.?))?" for w in words[1:-1]) or r"(?:\s+[a-z]\.)?"
+    forms = rf"{given}{middle}\s+{last}|{last},\s*{given}"
+    return [m.span() for m in re.finditer(rf"(?<![\w-])(?:{forms})(?![\w-])", plain(text), re.I)]
 
 
 _STREET_WORDS = {

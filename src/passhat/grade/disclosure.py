@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from passhat.dialogue.text import sentences
-from passhat.dialogue.values import names_identifier, names_street
+from passhat.dialogue.values import dates_in, names_identifier, names_person, names_street
 from passhat.domains.model import Domain
 from passhat.env import Environment
 from passhat.trajectory import Event
@@ -113,20 +113,26 @@ def _runs_of(policy: str) -> dict[tuple[str, ...], list[int]]:
 
 
 def _said(value: str, text: str) -> bool:
-    """Whether ``text`` tells ``value`` in any usual form: as stored, an id without its "#" or grouped, a street
-    line abbreviated ("Heron Wy"), a name in another order ("Prescott, Nikolai": every word in one sentence)."""
+    """Whether ``text`` tells ``value`` in any usual form: as stored, a date in words ("14 March 1987"), an id
+    without its "#" or grouped (a phone number "(413) 555 0108"), a street line abbreviated ("Heron Wy"), a name
+    by its initial ("N. Prescott") or in another order ("Prescott, Nikolai": every word in one sentence)."""
     if _whole(value, text):
         return True
+    if _ISO_DATE.fullmatch(value):
+        return any(m.value == value for m in dates_in(text))
     if _ID.fullmatch(value):
         return bool(names_identifier(text, value))
     if _STREET.match(value):
         return bool(names_street(text, value))
     words = value.split()
     if len(words) >= 2 and all(_NAME_WORD.fullmatch(w) for w in words):
-        return any(all(_whole(w, text[start:end]) for w in words) for start, end in sentences(text))
+        return bool(names_person(text, value)) or any(
+            all(_whole(w, text[start:end]) for w in words) for start, end in sentences(text)
+        )
     return False
 
 
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ID = re.compile(r"#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*")  # one token with a digit: a record's id
 _STREET = re.compile(r"\d+[A-Za-z]?\s+[A-Za-z]")  # a house number, then words
 _NAME_WORD = re.compile(r"[^\W\d_]+(?:['-][^\W\d_]+)*\.?")

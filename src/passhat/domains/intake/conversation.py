@@ -99,7 +99,7 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
 def _patient_term(db: sqlite3.Connection, patient_id: str) -> Term:
     """A patient by file number, or by full name when the caller says it."""
     patient = person_of(db, patient_id)
-    spoken = (Term("phrase", full_name(patient), "patient"),) if patient else ()
+    spoken = (Term("name", full_name(patient), "patient"),) if patient else ()
     return Term("id", patient_id, "patient", alternatives=spoken)
 
 
