@@ -12,8 +12,10 @@ from passhat.dialogue.values import VALUE_KINDS, canonical
 from passhat.domains.model import Action, Domain
 from passhat.domains.toolkit import tool
 from passhat.env import tool_registry
+from passhat.env.tools import spec_for
 from passhat.errors import UserError
 from passhat.grade.writes import WriteCall, pair_writes
+from passhat.guard.confirmation import commitment_for, unconfirmed
 
 DOMAINS = ("retail", "payables", "helpdesk", "benefits", "intake")
 
@@ -138,3 +140,39 @@ def test_a_kind_for_no_argument_or_an_unknown_kind_is_refused(kinds):
         @tool(write=True, kinds=kinds)
         def call_back(db: sqlite3.Connection, phone: str) -> dict:
             return {}
+
+
+@tool(
+    write=True, target="member", confirm_keys=("member", "day", "at", "fee"), kinds={"day": "date", "at": "time", "fee": "money"}
+)
+def book_class(db: sqlite3.Connection, member: str, day: str, at: str, fee: str) -> dict:
+    """Book a class for a member, charging its fee.
+
+    Args:
+        member: The member, e.g. M-1.
+        day: The day, YYYY-MM-DD.
+        at: The time, HH:MM.
+        fee: The fee, e.g. 12.50.
+    """
+    return {}
+
+
+BOOK = {"member": "M-1", "day": "2025-06-18", "at": "14:00", "fee": "12.50"}
+
+
+@pytest.mark.parametrize(
+    ("proposal", "confirmed"),
+    [
+        ("Shall I book M-1 on 2025-06-18 at 14:00 for $12.50?", True),
+        ("Shall I book M-1 on Wednesday 18 June at 2pm for 12.50 dollars?", True),
+        ("Shall I book M-1 on June 18, 2025 at 2:00 p.m. for USD 12.50?", True),
+        ("Shall I book M-1 on June 18, 2025 at 2:30 p.m. for $12.50?", False),
+        ("Shall I book M-1 on Thursday 18 June at 2pm for $12.50?", False),
+        ("Shall I book M-1 on June 18, 2025 at 2pm for $15.00?", False),
+    ],
+)
+def test_without_domain_terms_the_guard_reads_each_confirm_key_by_its_declared_kind(proposal, confirmed):
+    """A team's own tools behind the Gateway get dates, times and amounts read in every usual form, from kinds alone."""
+    spec = spec_for(book_class)
+    unbound = unconfirmed(commitment_for(spec, BOOK), [("agent", proposal), ("user", "Yes, please.")])
+    assert (unbound is None) is confirmed
