@@ -296,6 +296,11 @@ def test_plain_numbers_exclude_ids_money_and_dates(text: str, values: list[str])
         ("order r3042198 shipped", "#R3042198", "r3042198"),
         ("Customer 167498 is verified.", "C-167498", "167498"),
         ("Customer C-167498 is verified.", "C-167498", "C-167498"),
+        ("Invoice INV\u201171014 is held.", "INV-71014", "INV\u201171014"),  # a non-breaking hyphen
+        ("Invoice inv 71014 is held.", "INV-71014", "inv 71014"),
+        ("Call (413) 555-0108.", "4135550108", "(413) 555-0108"),
+        ("Call 413.555.0108.", "4135550108", "413.555.0108"),
+        ("Call +1 413 555 0108.", "4135550108", "413 555 0108"),
     ],
 )
 def test_ids_are_named_in_any_usual_form(text: str, value: str, named: str) -> None:
@@ -741,3 +746,18 @@ def test_a_date_a_period_runs_until_is_told_not_hedged(message: str) -> None:
 )
 def test_a_date_under_a_condition_is_hedged(message: str) -> None:
     assert tell(Fact("date", "2025-10-19"), [(0, message)]).reason == "hedged"
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("My number is (413) 555-0108.", True),
+        ("My number is 413.555.0108.", True),
+        ("My number is 413-555-0108.", True),
+        ("My number is (413) 555-0180.", False),  # two digits swapped
+        ("My number is 413-555-010.", False),
+    ],
+)
+def test_a_phone_number_the_customer_gave_in_any_grouping_is_the_one_a_lookup_used(said: str, named: bool) -> None:
+    """An identity lookup by phone number uses what the customer said, however the customer grouped it."""
+    assert mentions(said, "4135550108") is named

@@ -596,7 +596,7 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     if core.isdigit():
         return _grouped_digits(text, core)
     segments = re.findall(r"[A-Za-z]+|\d+", value)
-    body = r"[-_ ]?".join(re.escape(s) for s in segments)
+    body = r"[-_ \u00a0\u2010\u2011\u2013]?".join(re.escape(s) for s in segments)  # hyphens and spaces of any typography
     spans = [m.span() for m in re.finditer(rf"(?<![\w#-])#?{body}(?![\w]|-\w)", text, re.I)]
     trailing = re.search(r"\d+$", core)
     if trailing and len(trailing.group()) >= 5:
@@ -604,7 +604,9 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-_DIGIT_GROUPS = re.compile(r"(?<![\w.,(-])(?:#|\(|\+)?\d+(?:(?:\)\s?|[ .-])\d+)*(?![\w]|[.,]\d)")  # "(413) 555.0108"
+_DIGIT_GROUPS = re.compile(  # "(413) 555.0108", "413\u2011555\u20110108"
+    r"(?<![\w.,(-])(?:#|\(|\+)?\d+(?:(?:\)\s?|[ .\u00a0\u2010\u2011\u2013-])\d+)*(?![\w]|[.,]\d)"
+)
 
 
 def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
