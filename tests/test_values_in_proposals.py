@@ -108,3 +108,16 @@ def test_a_charge_or_another_amount_dressed_as_the_refund_is_not_proposed(task, 
 def test_a_patient_is_named_by_file_number_or_name_with_initials(patient, proposed):
     proposal = f"Shall I book an appointment for {patient} with Dr Ilse Varga on Tuesday 17 June at 2:30 pm?"
     assert binds("intake", "intake-003", proposal) is proposed
+
+
+@pytest.mark.parametrize(
+    ("proposal", "proposed"),
+    [
+        ("Shall I escalate INV-71031 (Brookvale Cable, $7,040.00) to the controller?", True),
+        ("Escalate INV-71031 (Brookvale Cable, 7040.00 USD)?", True),  # the billed total, stated for the record
+        ("Shall I escalate INV-71031 (Brookvale Cable, $7,400.00) to the controller?", False),  # another amount
+        ("Shall I escalate INV-71031? It comes to $999.99 in all.", False),
+    ],
+)
+def test_an_invoice_write_may_state_the_billed_total_and_no_other_amount(proposal, proposed):
+    assert binds("payables", "pay-027", proposal) is proposed
