@@ -678,6 +678,8 @@ def test_times_are_read_in_every_usual_form(text: str, value: str) -> None:
         "Call 413-555-0108.",
         "Order #R1030 shipped.",
         "It is 10.30 kg.",
+        "We received 2 this morning.",
+        "I have 2 apples and 3 mangoes.",
     ],
 )
 def test_amounts_counts_and_ids_are_no_times(text: str) -> None:

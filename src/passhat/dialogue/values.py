@@ -409,7 +409,7 @@ def _iso_day(iso: str) -> datetime.date | None:
 # ---------------------------------------------------------------------------------------------- times of day
 
 _MERIDIEM = r"(?P<mer>[ap])\.?\s?m\b\.?"
-_DAYPART = r"(?P<part>in\s+the\s+(?:morning|afternoon|evening)|tonight|this\s+(?:morning|afternoon|evening))"
+_DAYPART = r"(?P<part>in\s+the\s+(?:morning|afternoon|evening))"  # not "this morning": "we received 2 this morning"
 _HOUR_WORDS = {w: n for n, w in enumerate(_UNITS[:13]) if n}
 _HOUR_WORD = "|".join(sorted(_HOUR_WORDS, key=len, reverse=True))
 _MINUTE_WORDS = {"quarter past": 15, "half past": 30, "quarter to": -15, "twenty past": 20, "ten past": 10, "five past": 5}
