@@ -428,9 +428,7 @@ _TIME_FORMS = [
     ),
     re.compile(r"\b(?P<noon>noon|midday|midnight)\b", re.I),
 ]
-_AT_HOUR = re.compile(
-    r"\s*,?\s*(?:at|@)\s+(?P<h>1[0-2]|0?[1-9]|1[3-9]|2[0-3])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I
-)
+_AT_HOUR = re.compile(r"\s*,?\s*(?:at|@)\s+(?P<h>1\d|2[0-3]|0?[1-9])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I)
 
 
 def times_in(text: str) -> list[Mention]:
@@ -463,8 +461,6 @@ def _clock(m: re.Match[str]) -> str | None:
     hour = int(named["h"]) if named.get("h") else _HOUR_WORDS[named["hw"].lower()]
     minute = int(named.get("m") or 0)
     if words := named.get("words"):
-        if not named.get("hw"):
-            return None
         minute = _MINUTE_WORDS[words.lower()]
         if minute < 0:
             hour, minute = (hour - 1) or 12, 60 + minute
