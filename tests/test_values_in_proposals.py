@@ -3,13 +3,19 @@ people write them, a refund beside what the member pays; and never when a value 
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 
 import pytest
+from adversaries import ProposesWrongly, agent
 
 from passhat.dialogue.proposals import Commitment, binding
 from passhat.domains.model import Action, Domain
 from passhat.env import Environment, tool_registry
+from passhat.run.seeding import trial_seed
+from passhat.run.trial import TrialSpec, run_trial
+from passhat.users import resolve_user
+from passhat.users.personas import PERSONAS
 
 
 def domain(name: str) -> Domain:
@@ -121,3 +127,29 @@ def test_a_patient_is_named_by_file_number_or_name_with_initials(patient, propos
 )
 def test_an_invoice_write_may_state_the_billed_total_and_no_other_amount(proposal, proposed):
     assert binds("payables", "pay-027", proposal) is proposed
+
+
+# -- played through the orchestrator, the scripted customer and the graders -------------------------
+
+
+def in_words(described: str) -> str:
+    """intake-003's proposal with its day and time as people write them."""
+    return described.replace("2025-06-17", "Tuesday 17 June").replace("14:30", "2:30 pm")
+
+
+def play_intake(task_id: str, change) -> object:
+    task = domain("intake").tasks[task_id]
+    spec = TrialSpec(task, PERSONAS["baseline"], 0, trial_seed(11, task.id, "baseline", 0))
+    return asyncio.run(
+        run_trial(domain("intake"), spec, agent(ProposesWrongly, change=staticmethod(change)), resolve_user("scripted"))
+    )
+
+
+def test_a_booking_proposed_in_ordinary_words_is_agreed_to_and_passes():
+    out = play_intake("intake-003", in_words)
+    assert (out.grade.reward, out.grade.signature) == (1, None)
+
+
+def test_a_booking_proposed_at_another_time_in_ordinary_words_is_not_agreed_to():
+    out = play_intake("intake-003", lambda described: in_words(described).replace("2:30 pm", "3:30 pm"))
+    assert (out.grade.reward, out.grade.signature) == (0, "unconfirmed_write")
