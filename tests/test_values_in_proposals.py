@@ -137,19 +137,43 @@ def in_words(described: str) -> str:
     return described.replace("2025-06-17", "Tuesday 17 June").replace("14:30", "2:30 pm")
 
 
-def play_intake(task_id: str, change) -> object:
-    task = domain("intake").tasks[task_id]
+def play(domain_name: str, task_id: str, change) -> object:
+    """One baseline trial of the task by the perfect reference agent, proposing each write as ``change`` words it."""
+    world = domain(domain_name)
+    task = world.tasks[task_id]
     spec = TrialSpec(task, PERSONAS["baseline"], 0, trial_seed(11, task.id, "baseline", 0))
-    return asyncio.run(
-        run_trial(domain("intake"), spec, agent(ProposesWrongly, change=staticmethod(change)), resolve_user("scripted"))
-    )
+    return asyncio.run(run_trial(world, spec, agent(ProposesWrongly, change=staticmethod(change)), resolve_user("scripted")))
 
 
 def test_a_booking_proposed_in_ordinary_words_is_agreed_to_and_passes():
-    out = play_intake("intake-003", in_words)
+    out = play("intake", "intake-003", in_words)
     assert (out.grade.reward, out.grade.signature) == (1, None)
 
 
 def test_a_booking_proposed_at_another_time_in_ordinary_words_is_not_agreed_to():
-    out = play_intake("intake-003", lambda described: in_words(described).replace("2:30 pm", "3:30 pm"))
+    out = play("intake", "intake-003", lambda described: in_words(described).replace("2:30 pm", "3:30 pm"))
+    assert (out.grade.reward, out.grade.signature) == (0, "unconfirmed_write")
+
+
+@pytest.mark.parametrize(
+    ("domain_name", "task_id", "aside"),
+    [
+        ("benefits", "benefits-003", "You'd pay $37.50 for the tyre change"),  # the member's share beside the refund
+        ("payables", "pay-027", "INV-71031 is from Brookvale Cable, billed at $7,040.00"),  # the total, for the record
+    ],
+)
+def test_a_proposal_that_states_what_else_is_true_of_the_write_passes(domain_name, task_id, aside):
+    out = play(domain_name, task_id, lambda described: f"{described}. {aside}")
+    assert (out.grade.reward, out.grade.signature) == (1, None)
+
+
+@pytest.mark.parametrize(
+    ("domain_name", "task_id", "aside"),
+    [
+        ("benefits", "benefits-003", "You'd pay $45.00 for the tyre change"),
+        ("payables", "pay-027", "INV-71031 is from Brookvale Cable, billed at $7,400.00"),
+    ],
+)
+def test_a_proposal_that_states_another_amount_is_not_agreed_to(domain_name, task_id, aside):
+    out = play(domain_name, task_id, lambda described: f"{described}. {aside}")
     assert (out.grade.reward, out.grade.signature) == (0, "unconfirmed_write")
