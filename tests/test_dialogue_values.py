@@ -763,3 +763,16 @@ def test_a_date_under_a_condition_is_hedged(message: str) -> None:
 def test_a_phone_number_the_customer_gave_in_any_grouping_is_the_one_a_lookup_used(said: str, named: bool) -> None:
     """An identity lookup by phone number uses what the customer said, however the customer grouped it."""
     assert mentions(said, "4135550108") is named
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("Your appointment is on Monday 16 June.", True),
+        ("Your appointment is on 16 June.", True),
+        ("Your appointment is on Friday 16 June.", False),  # 16 June 2025 is a Monday: a wrong date in words
+        ("Your appointment is on Monday 23 June.", False),
+    ],
+)
+def test_a_date_without_its_year_tells_the_fact_only_on_its_weekday(message: str, told: bool) -> None:
+    assert tell(Fact("date", "2025-06-16"), [(0, message)]).told is told

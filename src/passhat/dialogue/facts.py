@@ -37,6 +37,7 @@ from passhat.dialogue.values import (
     cued_card_endings_in,
     dates_in,
     money_in,
+    names_date,
     names_identifier,
     names_phrase,
     numbers_in,
@@ -147,6 +148,8 @@ def _said_spans(fact: Fact, text: str) -> list[_Said]:
         return [_Said(s, e) for s, e in _outermost(spans)]
     if fact.kind == "identifier":
         return [_Said(s, e) for s, e in names_identifier(text, fact.value)]
+    if fact.kind == "date":  # on the weekday it falls on, when one is said
+        return [_Said(s, e) for s, e in names_date(text, fact.value)]
     return [_Said(m.start, m.end) for m in _kind_mentions(fact.kind, text) if _same_value(fact, m.value)]
 
 
