@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from passhat.dialogue import mentions
 from passhat.dialogue.dumps import dump_spans
+from passhat.dialogue.facts import Fact, tell
 from passhat.dialogue.text import (
     clause_at,
     contrasted_at,
@@ -23,10 +24,14 @@ from passhat.dialogue.values import (
     card_endings_in,
     dates_in,
     money_in,
+    names_date,
     names_identifier,
     names_phrase,
     names_street,
+    names_time,
     numbers_in,
+    same_time,
+    times_in,
 )
 
 
@@ -106,6 +111,9 @@ def test_ids_counts_dates_and_times_are_no_money(text: str) -> None:
         ("Refund: $8.62", "refund"),
         ("Difference: −$8.62", "refund"),  # a minus with no cue is money back
         ("An extra −$8.62 will be charged.", "charge"),  # a cue outweighs the sign
+        ("Charge CH-50201 adjusted with -15.00.", "refund"),  # beside a sign, "charge" is what is adjusted
+        ("Your charge: −$15.00", "refund"),
+        ("Charge CH-50201: $15.00", "charge"),  # without a sign, still a charge
         ("Your balance is $52.40.", None),
         ("I'll refund the $8.62 to your debit card.", "refund"),  # "debit card" is no charge cue
         ("The refund is more than $8.62.", "refund"),  # "more than" is no charge cue
@@ -288,6 +296,11 @@ def test_plain_numbers_exclude_ids_money_and_dates(text: str, values: list[str])
         ("order r3042198 shipped", "#R3042198", "r3042198"),
         ("Customer 167498 is verified.", "C-167498", "167498"),
         ("Customer C-167498 is verified.", "C-167498", "C-167498"),
+        ("Invoice INV\u201171014 is held.", "INV-71014", "INV\u201171014"),  # a non-breaking hyphen
+        ("Invoice inv 71014 is held.", "INV-71014", "inv 71014"),
+        ("Call (413) 555-0108.", "4135550108", "(413) 555-0108"),
+        ("Call 413.555.0108.", "4135550108", "413.555.0108"),
+        ("Call +1 413 555 0108.", "4135550108", "413 555 0108"),
     ],
 )
 def test_ids_are_named_in_any_usual_form(text: str, value: str, named: str) -> None:
@@ -604,3 +617,162 @@ def test_answers_in_sentences_are_no_dump(text: str) -> None:
 def test_a_date_in_any_usual_form_names_the_same_iso_date(said: str, named: bool) -> None:
     """An identity lookup by date of birth uses what the customer said, however the customer wrote it."""
     assert mentions(said, "1987-03-14") is named
+
+
+# ---------------------------------------------------------------------------------------------- dates with a weekday, times
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("Monday 16 June", True),  # no year: the conversation's year, on the weekday it falls on
+        ("Mon, June 16th", True),
+        ("on Monday the 16th of June", True),
+        ("Monday, 16 June 2025", True),
+        ("Monday 16 July", False),
+        ("Friday 16 June", False),  # 16 June 2025 is a Monday: which day is meant is unknown
+        ("Tuesday 16 June 2025", False),
+        ("Monday 16 June 2026", False),
+        ("Monday 23 June", False),
+    ],
+)
+def test_a_date_with_its_weekday_names_the_date_the_weekday_agrees_with(said: str, named: bool) -> None:
+    assert bool(names_date(f"Your appointment is {said}.", "2025-06-16")) is named
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("See you at 14:00.", "14:00"),
+        ("See you at 09:30.", "09:30"),
+        ("See you at 2pm.", "14:00"),
+        ("See you at 2 PM.", "14:00"),
+        ("See you at 2:00 pm.", "14:00"),
+        ("See you at 2:00p.m. sharp.", "14:00"),
+        ("See you at 10.30 am.", "10:30"),
+        ("See you at 12 pm.", "12:00"),
+        ("See you at 12:15 a.m.", "00:15"),
+        ("See you at noon.", "12:00"),
+        ("See you at midnight.", "00:00"),
+        ("See you at half past two in the afternoon.", "14:30"),
+        ("See you at quarter to eleven in the morning.", "10:45"),
+        ("See you at 3 in the afternoon.", "15:00"),
+        ("See you at 10:30.", "~10:30"),  # either half of the day
+        ("See you at half past ten.", "~10:30"),
+        ("See you at ten o'clock.", "~10:00"),
+        ("See you on 2025-06-18T10:30.", "~10:30"),
+        ("See you on Monday 16 June at 10.", "~10:00"),  # a bare hour, right after a date
+    ],
+)
+def test_times_are_read_in_every_usual_form(text: str, value: str) -> None:
+    assert [m.value for m in times_in(text)] == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It costs $10.30.",
+        "You have ten items.",
+        "The score was 3:1.",
+        "Between 9 and 11 people called.",
+        "Call 413-555-0108.",
+        "Order #R1030 shipped.",
+        "It is 10.30 kg.",
+        "We received 2 this morning.",
+        "I have 2 apples and 3 mangoes.",
+    ],
+)
+def test_amounts_counts_and_ids_are_no_times(text: str) -> None:
+    assert times_in(text) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "fact", "same"),
+    [
+        ("~02:00", "14:00", True),
+        ("~02:00", "02:00", True),
+        ("~12:00", "12:00", True),
+        ("14:00", "14:00", True),
+        ("14:00", "2:00 pm", True),  # a fact written another way
+        ("14:00", "02:00", False),
+        ("~02:30", "14:00", False),
+        ("10:30", "11:30", False),
+    ],
+)
+def test_a_time_is_the_same_on_either_half_of_the_day_only_when_its_half_is_unsaid(said: str, fact: str, same: bool) -> None:
+    assert same_time(said, fact) is same
+
+
+def test_a_booking_told_at_another_time_does_not_name_the_booked_time() -> None:
+    """The deliberate mistake of issue 21: booked at 11:00, told as 11:30."""
+    assert names_time("You're booked for 18 June 2025 at 11:30.", "11:00") == []
+    assert names_time("You're booked for 18 June 2025 at 11am.", "11:00") != []
+
+
+def test_times_are_no_plain_numbers() -> None:
+    assert [m.value for m in numbers_in("Come at 2 pm or 14:30 with 3 forms.")] == ["3"]
+
+
+BOOKED_AT_ELEVEN = Fact("time", "11:00")
+
+
+@pytest.mark.parametrize(
+    ("messages", "told"),
+    [
+        (("You're booked for Wednesday 18 June at 11am.",), True),
+        (("You're booked for Wednesday 18 June at 11:00.",), True),
+        (("You're booked for 18 June 2025, eleven o'clock in the morning.",), True),
+        (("You're booked for 18 June 2025 at 11:30.",), False),  # the deliberate mistake of issue 21
+        (("You're booked for 18 June 2025 at 11 pm.",), False),
+        (("You're not booked at 11:00.",), False),
+    ],
+)
+def test_a_time_is_told_in_any_usual_form_and_only_at_that_time(messages: tuple[str, ...], told: bool) -> None:
+    assert tell(BOOKED_AT_ELEVEN, list(enumerate(messages))).told is told
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Membership paid until October 19, 2025.",
+        "Your Plus cover runs till 2025-10-19.",
+        "You're covered up until 19 October 2025.",
+    ],
+)
+def test_a_date_a_period_runs_until_is_told_not_hedged(message: str) -> None:
+    assert tell(Fact("date", "2025-10-19"), [(0, message)]).told
+
+
+@pytest.mark.parametrize(
+    "message", ["If it is still unpaid after October 19, 2025, we cancel it.", "I'll renew it once it's October 19, 2025."]
+)
+def test_a_date_under_a_condition_is_hedged(message: str) -> None:
+    assert tell(Fact("date", "2025-10-19"), [(0, message)]).reason == "hedged"
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("My number is (413) 555-0108.", True),
+        ("My number is 413.555.0108.", True),
+        ("My number is 413-555-0108.", True),
+        ("My number is (413) 555-0180.", False),  # two digits swapped
+        ("My number is 413-555-010.", False),
+    ],
+)
+def test_a_phone_number_the_customer_gave_in_any_grouping_is_the_one_a_lookup_used(said: str, named: bool) -> None:
+    """An identity lookup by phone number uses what the customer said, however the customer grouped it."""
+    assert mentions(said, "4135550108") is named
+
+
+@pytest.mark.parametrize(
+    ("message", "told"),
+    [
+        ("Your appointment is on Monday 16 June.", True),
+        ("Your appointment is on 16 June.", True),
+        ("Your appointment is on Friday 16 June.", False),  # 16 June 2025 is a Monday: a wrong date in words
+        ("Your appointment is on Monday 23 June.", False),
+    ],
+)
+def test_a_date_without_its_year_tells_the_fact_only_on_its_weekday(message: str, told: bool) -> None:
+    assert tell(Fact("date", "2025-06-16"), [(0, message)]).told is told

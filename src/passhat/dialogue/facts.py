@@ -39,11 +39,14 @@ from passhat.dialogue.values import (
     cued_card_endings_in,
     dates_in,
     money_in,
+    names_date,
     names_identifier,
     names_phrase,
     numbers_in,
     parse_money,
     same_date,
+    same_time,
+    times_in,
 )
 
 __all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "tell"]
@@ -176,6 +179,8 @@ def _said_spans(fact: Fact, text: str) -> list[_Said]:
         return [_Said(s, e) for s, e in _outermost(spans)]
     if fact.kind == "identifier":
         return [_Said(s, e) for s, e in names_identifier(text, fact.value)]
+    if fact.kind == "date":  # on the weekday it falls on, when one is said
+        return [_Said(s, e) for s, e in names_date(text, fact.value)]
     return [_Said(m.start, m.end) for m in _kind_mentions(fact.kind, text) if _same_value(fact, m.value)]
 
 
@@ -217,13 +222,15 @@ def _word_form(word: str) -> str:
 
 
 def _kind_mentions(kind: FactKind, text: str) -> list[Mention]:
-    finders = {"money": money_in, "card_ending": card_endings_in, "date": dates_in, "number": numbers_in}
+    finders = {"money": money_in, "card_ending": card_endings_in, "date": dates_in, "time": times_in, "number": numbers_in}
     return finders[kind](text) if kind in finders else []
 
 
 def _same_value(fact: Fact, said: str) -> bool:
     if fact.kind == "date":
         return same_date(said, fact.value)
+    if fact.kind == "time":
+        return same_time(said, fact.value)
     if fact.kind == "number":
         return said == canonical_number(fact.value)
     if fact.kind == "card_ending":

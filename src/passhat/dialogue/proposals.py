@@ -21,13 +21,16 @@ from passhat.dialogue.values import (
     card_endings_in,
     cued_card_endings_in,
     money_in,
+    names_date,
     names_identifier,
+    names_person,
     names_phrase,
     names_street,
+    names_time,
     units_in,
 )
 
-TermKind = Literal["id", "street", "phrase", "description", "money", "card_ending"]
+TermKind = Literal["id", "street", "phrase", "name", "description", "money", "card_ending", "date", "time"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -40,7 +43,8 @@ class Term:
     the others: "the walnut speakers", not "the black speakers"), and ``replaced`` (what it replaces) only as
     what is given up ("the white speakers for the walnut ones", not the other way round); ``money``: an amount, moving
     ``direction`` for the customer; ``card_ending``: a card's last four digits. A term is named when it or
-    one of its ``alternatives`` is. An optional term (``required=False``) need not be named, but a
+    one of its ``alternatives`` is. ``date`` (ISO) and ``time`` ("HH:MM"): a day or a time of day in any usual form
+    ("Monday 16 June", "2:00 pm"); ``name``: a person, also by initial ("L. Eklund") or surname first. An optional term (``required=False``) need not be named, but a
     proposal may state it without stating something the write does not do.
     """
 
@@ -188,6 +192,12 @@ def _named_here(text: str, term: Term) -> bool:
         return _described(text, term)
     if term.kind == "card_ending":
         return any(m.value == term.value for m in card_endings_in(text))
+    if term.kind == "name":
+        return bool(names_person(text, term.value))
+    if term.kind == "date":
+        return bool(names_date(text, term.value))
+    if term.kind == "time":
+        return bool(names_time(text, term.value))
     return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text))
 
 

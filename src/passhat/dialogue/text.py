@@ -281,7 +281,8 @@ _APPROXIMATOR = re.compile(
     re.I,
 )
 _CONDITION_BEFORE = re.compile(
-    r"\b(?:if|whether|unless|once|when|whenever|in\s+case|provided|assuming|as\s+soon\s+as|until|till|before|after)\b",
+    r"\b(?:if|whether|unless|once|when|whenever|in\s+case|provided|assuming|as\s+soon\s+as"
+    r"|(?:until|till|before|after)(?!\s+(?:the\s+|on\s+)?$))\b",  # "paid until October 19" bounds a date: no condition
     re.I,
 )
 _ID_LIKE = re.compile(r"#?[A-Za-z]+[-_]?\d")

@@ -13,13 +13,16 @@ import datetime
 import functools
 import re
 from decimal import Decimal, InvalidOperation
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from text_to_num import text2num
 
 from passhat.dialogue.text import clause_at_keeping_labels, plain
 
 Direction = Literal["refund", "charge"]  # which way money moves, seen from the customer
+# What a tool argument holds, so two calls are compared by what the backend stores (:func:`canonical`).
+ValueKind = Literal["id", "code", "phone", "email", "money", "date", "time"]
+VALUE_KINDS: tuple[ValueKind, ...] = get_args(ValueKind)
 FactKind = Literal["money", "card_ending", "date", "time", "status", "identifier", "number", "phrase"]
 
 
@@ -33,6 +36,7 @@ class Mention:
     end: int
     direction: Direction | None = None  # money only: "refund" (to the customer), "charge" (from the customer)
     currency: str | None = None  # money only: "USD", "EUR", ... when stated
+    weekday: int | None = None  # date only: the weekday said with it (0 is Monday)
 
 
 # ---------------------------------------------------------------------------------------------- number words
@@ -263,13 +267,15 @@ def _cents(amount: Decimal) -> str:
     return str(amount.quantize(Decimal("0.01")))
 
 
+_THING_CHARGED = re.compile(r"(?:charge|bill|debit)s?", re.I)
 _PAID_BEFORE = re.compile(
     r"\byou\s+(?:have\s+|had\s+|originally\s+|already\s+)?(?:paid|spent)\b|\byou\s+were\s+(?:charged|billed)\b", re.I
 )
 
 
 def _direction(text: str, start: int, end: int, signed: bool) -> Direction | None:
-    """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund.
+    """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund, and
+    beside a signed amount "charge" names what is adjusted ("your charge: -$15.00"), not a way money moves.
     "The $276.78 you paid" names the amount by how it was paid before, not its way: beside a refund word, it
     comes back ("the $276.78 you paid comes back to you")."""
     c_start, c_end = clause_at_keeping_labels(text, start)
@@ -277,6 +283,8 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
         direction: [m for m in cue.finditer(text, c_start, c_end) if not (start <= m.start() < end)]
         for direction, cue in (("refund", _CUE_REFUND), ("charge", _CUE_CHARGE))
     }
+    if signed:  # "charge CH-50201 adjusted with -15.00": the thing adjusted, not the way; the sign says it
+        cues["charge"] = [m for m in cues["charge"] if not _THING_CHARGED.fullmatch(m.group())]
     paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
     if paid and cues["refund"]:
         cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
@@ -326,16 +334,37 @@ _DATE_FORMS = [
 ]
 
 
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
+_WEEKDAY_BEFORE = re.compile(
+    r"\b(?P<weekday>mon|tue|wed|thu|fri|sat|sun)(?:day|s|sday|nesday|rsday|urday)?\.?,?\s+(?:the\s+)?$", re.I
+)
+
+
 def dates_in(text: str) -> list[Mention]:
-    """Every calendar date said in ``text``: ISO, US numeric (month/day/year), or with a month's name."""
-    text = plain(text)
+    """Every calendar date said in ``text``: ISO, US numeric (month/day/year), or with a month's name.
+
+    A weekday said with it ("Monday 16 June") is kept, so a date without its year can be checked against
+    the year the conversation is about (:func:`names_date`); a weekday that the stated year contradicts
+    ("Tuesday 16 June 2025", a Monday) leaves no date: which of the two the agent meant is unknown."""
+    return list(_dates_in(plain(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _dates_in(text: str) -> tuple[Mention, ...]:
     found = []
     for form in _DATE_FORMS:
         for m in form.finditer(text):
             value = _iso_date(m)
             if value is not None:
                 found.append((m.start(), m.end(), value))
-    return [Mention("date", v, s, e) for s, e, v in _longest_first(found)]
+    out = []
+    for start, end, value in _longest_first(found):
+        said = _WEEKDAY_BEFORE.search(text, max(0, start - 16), start)
+        weekday = _WEEKDAYS.index(said.group("weekday").lower()) if said else None
+        if weekday is not None and not value.startswith("--") and datetime.date.fromisoformat(value).weekday() != weekday:
+            continue
+        out.append(Mention("date", value, said.start() if said else start, end, weekday=weekday))
+    return tuple(out)
 
 
 def _iso_date(m: re.Match[str]) -> str | None:
@@ -357,6 +386,118 @@ def _iso_date(m: re.Match[str]) -> str | None:
 def same_date(said: str, fact: str) -> bool:
     """Whether a said date (maybe without a year, "--03-04") is the fact's date."""
     return said == fact or (said.startswith("--") and fact[-6:] == said[1:])
+
+
+def names_date(text: str, iso: str) -> list[tuple[int, int]]:
+    """Where ``text`` says the date ``iso`` in any usual form; without its year only on the weekday that date
+    falls on, when one is said ("Monday 16 June" names 2025-06-16, "Friday 16 June" does not)."""
+    day = _iso_day(iso)
+    return [
+        (m.start, m.end)
+        for m in dates_in(text)
+        if day is not None and same_date(m.value, day.isoformat()) and m.weekday in (None, day.weekday())
+    ]
+
+
+def _iso_day(iso: str) -> datetime.date | None:
+    try:
+        return datetime.date.fromisoformat(iso.strip())
+    except ValueError:
+        return None
+
+
+# ---------------------------------------------------------------------------------------------- times of day
+
+_MERIDIEM = r"(?P<mer>[ap])\.?\s?m\b\.?"
+_DAYPART = r"(?P<part>in\s+the\s+(?:morning|afternoon|evening))"  # not "this morning": "we received 2 this morning"
+_HOUR_WORDS = {w: n for n, w in enumerate(_UNITS[:13]) if n}
+_HOUR_WORD = "|".join(sorted(_HOUR_WORDS, key=len, reverse=True))
+_MINUTE_WORDS = {"quarter past": 15, "half past": 30, "quarter to": -15, "twenty past": 20, "ten past": 10, "five past": 5}
+_TIME_FORMS = [
+    # "2pm", "2:00 pm", "10.30 a.m.", "2 in the afternoon"
+    re.compile(
+        rf"(?<![\w:.,$€£-])(?P<h>1[0-2]|0?[1-9])(?:[:.](?P<m>[0-5]\d))?\s?(?:{_MERIDIEM}|\s{_DAYPART}|\s?o'?clock\b)", re.I
+    ),
+    # "14:00", "9:30", "09:30", "10h30", the time of "2025-06-18T10:30"
+    re.compile(r"(?:(?<=\dT)|(?<![\w:.,/$€£-]))(?P<h>[01]?\d|2[0-3])[:h](?P<m>[0-5]\d)(?::[0-5]\d)?(?![\w:]|[.,]\d)", re.I),
+    # "half past ten", "quarter to eleven in the morning", "ten o'clock"
+    re.compile(
+        rf"\b(?:(?P<words>{'|'.join(_MINUTE_WORDS)})\s+)?(?P<hw>{_HOUR_WORD})(?:\s+o'?clock)?"
+        rf"(?:\s+{_DAYPART}|\s?{_MERIDIEM})?(?![\w-])",
+        re.I,
+    ),
+    re.compile(r"\b(?P<noon>noon|midday|midnight)\b", re.I),
+]
+_AT_HOUR = re.compile(r"\s*,?\s*(?:at|@)\s+(?P<h>1\d|2[0-3]|0?[1-9])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I)
+
+
+def times_in(text: str) -> list[Mention]:
+    """Every time of day said in ``text``, as "HH:MM" on the 24-hour clock: "14:00", "2pm", "2:00 p.m.",
+    "half past two in the afternoon", "noon". A time that could be either half of the day ("10:30", "half past
+    ten", "ten o'clock") is "~10:30": morning as written, or the same time after noon (:func:`same_time`).
+    A bare hour is a time only right after a date ("Monday 16 June at 10")."""
+    return list(_times_in(plain(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _times_in(text: str) -> tuple[Mention, ...]:
+    found = []
+    for form in _TIME_FORMS:
+        for m in form.finditer(text):
+            value = _clock(m)
+            if value is not None:
+                found.append((m.start(), m.end(), value))
+    for date in dates_in(text):
+        if at := _AT_HOUR.match(text, date.end):
+            found.append((at.start("h"), at.end(), _clock(at)))
+    return tuple(Mention("time", v, s, e) for s, e, v in _longest_first(found))
+
+
+def _clock(m: re.Match[str]) -> str | None:
+    """A match of a time form as "HH:MM", "~HH:MM" when it could be either half of the day."""
+    named = m.groupdict()
+    if named.get("noon"):
+        return "00:00" if named["noon"].lower() == "midnight" else "12:00"
+    hour = int(named["h"]) if named.get("h") else _HOUR_WORDS[named["hw"].lower()]
+    minute = int(named.get("m") or 0)
+    if words := named.get("words"):
+        minute = _MINUTE_WORDS[words.lower()]
+        if minute < 0:
+            hour, minute = (hour - 1) or 12, 60 + minute
+    elif named.get("hw") and not (named.get("mer") or named.get("part") or "clock" in m.group().lower()):
+        return None  # "ten" alone is a number
+    meridiem = (named.get("mer") or "").lower() or _daypart_meridiem(named.get("part"))
+    if meridiem:
+        hour = hour % 12 + (12 if meridiem == "p" else 0)
+        return f"{hour:02d}:{minute:02d}"
+    written_24h = named.get("h", "").startswith("0") or hour == 0 or hour > 12
+    return f"{hour:02d}:{minute:02d}" if written_24h else f"~{hour:02d}:{minute:02d}"
+
+
+def _daypart_meridiem(part: str | None) -> str:
+    return "" if not part else "a" if "morning" in part.lower() else "p"
+
+
+def same_time(said: str, fact: str) -> bool:
+    """Whether a said time is the fact's ("HH:MM"): the same, or either half of the day for "~HH:MM"."""
+    fact = canonical_time(fact) or fact
+    if not said.startswith("~"):
+        return said == fact
+    hour, minute = said[1:].split(":")
+    return fact in (f"{int(hour) % 12:02d}:{minute}", f"{int(hour) % 12 + 12:02d}:{minute}", said[1:])
+
+
+def names_time(text: str, time: str) -> list[tuple[int, int]]:
+    """Where ``text`` says the time of day ``time`` ("HH:MM") in any usual form."""
+    return [(m.start, m.end) for m in times_in(text) if same_time(m.value, time)]
+
+
+def canonical_time(value: str) -> str | None:
+    """A time written alone as "HH:MM" ("9:30" -> "09:30", "2:00 pm" -> "14:00"); None if it is no time."""
+    found = times_in(value)
+    if len(found) != 1 or value[: found[0].start].strip() or value[found[0].end :].strip(" ."):
+        return None
+    return found[0].value.lstrip("~")
 
 
 # ---------------------------------------------------------------------------------------------- card endings
@@ -383,7 +524,7 @@ def _card_endings(text: str, bare: bool) -> list[Mention]:
 
 @functools.lru_cache(maxsize=4096)
 def _cached_card_endings(text: str, bare: bool) -> tuple[Mention, ...]:
-    taken = [(m.start, m.end) for m in money_in(text) + dates_in(text)]
+    taken = [(m.start, m.end) for m in money_in(text) + dates_in(text) + times_in(text)]
     found = {}
     for m in _CUED_ENDING.finditer(text):
         if _inside(m.start("digits"), m.end(), taken):
@@ -412,9 +553,9 @@ _DIGIT_NUMBER = re.compile(r"(?<![\w#$€£.,/:@-])(\d{1,3}(?:,\d{3})+|\d+)(?:\.
 
 
 def numbers_in(text: str) -> list[Mention]:
-    """Plain numbers, in digits or words ("3 items", "three items"); not the digits of ids, amounts or dates."""
+    """Plain numbers, in digits or words ("3 items", "three items"); not the digits of ids, amounts, dates or times."""
     text = plain(text)
-    taken = [(m.start, m.end) for m in money_in(text) + dates_in(text)]
+    taken = [(m.start, m.end) for m in money_in(text) + dates_in(text) + times_in(text)]
     found = []
     for m in _DIGIT_NUMBER.finditer(text):
         if not _inside(m.start(), m.end(), taken):
@@ -439,7 +580,8 @@ def canonical_number(value: str) -> str:
 def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     """Where ``text`` names the id ``value`` in any usual form, as a whole token.
 
-    Digits-only ids also match grouped ("8336 9864 9358", "8336-9864-9358"); other ids match with or
+    Digits-only ids also match grouped ("8336 9864 9358", "8336-9864-9358", a phone number "(413) 555-0108",
+    "413.555.0108", "+1 413 555 0108"); other ids match with or
     without "#" and separators, in any case ("#R3042198": "R3042198", "r-3042198"), or by their
     trailing run of at least five digits alone ("invoice 3042198"). Never inside a longer token.
     """
@@ -450,7 +592,7 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     if core.isdigit():
         return _grouped_digits(text, core)
     segments = re.findall(r"[A-Za-z]+|\d+", value)
-    body = r"[-_ ]?".join(re.escape(s) for s in segments)
+    body = r"[-_ \u00a0\u2010\u2011\u2013]?".join(re.escape(s) for s in segments)  # hyphens and spaces of any typography
     spans = [m.span() for m in re.finditer(rf"(?<![\w#-])#?{body}(?![\w]|-\w)", text, re.I)]
     trailing = re.search(r"\d+$", core)
     if trailing and len(trailing.group()) >= 5:
@@ -458,7 +600,9 @@ def names_identifier(text: str, value: str) -> list[tuple[int, int]]:
     return sorted(spans)
 
 
-_DIGIT_GROUPS = re.compile(r"(?<![\w.,-])#?\d+(?:[ -]\d+)*(?![\w]|[.,]\d)")
+_DIGIT_GROUPS = re.compile(  # "(413) 555.0108", "413\u2011555\u20110108"
+    r"(?<![\w.,(-])(?:#|\(|\+)?\d+(?:(?:\)\s?|[ .\u00a0\u2010\u2011\u2013-])\d+)*(?![\w]|[.,]\d)"
+)
 
 
 def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
@@ -474,6 +618,20 @@ def _grouped_digits(text: str, digits: str) -> list[tuple[int, int]]:
                 if len(joined) >= len(digits):
                     break
     return spans
+
+
+def names_person(text: str, name: str) -> list[tuple[int, int]]:
+    """Where ``text`` names the person ``name`` ("Lena Eklund"): in full in any case, by the initial of the first name
+    ("L. Eklund", "L Eklund"), with a middle initial ("Lena M. Eklund"), or surname first ("Eklund, Lena", "Eklund, L.").
+    A surname alone, even with a title ("Ms Eklund": a family shares it), or another initial names no one."""
+    words = re.findall(r"[^\W\d_]+(?:['-][^\W\d_]+)*", name)
+    if len(words) < 2:
+        return names_phrase(text, name)
+    first, last = re.escape(words[0]), re.escape(words[-1])
+    given = rf"(?:{first}|{first[0]}\.?)"
+    middle = "".join(rf"(?:\s+(?:{re.escape(w)}|{re.escape(w[0])}\.?))?" for w in words[1:-1]) or r"(?:\s+[a-z]\.)?"
+    forms = rf"{given}{middle}\s+{last}|{last},\s*{given}"
+    return [m.span() for m in re.finditer(rf"(?<![\w-])(?:{forms})(?![\w-])", plain(text), re.I)]
 
 
 _STREET_WORDS = {
@@ -567,3 +725,47 @@ def _inflected(word: str) -> str:
     if re.search(r"[^su]s$", stem):
         return rf"(?:{stem}|{stem[:-1]})"  # "items" also says "item"
     return rf"{stem}(?:s|es|'s)?"
+
+
+# ---------------------------------------------------------------------------------------------- canonical values
+
+
+def canonical(kind: ValueKind, value: Any) -> Any:
+    """``value`` as a backend stores a value of its kind, so that two calls are equal when they store the same thing:
+    ``id`` any case, spaces around ("inv-71014" is INV-71014); ``code`` its letters and digits ("NW 1234-56");
+    ``phone`` its digits, without the country code 1 before ten digits ("(413) 555-0108", "+1 413 555 0108");
+    ``email`` any case; ``money`` to the cent (1523.2, "1,523.20", "$1523.20"); ``date`` ISO from any usual form
+    with its year ("June 18, 2025"); ``time`` "HH:MM" ("9:30", "2:00 pm"). A list is compared item by item; a value
+    that is not of the kind (an amount in words, a date without its year) stays as it is, unequal to any other."""
+    if isinstance(value, (list, tuple)):
+        return [canonical(kind, v) for v in value]
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return value
+    return _CANONICAL[kind](value)
+
+
+def _canonical_phone(value: str | float) -> str:
+    digits = re.sub(r"\D", "", str(value))
+    return digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
+
+
+def _canonical_money(value: str | float) -> Any:
+    amount = parse_money(str(value)) if isinstance(value, str) else Decimal(str(value))
+    return value if amount is None else _cents(amount)
+
+
+def _canonical_date(value: str | float) -> Any:
+    said = dates_in(str(value))
+    whole = len(said) == 1 and not str(value)[: said[0].start].strip() and not str(value)[said[0].end :].strip(" .")
+    return said[0].value if whole and not said[0].value.startswith("--") else value
+
+
+_CANONICAL: dict[ValueKind, Any] = {
+    "id": lambda v: str(v).strip().upper(),
+    "code": lambda v: re.sub(r"[^0-9A-Za-z]", "", str(v)).upper(),
+    "phone": _canonical_phone,
+    "email": lambda v: str(v).strip().lower(),
+    "money": _canonical_money,
+    "date": _canonical_date,
+    "time": lambda v: canonical_time(str(v)) or v,
+}

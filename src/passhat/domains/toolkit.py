@@ -8,10 +8,12 @@ failures are exceptions; the environment turns them into the three-shape result 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from passhat.dialogue.values import VALUE_KINDS, ValueKind
 from passhat.domains.model import Call
 from passhat.errors import UserError
 
@@ -45,6 +47,9 @@ class ToolMeta:
     ``identifies``: an identity lookup, whose arguments must come from the customer's own words — an
     agent that authenticates someone with an email it read from a record has verified no one.
     ``free_text``: arguments that carry prose (a summary for a human) and are not compared between calls.
+    ``kinds``: what an argument holds, when the backend stores it in a canonical form ("phone", "id", "money",
+    "date", ...: :data:`passhat.dialogue.values.ValueKind`), so that two calls the backend would store alike are
+    the same write ("413-555-0108" and "4135550108"); an argument not named is compared as it is.
     ``prose``: fields of the tool's *result* holding text a third party wrote (a review, a name a
     seller chose, an address line a customer typed): where an instruction aimed at the agent can hide,
     so the ``injected_instruction`` fault puts its text there. A name covers that field wherever it
@@ -60,6 +65,7 @@ class ToolMeta:
     confirm_words: tuple[str, ...] = ()
     identifies: bool = False
     free_text: tuple[str, ...] = ()
+    kinds: dict[str, ValueKind] = dataclasses.field(default_factory=dict)
     prose: tuple[str, ...] = ()
 
 
@@ -74,6 +80,7 @@ def tool(
     confirm_words: tuple[str, ...] = (),
     identifies: bool = False,
     free_text: tuple[str, ...] = (),
+    kinds: dict[str, ValueKind] | None = None,
     prose: tuple[str, ...] = (),
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Mark a function as a tool. Writes need a confirmed proposal unless told otherwise.
@@ -95,12 +102,14 @@ def tool(
         confirm_words=confirm_words,
         identifies=identifies,
         free_text=free_text,
+        kinds=dict(kinds or {}),
         prose=prose,
     )
 
     def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
         for option in ("free_text", "prose"):
             _check_field_names(fn, option, getattr(meta, option))
+        _check_kinds(fn, meta.kinds)
         fn.__passhat_tool__ = meta  # type: ignore[attr-defined]
         return fn
 
@@ -114,6 +123,18 @@ def _check_field_names(fn: Callable[..., Any], option: str, names: Any) -> None:
             f"tool {fn.__qualname__} ({fn.__module__}) declares {option}={names!r}; {option} is a tuple of field names, "
             f'e.g. {option}=("summary",) for one field.'
         )
+
+
+def _check_kinds(fn: Callable[..., Any], kinds: dict[str, Any]) -> None:
+    """Refuse a kind for an argument the tool does not take, or a kind the engine does not know: either would
+    leave two calls the backend stores alike unequal, silently."""
+    params = list(inspect.signature(fn).parameters)[1:]
+    for name, kind in kinds.items():
+        if name not in params or kind not in VALUE_KINDS:
+            raise UserError(
+                f"tool {fn.__qualname__} ({fn.__module__}) declares kinds={{{name!r}: {kind!r}}}; name one of its "
+                f"arguments ({', '.join(params)}) and one of the kinds {', '.join(VALUE_KINDS)}."
+            )
 
 
 # -- queries: what a domain's tools, rules and conversation helpers read the backend with ---------------------

@@ -242,9 +242,17 @@ def _detail_roles(domain: Domain, env: Environment, writes: Sequence[Action]) ->
 
 
 def _amount_as_charge(described: str, commitment: Commitment) -> str:
-    refund = next((t for t in commitment.terms if t.kind == "money" and t.direction == "refund"), None)
+    refund = _flippable_refund(commitment)
     said = f" You would have to pay ${refund.value} for this." if refund else ""
     return f"I can {described}.{said} Shall I go ahead?"
+
+
+def _flippable_refund(commitment: Commitment) -> Term | None:
+    """A refund whose amount, said as a charge, is false: not also what the customer pays (half a fee refunded
+    is half paid, and "you'd pay $37.50" beside a $37.50 refund is true)."""
+    money = [t for t in commitment.terms if t.kind == "money"]
+    paid = {t.value for t in money if t.direction == "charge"}
+    return next((t for t in money if t.direction == "refund" and t.value not in paid), None)
 
 
 def _recital(domain: Domain, task: Task) -> list[Event]:
@@ -310,14 +318,7 @@ def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: Accept
                     for role in _detail_roles(domain, env, writes)
                 ),
             ]
-            refunds = [
-                a
-                for a in writes
-                if any(
-                    t.kind == "money" and t.direction == "refund"
-                    for t in commitment_for(env.tools[a.tool], dict(a.args), env.db, domain).terms
-                )
-            ]
+            refunds = [a for a in writes if _flippable_refund(commitment_for(env.tools[a.tool], dict(a.args), env.db, domain))]
             if refunds:
                 cases.append(Case("a refund proposed as a charge", writes, expect="unconfirmed_write", propose=_amount_as_charge))
         extra = next((m.call for found in misses for m in found if m.signature == "wrong_entity_write"), None)

@@ -34,10 +34,13 @@ from passhat.dialogue.values import (
     dates_in,
     money_in,
     names_identifier,
+    names_person,
     names_phrase,
     names_street,
     numbers_in,
     same_date,
+    same_time,
+    times_in,
 )
 from passhat.domains.model import ALL_COLUMNS, Call, Domain
 from passhat.domains.toolkit import identified
@@ -209,7 +212,7 @@ class _Text:
     folded: str
     digits: str
     dates: tuple[str, ...]
-    times: frozenset[str]
+    times: tuple[str, ...]
     amounts: frozenset[Decimal]
     endings: frozenset[str]
 
@@ -223,23 +226,10 @@ def _read(text: str) -> _Text:
         visible.casefold(),
         re.sub(r"\D", "", visible),
         tuple(m.value for m in dates_in(visible)),
-        frozenset(_times(visible)),
+        tuple(m.value for m in times_in(visible)),
         frozenset(amounts),
         frozenset(m.value for m in card_endings_in(visible)),
     )
-
-
-_SAID_TIME = re.compile(r"(?<![\d:])(\d{1,2})(?::([0-5]\d))?\s*(?:([ap])\.?\s?m\b\.?)?", re.I)
-
-
-def _times(text: str) -> Iterator[str]:
-    """Clock times said as "11:00", "11 am" or "2:30 p.m.", as "HH:MM" on a 24-hour clock."""
-    for m in _SAID_TIME.finditer(text):
-        hour, minutes, half = int(m.group(1)), m.group(2), (m.group(3) or "").lower()
-        if not (minutes or half) or hour > 23 or (half and not 1 <= hour <= 12):
-            continue
-        hour = hour % 12 + (12 if half == "p" else 0) if half else hour
-        yield f"{hour:02d}:{minutes or '00'}"
 
 
 def says(value: Value, text: str) -> bool:
@@ -251,7 +241,7 @@ def says(value: Value, text: str) -> bool:
     if value.kind == "date":
         return any(same_date(d, stored) for d in said.dates)
     if value.kind == "time":
-        return f"{int(stored[:-3]):02d}{stored[-3:]}" in said.times
+        return any(same_time(t, stored) for t in said.times)
     if value.kind == "money":
         return Decimal(stored) in said.amounts
     if value.kind == "ending":
@@ -262,7 +252,9 @@ def says(value: Value, text: str) -> bool:
     if value.kind == "street":
         return stored.split()[0] in said.text and bool(names_street(said.text, stored))
     if value.kind == "name":
-        return stored.split()[-1].casefold() in said.folded and _says_name(stored, said.text)
+        return stored.split()[-1].casefold() in said.folded and (
+            bool(names_person(said.text, stored)) or _every_word_in_a_sentence(stored, said.text)
+        )
     if value.kind == "word":
         return stored.casefold().split()[0] in said.folded and bool(names_phrase(said.text, stored.replace("_", " ")))
     return stored.casefold() in said.folded
@@ -273,13 +265,9 @@ def _ungrouped(text: str) -> str:
     return re.sub(r"(?<=\d)\.(?=\d)", "-", re.sub(r"\((\d+)\)\s*", r"\1 ", text))
 
 
-def _says_name(name: str, text: str) -> bool:
-    """Every word of the name in one sentence ("Prescott, Nikolai"), or the last name with the first's initial."""
-    words = name.split()
-    first, last = re.escape(words[0][0]), re.escape(words[-1])
-    if re.search(rf"(?<!\w){first}\.?\s+{last}(?!\w)|(?<!\w){last},\s*{first}\.?(?!\w)", text, re.I):
-        return True
-    return any(all(_whole(w, text[start:end]) for w in words) for start, end in sentences(text))
+def _every_word_in_a_sentence(name: str, text: str) -> bool:
+    """A name with its words in another order ("Prescott, Nikolai Ivanovich"): every word of it in one sentence."""
+    return any(all(_whole(w, text[start:end]) for w in name.split()) for start, end in sentences(text))
 
 
 def _whole(value: str, text: str) -> bool:

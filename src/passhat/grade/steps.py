@@ -25,7 +25,7 @@ from passhat.domains.toolkit import ToolFailure
 from passhat.env import Environment, ToolSpec, tool_registry
 from passhat.env.tools import validate_args
 from passhat.grade.expected import ground_truth_calls
-from passhat.grade.writes import WriteCall, comparable
+from passhat.grade.writes import WriteCall, comparable, target_of
 from passhat.trajectory import Event
 
 Mark = Literal["right", "wrong", "missed"]  # done right; reached but never right; never reached
@@ -180,7 +180,10 @@ def _succeeded(e: Event, write: bool) -> bool:
 
 def _same_entity(spec: ToolSpec, step: Step, args: dict[str, Any]) -> bool:
     if spec.meta.target:
-        return str(args.get(spec.meta.target)) == step.entity
+        tools = {spec.name: spec}
+        return target_of(WriteCall(spec.name, args), tools) == target_of(
+            WriteCall(spec.name, {spec.meta.target: step.entity}), tools
+        )
     values = {json.dumps(v, sort_keys=True, default=str) for k, v in step.args.items() if k not in spec.meta.free_text}
     return not values or bool(values & {json.dumps(v, sort_keys=True, default=str) for v in args.values()})
 

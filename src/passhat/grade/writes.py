@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from passhat.dialogue.values import canonical
 from passhat.domains.model import Action
 from passhat.env import ToolSpec
 
@@ -24,14 +25,25 @@ class WritePairing:
 
 
 def comparable(call: WriteCall, tools: dict[str, ToolSpec]) -> tuple[str, dict[str, Any]]:
+    """A call as the backend would store it: free text left out, each argument of a declared kind canonical
+    ("413-555-0108" and "4135550108" are one phone number), so the same write said two ways is one write."""
     spec = tools.get(call.tool)
-    skip = spec.meta.free_text if spec else ()
-    return call.tool, {k: v for k, v in call.args.items() if k not in skip}
+    if spec is None:
+        return call.tool, dict(call.args)
+    return call.tool, {k: _stored(spec, k, v) for k, v in call.args.items() if k not in spec.meta.free_text}
 
 
-def _target(call: WriteCall, tools: dict[str, ToolSpec]) -> Any:
+def _stored(spec: ToolSpec, name: str, value: Any) -> Any:
+    kind = spec.meta.kinds.get(name)
+    return value if kind is None else canonical(kind, value)
+
+
+def target_of(call: WriteCall, tools: dict[str, ToolSpec]) -> Any:
+    """The entity the call acts on, as stored; None when its tool names no target."""
     spec = tools.get(call.tool)
-    return call.args.get(spec.meta.target) if spec and spec.meta.target else None
+    if spec is None or not spec.meta.target or spec.meta.target not in call.args:
+        return None
+    return _stored(spec, spec.meta.target, call.args[spec.meta.target])
 
 
 def pair_writes(actual: list[WriteCall], expected: list[Action], tools: dict[str, ToolSpec]) -> WritePairing:
@@ -47,8 +59,8 @@ def pair_writes(actual: list[WriteCall], expected: list[Action], tools: dict[str
             todo.remove(same)
             pairing.matched.append(call)
     for call in leftover:
-        target = _target(call, tools)
-        near = [e for e in todo if target is not None and _target(e, tools) == target]
+        target = target_of(call, tools)
+        near = [e for e in todo if target is not None and target_of(e, tools) == target]
         near.sort(key=lambda e: e.tool != call.tool)
         if near:
             todo.remove(near[0])

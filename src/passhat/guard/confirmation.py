@@ -14,6 +14,7 @@ from typing import Any
 
 from passhat.dialogue import Message, answered_proposal
 from passhat.dialogue.proposals import Commitment, Term, binding
+from passhat.dialogue.values import ValueKind, canonical
 from passhat.domains.model import Action, Domain
 from passhat.env.tools import ToolSpec, error
 
@@ -22,20 +23,23 @@ def commitment_for(spec: ToolSpec, args: dict[str, Any], db: Any = None, domain:
     """What a yes to this call agrees to, on the backend as it is before the call.
 
     The domain says it when it can (``Domain.proposal_terms``); otherwise every confirm key's value is
-    a term: a number as an amount, anything else as an id.
+    a term of the argument's declared kind (a date or a time of day in any usual form, an amount), an
+    undeclared number an amount, anything else an id.
     """
     if domain is not None and domain.proposal_terms is not None:
         terms = domain.proposal_terms(db, Action(tool=spec.name, args=args))
     else:
-        terms = [t for k in spec.meta.confirm_keys for t in _terms_of(k, args.get(k))]
+        terms = [t for k in spec.meta.confirm_keys for t in _terms_of(k, args.get(k), spec.meta.kinds.get(k))]
     return Commitment(spec.name, spec.meta.confirm_words, tuple(terms))
 
 
-def _terms_of(key: str, value: Any) -> list[Term]:
+def _terms_of(key: str, value: Any, kind: ValueKind | None) -> list[Term]:
     if isinstance(value, (list, tuple)):
-        return [t for v in value for t in _terms_of(key, v)]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return [Term("money", f"{abs(value):.2f}", key)]
+        return [t for v in value for t in _terms_of(key, v, kind)]
+    if kind is None and isinstance(value, (int, float)) and not isinstance(value, bool):
+        kind = "money"
+    if kind in ("money", "date", "time"):
+        return [Term(kind, str(canonical(kind, value)).lstrip("-"), key)]
     return [Term("id", str(value), key)]
 
 

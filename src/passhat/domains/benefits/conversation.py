@@ -92,7 +92,8 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
 
 def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     """What a yes to ``action`` agrees to: the charge, the plan, the card or credit, and the amount that moves
-    (required); the fee and what the member pays under the plan (optional, a proposal may state them)."""
+    (required); the fee and what was charged (optional, a proposal may state them) and what the member pays under
+    the plan (optional, said as what the member pays: "you'd pay $37.50" beside a refund of $37.50 is that share)."""
     a, tool = action.args, action.tool
     charge = charge_of(db, a.get("charge_id", ""))
     method = _payment_term(db, a.get("payment_method_id", ""), "refunded to" if tool != "renew_membership" else "paid with")
@@ -102,7 +103,7 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
         if charge:
             terms += [
                 Term("money", f"{benefit_refund(db, charge, plan):.2f}", "refund", direction="refund"),
-                Term("money", f"{member_pays(db, charge, plan):.2f}", "member pays", required=False),
+                Term("money", f"{member_pays(db, charge, plan):.2f}", "member pays", required=False, direction="charge"),
                 Term("money", f"{charge['fee']:.2f}", "fee", required=False),
                 Term("money", f"{charge['amount']:.2f}", "charged", required=False),
             ]

@@ -214,7 +214,11 @@ def quote_adjustment(db: sqlite3.Connection, charge_id: str, plan: PlanId) -> di
 
 
 @tool(
-    write=True, target="charge_id", confirm_keys=("charge_id", "plan", "payment_method_id"), confirm_words=("apply", "applying")
+    write=True,
+    target="charge_id",
+    confirm_keys=("charge_id", "plan", "payment_method_id"),
+    confirm_words=("apply", "applying"),
+    kinds={"charge_id": "id", "payment_method_id": "id"},
 )
 def apply_plan_benefit(db: sqlite3.Connection, charge_id: str, plan: PlanId, payment_method_id: str) -> dict[str, Any]:
     """Apply a plan's benefit to a callout charged in full: refund what the plan pays of its fee.
@@ -233,7 +237,13 @@ def apply_plan_benefit(db: sqlite3.Connection, charge_id: str, plan: PlanId, pay
     return _refund(db, charge, "benefit", plan, refund, payment_method_id)
 
 
-@tool(write=True, target="charge_id", confirm_keys=("charge_id", "payment_method_id"), confirm_words=("waive", "waiving"))
+@tool(
+    write=True,
+    target="charge_id",
+    confirm_keys=("charge_id", "payment_method_id"),
+    confirm_words=("waive", "waiving"),
+    kinds={"charge_id": "id", "payment_method_id": "id"},
+)
 def waive_late_fee(db: sqlite3.Connection, charge_id: str, payment_method_id: str) -> dict[str, Any]:
     """Waive a late fee: refund it in full.
 
@@ -311,7 +321,13 @@ def movements(db: sqlite3.Connection, charge_id: str) -> tuple[tuple[str, float]
     return ((charge["payment_method_id"], charge["amount"]), *((r["payment_method_id"], -r["refund"]) for r in refunds))
 
 
-@tool(write=True, target="member_id", confirm_keys=("plan", "payment_method_id"), confirm_words=("renew", "renewing"))
+@tool(
+    write=True,
+    target="member_id",
+    confirm_keys=("plan", "payment_method_id"),
+    confirm_words=("renew", "renewing"),
+    kinds={"member_id": "id", "payment_method_id": "id"},
+)
 def renew_membership(db: sqlite3.Connection, member_id: str, plan: PlanId, payment_method_id: str) -> dict[str, Any]:
     """Renew a membership for a year on a paid plan, charging the plan's yearly dues; the year starts the day after the current paid period ends, or today if none is running.
 
@@ -352,7 +368,14 @@ def renew_membership(db: sqlite3.Connection, member_id: str, plan: PlanId, payme
     }
 
 
-@tool(write=True, needs_confirmation=False, ends_conversation=True, target="member_number", free_text=("summary",))
+@tool(
+    write=True,
+    needs_confirmation=False,
+    ends_conversation=True,
+    target="member_number",
+    free_text=("summary",),
+    kinds={"member_number": "code"},
+)
 def escalate_to_staff(db: sqlite3.Connection, member_number: str, summary: str) -> dict[str, Any]:
     """Open a case for the club's staff, with an internal note of what the member needs. Only for requests the policy does not let you handle (a disputed charge, an exception to the rules, a complaint); it ends the conversation.
 

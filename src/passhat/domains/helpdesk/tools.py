@@ -236,6 +236,7 @@ def _open_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]:
     target="incident_id",
     confirm_words=("classify", "classifying", r"categori[sz](?:e|ing)", r"record(?:ing)? (?:it|this|incident)"),
     prose=ITEM_PROSE,
+    kinds={"incident_id": "id"},
 )
 def classify_incident(db: sqlite3.Connection, incident_id: str, category: Category) -> dict[str, Any]:
     """Set an incident's category.
@@ -249,7 +250,13 @@ def classify_incident(db: sqlite3.Connection, incident_id: str, category: Catego
     return incident_view(db, incident_of(db, incident["id"]))
 
 
-@tool(write=True, target="incident_id", confirm_words=(r"workaround",), prose=ITEM_PROSE)
+@tool(
+    write=True,
+    target="incident_id",
+    confirm_words=(r"workaround",),
+    prose=ITEM_PROSE,
+    kinds={"incident_id": "id", "known_error_id": "id"},
+)
 def apply_workaround(db: sqlite3.Connection, incident_id: str, known_error_id: str) -> dict[str, Any]:
     """Record that a known error's documented workaround is applied to an incident; the incident's status becomes 'workaround'.
 
@@ -265,7 +272,12 @@ def apply_workaround(db: sqlite3.Connection, incident_id: str, known_error_id: s
     return incident_view(db, incident_of(db, incident["id"]))
 
 
-@tool(write=True, target="incident_id", confirm_words=("assign", "assigning", "reassign", "reassigning"))
+@tool(
+    write=True,
+    target="incident_id",
+    confirm_words=("assign", "assigning", "reassign", "reassigning"),
+    kinds={"incident_id": "id"},
+)
 def assign_incident(db: sqlite3.Connection, incident_id: str, group: Group) -> dict[str, Any]:
     """Assign an incident to a resolver group (or reassign it, after a group sent it back): the group is added to its assignment history.
 
@@ -283,7 +295,12 @@ def assign_incident(db: sqlite3.Connection, incident_id: str, group: Group) -> d
     return incident_view(db, incident_of(db, iid))
 
 
-@tool(write=True, target="incident_id", confirm_words=(r"rais(?:e|ing)", r"escalat(?:e|ing)", r"increas(?:e|ing)"))
+@tool(
+    write=True,
+    target="incident_id",
+    confirm_words=(r"rais(?:e|ing)", r"escalat(?:e|ing)", r"increas(?:e|ing)"),
+    kinds={"incident_id": "id"},
+)
 def escalate_incident(db: sqlite3.Connection, incident_id: str, priority: Priority) -> dict[str, Any]:
     """Raise an incident's priority.
 
@@ -298,7 +315,13 @@ def escalate_incident(db: sqlite3.Connection, incident_id: str, priority: Priori
     return incident_view(db, incident_of(db, incident["id"]))
 
 
-@tool(write=True, target="incident_id", confirm_words=("resolve", "resolving", "close", "closing"), prose=ITEM_PROSE)
+@tool(
+    write=True,
+    target="incident_id",
+    confirm_words=("resolve", "resolving", "close", "closing"),
+    prose=ITEM_PROSE,
+    kinds={"incident_id": "id"},
+)
 def resolve_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]:
     """Resolve an incident: the fault is gone and the caller agrees it can be closed.
 
@@ -319,6 +342,7 @@ def resolve_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]
     target="change_id",
     confirm_words=(r"request(?:ing)? (?:the |an )?approval", r"(?:send|submit)(?:ting)? (?:it |the change )?for approval"),
     prose=("description",),
+    kinds={"change_id": "id"},
 )
 def request_approval(db: sqlite3.Connection, change_id: str) -> dict[str, Any]:
     """Request approval of a change: a standard change is approved at once; a normal change goes to the change board and is pending.
@@ -332,7 +356,13 @@ def request_approval(db: sqlite3.Connection, change_id: str) -> dict[str, Any]:
     return change_view(_change(db, change["id"]))
 
 
-@tool(write=True, target="change_id", confirm_words=(r"implement(?:ing)?", r"carry(?:ing)? out"), prose=("description",))
+@tool(
+    write=True,
+    target="change_id",
+    confirm_words=(r"implement(?:ing)?", r"carry(?:ing)? out"),
+    prose=("description",),
+    kinds={"change_id": "id"},
+)
 def apply_change(db: sqlite3.Connection, change_id: str) -> dict[str, Any]:
     """Implement a change request.
 
@@ -349,7 +379,14 @@ def apply_change(db: sqlite3.Connection, change_id: str) -> dict[str, Any]:
 # -- the hand-off ----------------------------------------------------------------------------------------------
 
 
-@tool(write=True, needs_confirmation=False, ends_conversation=True, target="staff_number", free_text=("summary",))
+@tool(
+    write=True,
+    needs_confirmation=False,
+    ends_conversation=True,
+    target="staff_number",
+    free_text=("summary",),
+    kinds={"staff_number": "code"},
+)
 def transfer_to_specialist(db: sqlite3.Connection, staff_number: str, summary: str) -> dict[str, Any]:
     """Transfer the caller to a specialist of the security team, with a short summary. Only for what the policy sends there (a lost or stolen device, a suspected phishing or account compromise); it ends the conversation.
 

@@ -80,7 +80,7 @@ def _appointment_words(db: sqlite3.Connection, appointment_id: str) -> str:
 def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     """What a yes to ``action`` agrees to: the patient's file, the clinician or the appointment, and each detail set."""
     a, tool = action.args, action.tool
-    when = [Term("phrase", str(a.get("date", "")), "date"), _time_term(str(a.get("time", "")))]
+    when = [Term("date", str(a.get("date", "")), "date"), Term("time", str(a.get("time", "")), "time")]
     if tool == "book_appointment":
         return [_patient_term(db, a.get("patient_id", "")), _clinician_term(db, a.get("clinician_id", "")), *when]
     if tool == "cancel_appointment":
@@ -96,15 +96,10 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     return []
 
 
-def _time_term(time: str) -> Term:
-    """A time of day said as written, hours and minutes side by side ("11:00")."""
-    return Term("description", time, "time", words=(time,))
-
-
 def _patient_term(db: sqlite3.Connection, patient_id: str) -> Term:
     """A patient by file number, or by full name when the caller says it."""
     patient = person_of(db, patient_id)
-    spoken = (Term("phrase", full_name(patient), "patient"),) if patient else ()
+    spoken = (Term("name", full_name(patient), "patient"),) if patient else ()
     return Term("id", patient_id, "patient", alternatives=spoken)
 
 

@@ -257,7 +257,12 @@ def _bookable(db: sqlite3.Connection, clinician_id: str, day: str, time: str) ->
 # -- writes --------------------------------------------------------------------------------------------
 
 
-@tool(write=True, target="patient_id", confirm_words=("book", "booking", "schedul"))
+@tool(
+    write=True,
+    target="patient_id",
+    confirm_words=("book", "booking", "schedul"),
+    kinds={"patient_id": "id", "clinician_id": "id", "date": "date", "time": "time"},
+)
 def book_appointment(db: sqlite3.Connection, patient_id: str, clinician_id: str, date: str, time: str) -> dict[str, Any]:
     """Book an appointment for a patient at one of a clinician's open times.
 
@@ -274,7 +279,7 @@ def book_appointment(db: sqlite3.Connection, patient_id: str, clinician_id: str,
     return appointment_view(_appointment(db, number))
 
 
-@tool(write=True, target="appointment_id", confirm_words=("cancel",))
+@tool(write=True, target="appointment_id", confirm_words=("cancel",), kinds={"appointment_id": "id"})
 def cancel_appointment(db: sqlite3.Connection, appointment_id: str) -> dict[str, Any]:
     """Cancel a booked appointment.
 
@@ -288,7 +293,12 @@ def cancel_appointment(db: sqlite3.Connection, appointment_id: str) -> dict[str,
     return appointment_view(_appointment(db, found["id"]))
 
 
-@tool(write=True, target="appointment_id", confirm_words=("reschedul", "move", "moving"))
+@tool(
+    write=True,
+    target="appointment_id",
+    confirm_words=("reschedul", "move", "moving"),
+    kinds={"appointment_id": "id", "date": "date", "time": "time"},
+)
 def reschedule_appointment(db: sqlite3.Connection, appointment_id: str, date: str, time: str) -> dict[str, Any]:
     """Move a booked appointment to another open time of the same clinician.
 
@@ -308,7 +318,7 @@ def reschedule_appointment(db: sqlite3.Connection, appointment_id: str, date: st
 RECORDS_WORDS = (r"request(?:ing)? (?:a )?cop(?:y|ies)", "release", "releasing")
 
 
-@tool(write=True, target="patient_id", confirm_words=RECORDS_WORDS)
+@tool(write=True, target="patient_id", confirm_words=RECORDS_WORDS, kinds={"requester_id": "id", "patient_id": "id"})
 def request_records(
     db: sqlite3.Connection, requester_id: str, patient_id: str, records: RecordsPart, delivery: Delivery
 ) -> dict[str, Any]:
@@ -329,7 +339,9 @@ def request_records(
     return {"service_record": cursor.lastrowid, "patient_id": patient["id"], "records": records, "delivery": delivery}
 
 
-@tool(write=True, needs_confirmation=False, ends_conversation=True, target="phone", free_text=("summary",))
+@tool(
+    write=True, needs_confirmation=False, ends_conversation=True, target="phone", free_text=("summary",), kinds={"phone": "phone"}
+)
 def hand_off_to_staff(db: sqlite3.Connection, phone: str, summary: str) -> dict[str, Any]:
     """Hand the caller to a staff member (the nurse line for anything clinical, the records office for new paperwork), with a short summary; it is recorded and ends the conversation.
 

@@ -94,15 +94,14 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
 
 def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     """What a yes to ``action`` agrees to: the invoice, and what the write sets (an amount, a reason, a status,
-    who is told). Amounts a careful proposal states for the record (the billed total) may be said, not required."""
+    who is told). Amounts a careful proposal states for the record (the billed total, whatever the write:
+    "Escalate INV-71014 (Brookvale Cable, $3,870.00)?") may be said, not required."""
     a, tool = action.args, action.tool
     invoice = invoice_of(db, str(a.get("invoice_id", "")))
     terms = [Term("id", str(a.get("invoice_id", "")), "invoice")] if "invoice_id" in a else []
-    billed = [Term("money", f"{invoice['total']:.2f}", "billed total", required=False)] if invoice else []
-    if tool == "approve_invoice":
-        return terms + billed
+    terms += [Term("money", f"{invoice['total']:.2f}", "billed total", required=False)] if invoice else []
     if tool == "adjust_invoice":
-        return [*terms, Term("money", f"{float(a.get('amount', 0)):.2f}", "adjusted amount"), *billed]
+        return [*terms, Term("money", f"{float(a.get('amount', 0)):.2f}", "adjusted amount")]
     if tool == "hold_invoice":
         return [*terms, Term("phrase", str(a.get("reason", "")), "hold reason")]
     if tool == "post_to_ledger" and invoice and invoice["payable"] is not None:

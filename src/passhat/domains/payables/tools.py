@@ -346,7 +346,7 @@ def _decide(
     return invoice_view(db, _invoice(db, invoice["id"]))
 
 
-@tool(write=True, target="invoice_id", confirm_words=APPROVE_WORDS, prose=PROSE)
+@tool(write=True, target="invoice_id", confirm_words=APPROVE_WORDS, prose=PROSE, kinds={"invoice_id": "id"})
 def approve_invoice(db: sqlite3.Connection, invoice_id: str) -> dict[str, Any]:
     """Approve an invoice for payment in full, at its billed total.
 
@@ -357,7 +357,7 @@ def approve_invoice(db: sqlite3.Connection, invoice_id: str) -> dict[str, Any]:
     return _decide(db, invoice, "approved", invoice["total"])
 
 
-@tool(write=True, target="invoice_id", confirm_words=ADJUST_WORDS, prose=PROSE)
+@tool(write=True, target="invoice_id", confirm_words=ADJUST_WORDS, prose=PROSE, kinds={"invoice_id": "id", "amount": "money"})
 def adjust_invoice(db: sqlite3.Connection, invoice_id: str, amount: float) -> dict[str, Any]:
     """Approve an invoice for payment at an adjusted (short-paid) amount instead of its billed total.
 
@@ -373,7 +373,7 @@ def adjust_invoice(db: sqlite3.Connection, invoice_id: str, amount: float) -> di
     return _decide(db, invoice, "adjusted", round(amount, 2))
 
 
-@tool(write=True, target="invoice_id", confirm_words=HOLD_WORDS, prose=PROSE)
+@tool(write=True, target="invoice_id", confirm_words=HOLD_WORDS, prose=PROSE, kinds={"invoice_id": "id"})
 def hold_invoice(db: sqlite3.Connection, invoice_id: str, reason: HoldReason) -> dict[str, Any]:
     """Put an invoice on hold with a reason: it is not paid until the hold is resolved.
 
@@ -384,7 +384,7 @@ def hold_invoice(db: sqlite3.Connection, invoice_id: str, reason: HoldReason) ->
     return _decide(db, _undecided(db, invoice_id), "held", None, reason)
 
 
-@tool(write=True, target="invoice_id", confirm_words=ESCALATE_WORDS, prose=PROSE)
+@tool(write=True, target="invoice_id", confirm_words=ESCALATE_WORDS, prose=PROSE, kinds={"invoice_id": "id"})
 def escalate_invoice(db: sqlite3.Connection, invoice_id: str) -> dict[str, Any]:
     """Escalate an invoice to the controller, who decides it instead of the clerk.
 
@@ -394,7 +394,7 @@ def escalate_invoice(db: sqlite3.Connection, invoice_id: str) -> dict[str, Any]:
     return _decide(db, _undecided(db, invoice_id), "escalated", None)
 
 
-@tool(write=True, target="invoice_id", confirm_words=POST_WORDS, prose=PROSE)
+@tool(write=True, target="invoice_id", confirm_words=POST_WORDS, prose=PROSE, kinds={"invoice_id": "id"})
 def post_to_ledger(db: sqlite3.Connection, invoice_id: str) -> dict[str, Any]:
     """Post an approved or adjusted invoice to the ledger: its payable amount to the category's expense account and to accounts payable.
 
@@ -425,7 +425,7 @@ STATUS_NEEDS = {  # a queue status and what must be true of the invoice first
 }
 
 
-@tool(write=True, target="invoice_id", confirm_words=STATUS_WORDS, prose=PROSE)
+@tool(write=True, target="invoice_id", confirm_words=STATUS_WORDS, prose=PROSE, kinds={"invoice_id": "id"})
 def update_status(db: sqlite3.Connection, invoice_id: str, status: QueueStatus) -> dict[str, Any]:
     """Move an invoice out of the exception queue: ready for payment (once posted), vendor query (once held) or with controller (once escalated).
 
@@ -441,7 +441,7 @@ def update_status(db: sqlite3.Connection, invoice_id: str, status: QueueStatus) 
     return invoice_view(db, _invoice(db, invoice["id"]))
 
 
-@tool(write=True, target="invoice_id", confirm_words=NOTE_WORDS, free_text=("note",))
+@tool(write=True, target="invoice_id", confirm_words=NOTE_WORDS, free_text=("note",), kinds={"invoice_id": "id"})
 def add_audit_note(db: sqlite3.Connection, invoice_id: str, note: str) -> dict[str, Any]:
     """Add a note to an invoice's audit trail: what was decided and why, for the auditors.
 
@@ -455,7 +455,7 @@ def add_audit_note(db: sqlite3.Connection, invoice_id: str, note: str) -> dict[s
     return {"invoice_id": invoice["id"], "note": seq}
 
 
-@tool(write=True, target="invoice_id", confirm_words=NOTIFY_WORDS, free_text=("message",))
+@tool(write=True, target="invoice_id", confirm_words=NOTIFY_WORDS, free_text=("message",), kinds={"invoice_id": "id"})
 def notify(db: sqlite3.Connection, invoice_id: str, recipient: Recipient, message: str) -> dict[str, Any]:
     """Email a notice about an invoice to its vendor (at the vendor's address) or to the clerk.
 
@@ -470,7 +470,14 @@ def notify(db: sqlite3.Connection, invoice_id: str, recipient: Recipient, messag
     return {"invoice_id": invoice["id"], "sent_to": recipient}
 
 
-@tool(write=True, needs_confirmation=False, ends_conversation=True, target="employee_number", free_text=("summary",))
+@tool(
+    write=True,
+    needs_confirmation=False,
+    ends_conversation=True,
+    target="employee_number",
+    free_text=("summary",),
+    kinds={"employee_number": "id"},
+)
 def transfer_to_controller(db: sqlite3.Connection, employee_number: str, summary: str) -> dict[str, Any]:
     """Hand the clerk over to the controller, with a short summary. Only for requests this policy does not let you handle; it ends the conversation.
 

@@ -248,7 +248,13 @@ def _arithmetic(node: ast.expr) -> float:
 # -- writes -----------------------------------------------------------------------------------------
 
 
-@tool(write=True, target="order_id", confirm_words=("cancel", r"call(?:ing|ed)? off", "void"), prose=ORDER_PROSE)
+@tool(
+    write=True,
+    target="order_id",
+    confirm_words=("cancel", r"call(?:ing|ed)? off", "void"),
+    prose=ORDER_PROSE,
+    kinds={"order_id": "id"},
+)
 def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str, Any]:
     """Cancel a pending order and refund everything paid for it to the payment method(s) it was paid with.
 
@@ -271,6 +277,7 @@ def cancel_order(db: sqlite3.Connection, order_id: str, reason: str) -> dict[str
     confirm_keys=("order_id", "zip"),
     confirm_words=("address", "redirect", r"(?:ship|deliver|send|sent)\w*\b[^.?!]{0,60}?\bto\b"),
     prose=ORDER_PROSE,
+    kinds={"order_id": "id"},
 )
 def change_order_address(
     db: sqlite3.Connection, order_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
@@ -294,7 +301,13 @@ def change_order_address(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, target="order_id", confirm_words=("payment", "pay", "paid", "charge", "charging", "bill"), prose=ORDER_PROSE)
+@tool(
+    write=True,
+    target="order_id",
+    confirm_words=("payment", "pay", "paid", "charge", "charging", "bill"),
+    prose=ORDER_PROSE,
+    kinds={"order_id": "id", "payment_method_id": "id"},
+)
 def change_order_payment(db: sqlite3.Connection, order_id: str, payment_method_id: str) -> dict[str, Any]:
     """Move a pending order's payment to another of the customer's payment methods: the old method is refunded and the new one charged.
 
@@ -328,6 +341,7 @@ def _swap(
     target="order_id",
     confirm_words=("modify", "change", "changing", "replace", "replacing", "swap", "switch", "update", "updating"),
     prose=ORDER_PROSE,
+    kinds={"order_id": "id", "item_ids": "id", "new_item_ids": "id", "payment_method_id": "id"},
 )
 def change_order_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
@@ -360,6 +374,7 @@ def change_order_items(
     confirm_keys=("zip",),
     confirm_words=("default", "account", "profile", "on file", "home address"),
     prose=CUSTOMER_PROSE,
+    kinds={"customer_id": "id"},
 )
 def change_customer_address(
     db: sqlite3.Connection, customer_id: str, address1: str, address2: str, city: str, state: str, zip: str, country: str
@@ -389,6 +404,7 @@ def change_customer_address(
     target="order_id",
     confirm_words=("return", r"(?:tak(?:e|ing)|send(?:ing)?)\b[^.?!]{0,30}?\bback"),
     prose=ORDER_PROSE,
+    kinds={"order_id": "id", "item_ids": "id", "payment_method_id": "id"},
 )
 def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], payment_method_id: str) -> dict[str, Any]:
     """Request the return of items of a delivered order; what was paid for them is refunded to the given payment method.
@@ -415,6 +431,7 @@ def return_items(db: sqlite3.Connection, order_id: str, item_ids: list[str], pay
     target="order_id",
     confirm_words=("exchange", "exchanging", "swap", "replace", "replacing", "switch", "trade", "trading"),
     prose=ORDER_PROSE,
+    kinds={"order_id": "id", "item_ids": "id", "new_item_ids": "id", "payment_method_id": "id"},
 )
 def exchange_items(
     db: sqlite3.Connection, order_id: str, item_ids: list[str], new_item_ids: list[str], payment_method_id: str
@@ -437,7 +454,14 @@ def exchange_items(
     return order_view(db, _order(db, order_id))
 
 
-@tool(write=True, needs_confirmation=False, ends_conversation=True, target="customer_id", free_text=("summary",))
+@tool(
+    write=True,
+    needs_confirmation=False,
+    ends_conversation=True,
+    target="customer_id",
+    free_text=("summary",),
+    kinds={"customer_id": "id"},
+)
 def transfer_to_human(db: sqlite3.Connection, customer_id: str, summary: str) -> dict[str, Any]:
     """Hand the customer over to a human agent, with a short summary of the request. Only for requests this policy cannot handle; it ends the conversation.
 

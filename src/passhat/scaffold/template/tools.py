@@ -81,7 +81,7 @@ def get_booking(db: sqlite3.Connection, booking_id: str) -> dict[str, Any]:
     return booking
 
 
-@tool(write=True, target="booking_id", confirm_words=("cancel", r"call(?:ing)? off"))
+@tool(write=True, target="booking_id", confirm_words=("cancel", r"call(?:ing)? off"), kinds={"booking_id": "id"})
 def cancel_booking(db: sqlite3.Connection, booking_id: str) -> dict[str, Any]:
     """Cancel a member's booking of a class (or take them off its waitlist), freeing the place.
 
