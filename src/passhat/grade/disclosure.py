@@ -309,12 +309,15 @@ def _in(value: Value, seen: set[str]) -> bool:
 
 
 def _told(index: _Index, row: Row, text: str) -> tuple[Value, ...]:
-    """The values of ``row`` one sentence of ``text`` says, when the sentence tells the row (else none)."""
+    """The values of ``row`` one sentence of ``text`` says, when the sentence tells the row (else none): by a value
+    only that row's owner has (a date so only with its year: "30 May" alone is any year's), or by common values
+    together."""
     out: dict[Value, None] = {}
     for start, end in sentences(text):
         sentence = text[start:end]
         said = [v for v in row.values if says(v, sentence)]
-        if any(v.telling and index.owners_of.get(v.key) == {row.owner} for v in said) or _common_tell(index, row, said):
+        alone = [v for v in said if v.telling and (v.kind != "date" or v.stored in _read(sentence).dates)]
+        if any(index.owners_of.get(v.key) == {row.owner} for v in alone) or _common_tell(index, row, said):
             out.update(dict.fromkeys(said))
     return tuple(out)
 
