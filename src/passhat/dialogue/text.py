@@ -282,7 +282,7 @@ _APPROXIMATOR = re.compile(
 )
 _CONDITION_BEFORE = re.compile(
     r"\b(?:if|whether|unless|once|when|whenever|in\s+case|provided|assuming|as\s+soon\s+as"
-    r"|(?:until|till|before|after)(?!\s+(?:the\s+|on\s+)?$))\b",  # "paid until October 19" bounds a date: no condition
+    r"|before|after|(?:until|till)(?!\s+(?:the\s+|on\s+)?$))\b",  # "paid until October 19" ends a period: no condition
     re.I,
 )
 _ID_LIKE = re.compile(r"#?[A-Za-z]+[-_]?\d")
