@@ -174,6 +174,17 @@ garbage_agent = answering("Sure, I will cancel it.")
 off_protocol_agent = answering({"message": "Hello", "confidence": 0.9})
 unknown_tool_agent = answering({"tool_calls": [{"id": "c1", "name": "launch_rockets", "arguments": {}}]})
 bad_arguments_agent = answering({"tool_calls": [{"id": "c1", "name": "get_order", "arguments": {"order": ORDER}}]})
+
+
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"order_id": ORDER}
+    for _ in range(depth):
+        value = {"order_id": value}
+    return value
+
+
+huge_integer_agent = answering({"tool_calls": [{"id": "c1", "name": "get_order", "arguments": {"order_id": 10**5000}}]})
+deep_arguments_agent = answering({"tool_calls": [{"id": "c1", "name": "get_order", "arguments": nested(20_000)}]})
 crashing_agent = raising(ValueError("the agent's own bug"))
 unavailable_agent = raising(AgentUnavailable("the agent's model API is down"))
 
@@ -219,7 +230,13 @@ def test_a_python_agent_that_answers_badly_or_crashes_is_judged_and_fails(tmp_pa
 
 
 @pytest.mark.parametrize(
-    "factory, error_type", [("unknown_tool_agent", "unknown_tool"), ("bad_arguments_agent", "invalid_arguments")]
+    "factory, error_type",
+    [
+        ("unknown_tool_agent", "unknown_tool"),
+        ("bad_arguments_agent", "invalid_arguments"),
+        ("huge_integer_agent", "invalid_arguments"),  # past the 4,300 digits Python will print
+        ("deep_arguments_agent", "invalid_arguments"),  # past the depth Python's JSON encoder and the stack go
+    ],
 )
 def test_a_python_agents_bad_tool_call_is_an_error_result_it_is_judged_on(tmp_path: Path, factory: str, error_type: str) -> None:
     events = judged_failure(tmp_path, run(tmp_path, f"python:test_external_agents:{factory}"))

@@ -209,16 +209,16 @@ def execute_call(path: ToolPath, call: ToolCall, events: list[Event], argument_b
         problem = str(exc)
     if problem:
         result = error("invalid_arguments", problem, retryable=True)
-        return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
+        return Event("tool", call_id=call.id, name=call.name, args=storable(call.arguments), result=result)
     # a checked value is its own storable form but for known secrets, which no tool, backend or audit keeps
     return path.execute(call.name, storable(args), events, call.id)
 
 
 def _not_run(call: ToolCall, result: dict[str, Any]) -> Event:
-    """A call refused before it ran; its event keeps its arguments whole only when they are small."""
+    """A call refused before it ran; its event keeps its arguments whole (in their stored form) only when they are small."""
     text = _json_text(call.arguments)
     size = _utf8_size(text)
-    args = call.arguments if size <= HEAD_BYTES else {"truncated": True, "bytes": size, "head": _head(text, HEAD_BYTES)}
+    args = storable(call.arguments) if size <= HEAD_BYTES else {"truncated": True, "bytes": size, "head": _head(text, HEAD_BYTES)}
     return Event("tool", call_id=call.id, name=call.name, args=args, result=result)
 
 
@@ -232,13 +232,14 @@ def _bounded_message(text: str, limit: int) -> str:
 
 def _json_text(arguments: Any) -> str:
     """Arguments as JSON text: as the model wrote them, or written out (values JSON has no form for as
-    their repr). Empty for what cannot be written at all, which the argument checks refuse."""
+    their repr); what Python cannot write as it is (a key that is not text, an integer past its 4,300
+    digits, nesting past its stack, a cycle) in its stored form, which the argument checks refuse anyway."""
     if isinstance(arguments, str):
         return arguments
     try:
         return json.dumps(arguments, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError, RecursionError):  # a key that is not text, a cycle, nesting past the stack
-        return ""
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(storable(arguments), ensure_ascii=False)
 
 
 def _utf8_size(text: str) -> int:
