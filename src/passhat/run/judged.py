@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import traceback
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
 from passhat.run.config import RunConfig
-from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, Unjudgeable, UserFactory, run_trial
+from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, UserFactory, run_trial, unjudged
 from passhat.store import EncodedTrial, TrialRecord
 from passhat.trajectory import INFRA_ERROR, Event
 from passhat.users import resolve_user
@@ -60,8 +59,7 @@ class TrialJudge:
                     config.guard, bounds, self.inbox, self._pacing,
                 )  # fmt: skip
             except Exception as exc:  # an infra or harness failure: stored with its events, retried on resume, never scored
-                cause, events = (exc.__cause__ or exc, exc.events) if isinstance(exc, Unjudgeable) else (exc, [])
-                message = "".join(traceback.format_exception(cause, limit=8))
+                message, events = unjudged(exc)
                 return infra_error_trial(spec, scrub(message), started, meter.to_json(), events), []
         events = [e.to_dict() for e in out.events]
         return TrialRecord(

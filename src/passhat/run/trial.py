@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import json
 import random
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -101,6 +102,13 @@ class Unjudgeable(Exception):
         self.events = events
 
 
+def unjudged(exc: Exception) -> tuple[str, list[Event]]:
+    """A failure that left a trial unjudged, as stored: the traceback of what made it so (its last line the
+    exception, which reports quote) and the events until then (none when the trial never started)."""
+    cause, events = (exc.__cause__ or exc, exc.events) if isinstance(exc, Unjudgeable) else (exc, [])
+    return "".join(traceback.format_exception(cause, limit=8)), events
+
+
 async def run_trial(
     domain: Domain,
     spec: TrialSpec,
@@ -114,7 +122,8 @@ async def run_trial(
     inbox: Inbox | None = None,
     pacing: Pacing | None = None,
 ) -> TrialOutput:
-    """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
+    """Play one conversation to its end and grade it; Unjudgeable, raised from the harness or infra failure, when
+    it cannot be judged.
 
     ``faults`` ({class: rate}) and ``guards`` (names) put the fault injector and the gateway on the
     tools' path, with the guards the task itself declares added; the operator then resolves any
