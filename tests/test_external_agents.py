@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ import pytest
 from test_llm_agent import report, run_cli, stored_events
 
 from passhat.agents.protocol import PROTOCOL, AgentUnavailable
+from passhat.agents.python_agent import is_ctrl_c
 from passhat.llm import RetryPolicy
 from passhat.store import ResultStore
 from passhat.trajectory import INFRA_ERROR
@@ -44,6 +46,15 @@ def trials(out: Path, run_id: str = "r1") -> list[Any]:
         return store.trials()
 
 
+def cut_short(out: Path, result: Any, ending: str) -> tuple[str | None, str, list[dict[str, Any]]]:
+    """The one trial of the run, checked to be judged and failed, its conversation ended by the agent's side
+    (``ending``); its signature, what passhat saw (the end's cause) and the tool results before it."""
+    events = judged_failure(out, result)
+    assert events[-1]["kind"] == "end" and events[-1]["text"] == ending, events[-1]
+    (trial,) = trials(out)
+    return trial.signature, events[-1]["cause"], tool_results(events)
+
+
 def judged_failure(out: Path, result: Any) -> list[dict[str, Any]]:
     """The one trial of the run, checked to be judged and failed with no traceback shown; its events."""
     assert result.exit_code == 0, result.output
@@ -60,6 +71,7 @@ def infra_error(out: Path, result: Any) -> str:
     assert "Traceback" not in result.output
     (trial,) = trials(out)
     assert trial.signature == INFRA_ERROR and trial.reward is None
+    assert trial.events[0]["kind"] == "user"  # what happened until then is stored with it
     assert report(out)["metrics"]["infra_errors"] == 1
     return trial.infra_error
 
@@ -174,12 +186,60 @@ garbage_agent = answering("Sure, I will cancel it.")
 off_protocol_agent = answering({"message": "Hello", "confidence": 0.9})
 unknown_tool_agent = answering({"tool_calls": [{"id": "c1", "name": "launch_rockets", "arguments": {}}]})
 bad_arguments_agent = answering({"tool_calls": [{"id": "c1", "name": "get_order", "arguments": {"order": ORDER}}]})
+
+
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"order_id": ORDER}
+    for _ in range(depth):
+        value = {"order_id": value}
+    return value
+
+
+huge_integer_agent = answering({"tool_calls": [{"id": "c1", "name": "get_order", "arguments": {"order_id": 10**5000}}]})
+deep_arguments_agent = answering({"tool_calls": [{"id": "c1", "name": "get_order", "arguments": nested(20_000)}]})
 crashing_agent = raising(ValueError("the agent's own bug"))
 unavailable_agent = raising(AgentUnavailable("the agent's model API is down"))
 
 
 def hanging_agent() -> Scripted:
     return Scripted(never_answers)
+
+
+class Shutdown(BaseException):
+    """Not an Exception: what a framework may raise to stop everything."""
+
+
+exiting_agent = raising(SystemExit(0))
+failing_exit_agent = raising(SystemExit(1))
+interrupting_agent = raising(KeyboardInterrupt())  # raised by the agent's code, not by a Ctrl-C
+shutdown_agent = raising(Shutdown("stop the world"))
+
+
+def writing_then(then: Callable[[list[dict[str, Any]], Any], Any]) -> Callable[[], Scripted]:
+    """An agent that cancels the order at once (a write nobody confirmed), then answers with ``then``."""
+
+    async def respond(conversation: list[dict[str, Any]], trial: Any) -> Any:
+        if not any(m["role"] == "tool" for m in conversation):
+            return {"tool_calls": [{"id": "w1", "name": "cancel_order", "arguments": CANCEL}]}
+        return await then(conversation, trial)
+
+    return lambda: Scripted(respond)
+
+
+async def unavailable(conversation: list[dict[str, Any]], trial: Any) -> Any:
+    raise AgentUnavailable("the agent's model API is down")
+
+
+unavailable_after_writing_agent = writing_then(unavailable)
+hanging_after_writing_agent = writing_then(never_answers)
+
+
+async def ctrl_c(conversation: list[dict[str, Any]], trial: Any) -> Any:
+    signal.raise_signal(signal.SIGINT)  # as a terminal's Ctrl-C arrives while the agent is answering
+    await asyncio.Event().wait()
+
+
+ctrl_c_agent = lambda: Scripted(ctrl_c)  # noqa: E731 - a factory, like the others
 
 
 class CrashesOnStart:
@@ -219,7 +279,13 @@ def test_a_python_agent_that_answers_badly_or_crashes_is_judged_and_fails(tmp_pa
 
 
 @pytest.mark.parametrize(
-    "factory, error_type", [("unknown_tool_agent", "unknown_tool"), ("bad_arguments_agent", "invalid_arguments")]
+    "factory, error_type",
+    [
+        ("unknown_tool_agent", "unknown_tool"),
+        ("bad_arguments_agent", "invalid_arguments"),
+        ("huge_integer_agent", "invalid_arguments"),  # past the 4,300 digits Python will print
+        ("deep_arguments_agent", "invalid_arguments"),  # past the depth Python's JSON encoder and the stack go
+    ],
 )
 def test_a_python_agents_bad_tool_call_is_an_error_result_it_is_judged_on(tmp_path: Path, factory: str, error_type: str) -> None:
     events = judged_failure(tmp_path, run(tmp_path, f"python:test_external_agents:{factory}"))
@@ -230,6 +296,66 @@ def test_a_python_agent_that_says_it_is_unavailable_is_an_infra_error(tmp_path: 
     assert "the agent's model API is down" in infra_error(
         tmp_path, run(tmp_path, "python:test_external_agents:unavailable_agent")
     )
+
+
+@pytest.mark.parametrize(
+    "factory, raised",
+    [
+        ("exiting_agent", "SystemExit at test_external_agents.py:"),
+        ("failing_exit_agent", "SystemExit at test_external_agents.py:"),
+        ("interrupting_agent", "KeyboardInterrupt at test_external_agents.py:"),
+        ("shutdown_agent", "Shutdown at test_external_agents.py:"),
+    ],
+)
+def test_a_python_agent_that_raises_what_is_not_an_exception_fails_its_trials_and_the_run_goes_on(
+    tmp_path: Path, factory: str, raised: str
+) -> None:
+    result = run(tmp_path, f"python:test_external_agents:{factory}", "--trials", "2")
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    stored = trials(tmp_path)
+    assert len(stored) == 2 and {(t.signature, t.reward) for t in stored} == {("agent_error", 0)}
+    ends = [t.events[-1] for t in stored]
+    assert all(e["text"] == "agent_error" and e["cause"].startswith(f"the agent raised {raised}") for e in ends), ends
+    html = tmp_path / "r1.html"
+    assert run_cli("report", "r1", "--out", str(tmp_path), "--html", str(html)).exit_code == 0
+    assert f"end: agent_error (the agent raised {raised}" in html.read_text("utf-8")
+
+
+def test_a_ctrl_c_while_a_python_agent_answers_interrupts_the_run(tmp_path: Path) -> None:
+    result = run(tmp_path, "python:test_external_agents:ctrl_c_agent")
+    assert result.exit_code == 130 and "interrupted: 0 of 1 trials stored" in result.output, result.output
+    assert trials(tmp_path) == []
+
+
+def test_a_keyboard_interrupt_may_be_the_persons_only_where_a_ctrl_c_raises_one() -> None:
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's: a Ctrl-C raises in any code
+    assert is_ctrl_c(KeyboardInterrupt()) and not is_ctrl_c(SystemExit(0))
+    seen: list[bool] = []
+    thread = threading.Thread(target=lambda: seen.append(is_ctrl_c(KeyboardInterrupt())))
+    thread.start()
+    thread.join()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # as in a worker process
+    try:
+        seen.append(is_ctrl_c(KeyboardInterrupt()))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert seen == [False, False]  # signals reach the main thread only; an ignored one raises nothing
+
+
+@pytest.mark.parametrize(
+    "factory, options, seen",
+    [
+        ("unavailable_after_writing_agent", (), "the agent's model API is down"),
+        ("hanging_after_writing_agent", ("--request-timeout", "0.3"), "no answer and made no tool call within 0.3 s"),
+    ],
+)
+def test_a_python_agent_that_cannot_answer_after_it_wrote_is_judged_on_its_write(
+    tmp_path: Path, factory: str, options: tuple[str, ...], seen: str
+) -> None:
+    result = run(tmp_path, f"python:test_external_agents:{factory}", *options)
+    signature, cause, results = cut_short(tmp_path, result, "agent_unavailable")
+    assert seen in cause and [r["status"] for r in results] == ["ok"]  # the cancel took effect
+    assert signature == "policy_violation"  # judged on it: a cancel before the customer was verified
 
 
 def test_a_python_agent_that_does_not_answer_in_time_is_an_infra_error(tmp_path: Path) -> None:
@@ -437,7 +563,6 @@ def test_a_services_bad_tool_call_is_an_error_result_it_is_judged_on(tmp_path: P
         (Reply(500, {"error": "boom"}), 3, "HTTP 500"),
         (Reply(hang_up=True), 3, "RemoteProtocolError"),
         (Reply(hang=True), 3, "no answer within 0.3 s"),
-        (Reply(404, {"error": "no such path"}), 1, "HTTP 404"),
     ],
 )
 def test_a_service_that_cannot_answer_makes_an_infra_error_after_the_retries(
@@ -446,6 +571,53 @@ def test_a_service_that_cannot_answer_makes_an_infra_error_after_the_retries(
     with Service(always(reply)) as service:
         stored = infra_error(tmp_path, run(tmp_path, service.url, "--max-retries", "2", "--request-timeout", "0.3"))
     assert error in stored and len(service.requests) == tries
+
+
+@pytest.mark.parametrize(
+    "reply, seen",
+    [
+        (Reply(404, {"error": "no such path"}), 'HTTP 404: {"error": "no such path"}'),
+        (Reply(400, {"error": "bad request"}), "HTTP 400"),
+        (Reply(401, {"error": "who are you"}), "HTTP 401"),
+        (Reply(302, headers={"location": "/elsewhere"}), "HTTP 302"),
+    ],
+)
+def test_a_service_that_refuses_the_request_fails_its_trial_not_retried(tmp_path: Path, reply: Reply, seen: str) -> None:
+    with Service(always(reply)) as service:
+        signature, cause, _ = cut_short(tmp_path, run(tmp_path, service.url, "--max-retries", "2"), "agent_error")
+    assert (
+        signature == "agent_error"
+        and cause.startswith(f"the agent service at {service.url} refused passhat's request: ")
+        and seen in cause
+    )
+    assert len(service.requests) == 1
+
+
+def writing_first(reply: Reply) -> Callable[[dict[str, Any]], Reply]:
+    """A service that cancels the order at once (a write nobody confirmed), then answers ``reply``."""
+    return lambda request: (
+        reply
+        if request["conversation"][-1]["role"] == "tool"
+        else Reply(body={"tool_calls": [{"id": "w1", "name": "cancel_order", "arguments": CANCEL}]})
+    )
+
+
+@pytest.mark.parametrize(
+    "reply, seen",
+    [
+        (Reply(500, {"error": "boom"}), "HTTP 500"),
+        (Reply(hang_up=True), "RemoteProtocolError"),
+        (Reply(hang=True), "no answer within 0.3 s"),
+        (Reply(404, {"error": "gone"}), "HTTP 404"),
+    ],
+)
+def test_a_service_that_fails_after_it_wrote_is_judged_on_its_write(tmp_path: Path, reply: Reply, seen: str) -> None:
+    with Service(writing_first(reply)) as service:
+        result = run(tmp_path, service.url, "--max-retries", "1", "--request-timeout", "0.3")
+    ending = "agent_error" if reply.status == 404 else "agent_unavailable"
+    signature, cause, results = cut_short(tmp_path, result, ending)
+    assert seen in cause and [r["status"] for r in results] == ["ok"]  # the cancel took effect
+    assert signature == "policy_violation"  # judged on it: a cancel before the customer was verified
 
 
 def test_an_infra_error_is_run_again_on_resume_and_then_judged(tmp_path: Path) -> None:

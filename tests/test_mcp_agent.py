@@ -281,14 +281,26 @@ def test_an_answer_may_still_ask_for_tool_calls_which_are_carried_out_as_in_the_
     assert {"role": "tool", "tool_call_id": "a1"}.items() <= service.requests[1]["conversation"][-1].items()
 
 
-def test_a_failure_after_the_service_called_a_tool_is_an_infra_error_without_a_retry(tmp_path: Path) -> None:
-    async def writes_then_fails(client: Client, request: Request) -> Any:
-        await client.call_tool(*CALLS[2])
-        return ServiceReply(500, {"error": "crashed after writing"})
+def fails_after_calling(call: tuple[str, dict[str, Any]]) -> Callable[[dict[str, Any]], ServiceReply]:
+    async def calls_then_fails(client: Client, request: Request) -> Any:
+        await client.call_tool(*call)
+        return ServiceReply(500, {"error": "crashed after calling a tool"})
 
-    with Service(over_mcp(writes_then_fails)) as service:
+    return over_mcp(calls_then_fails)
+
+
+def test_a_failure_after_the_service_read_is_an_infra_error_without_a_retry(tmp_path: Path) -> None:
+    with Service(fails_after_calling(CALLS[1])) as service:
         stored = infra_error(tmp_path, run(tmp_path, service.url.replace("http://", "mcp+http://"), "--max-retries", "2"))
     assert "after it had called tools" in stored and "HTTP 500" in stored
+    assert len(service.requests) == 1
+
+
+def test_a_failure_after_the_service_wrote_is_judged_on_the_write_without_a_retry(tmp_path: Path) -> None:
+    with Service(fails_after_calling(CALLS[2])) as service:
+        events = judged_failure(tmp_path, run(tmp_path, service.url.replace("http://", "mcp+http://"), "--max-retries", "2"))
+    assert kinds_and_tools(events)[-2:] == ["cancel_order", "end"] and events[-1]["text"] == "agent_unavailable"
+    assert "after it had called tools" in events[-1]["cause"] and tool_results(events)[-1]["status"] == "ok"
     assert len(service.requests) == 1
 
 

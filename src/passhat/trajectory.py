@@ -13,9 +13,12 @@ BLOCKED = frozenset({"refused", "replayed", "conflict", "ticket"})  # guard deci
 INFRA_ERROR = "infra_error"  # the trial could not be judged (model API down, harness bug): retried, never scored
 USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke its instruction: the trial is not judged
 # How the customer ended the conversation (gave up: abandoned; a simulator that broke its instruction:
-# user_simulator_error), and how a conversation ended, the customer's stop or the harness's limits.
+# user_simulator_error), and how a conversation ended, the customer's stop or the harness's limits; or the
+# agent's side cutting it short: its model's context window full, its own failure (agent_error: its code raised
+# SystemExit or the like, its service refused passhat's request), or no answer after it had written (agent_unavailable).
 UserStop = Literal["satisfied", "unsatisfied", "abandoned", "transferred", "user_simulator_error"]
-EndReason = UserStop | Literal["max_turns", "context_overflow"]
+AgentCut = Literal["context_overflow", "agent_error", "agent_unavailable"]
+EndReason = UserStop | AgentCut | Literal["max_turns"]
 # Why a trial failed, most specific first (the graders pick the first that applies); the last two are
 # not the agent's failures and are counted apart.
 Signature = Literal[
@@ -36,6 +39,8 @@ Signature = Literal[
     "closed_unresolved",
     "max_turns",
     "context_overflow",
+    "agent_error",
+    "agent_unavailable",
     "user_simulator_error",
     "infra_error",
 ]
@@ -50,7 +55,8 @@ class Event:
 
     ``user`` / ``agent``: a chat message (``text``). ``tool``: one call with its validated arguments,
     its three-shape result and the policy rules it broke (``violations``: [{"rule", "reason"}]).
-    ``end``: how the conversation stopped (``text`` is the EndReason).
+    ``end``: how the conversation stopped (``text`` is the EndReason; ``cause``, when the agent's side cut it
+    short, what passhat saw: the exception, the HTTP status).
     A tool event's ``result`` is what the agent saw; ``fault`` ({"class", "actual"}) says an injected
     fault changed it (``actual``: what the backend really returned, None if the call never ran) and
     ``guard`` ({"guard", "decision", ...}) says a guardrail stopped or answered it; ``commitment`` is what
@@ -68,6 +74,7 @@ class Event:
     fault: dict[str, Any] | None = None
     guard: dict[str, Any] | None = None
     commitment: dict[str, Any] | None = None  # a write's terms, as ``dialogue.proposals.Commitment.to_dict``
+    cause: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind}
@@ -78,7 +85,11 @@ class Event:
         if self.kind != "tool":
             out["text"] = self.text
         out.update(
-            {k: v for k, v in (("fault", self.fault), ("guard", self.guard), ("commitment", self.commitment)) if v is not None}
+            {
+                k: v
+                for k, v in (("fault", self.fault), ("guard", self.guard), ("commitment", self.commitment), ("cause", self.cause))
+                if v is not None
+            }
         )
         return out
 

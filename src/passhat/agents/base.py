@@ -49,3 +49,10 @@ class Agent(Protocol):
     async def act(self, events: list[Event]) -> AgentTurn:
         """The next turn, given every event so far (messages and tool results)."""
         ...
+
+
+class AgentFailed(Exception):
+    """The agent under test failed in a way its conversation cannot go on from: its code raised what is not an
+    Exception (SystemExit, a KeyboardInterrupt of its own), or its service refused passhat's request (an HTTP
+    4xx). The conversation ends there (``agent_error``, the message its cause) and the trial is judged: the
+    failure is the agent's, as a customer left without an answer would see it."""

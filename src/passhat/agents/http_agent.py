@@ -9,9 +9,10 @@ refused connection or a timeout, honouring Retry-After.
 
 Who is to blame: an answer the service sent is the agent's, whatever it holds; one that is not JSON, too
 large or off the protocol is its turn with a note, and a call of an unknown tool or with bad arguments is an
-error result, so the trial is judged. A service that cannot answer (timeouts, 5xx or lost connections past
-the retries, or a request it refuses with a 4xx) makes the trial an infra error: not judged, run again by
-``passhat run --resume``.
+error result, so the trial is judged. A refusal (a 4xx other than 408, 409 and 429, or a redirect) is an
+answer too, the service's failure to serve a well-formed request: it ends the conversation as the agent's
+failure (``AgentFailed``). A service that cannot answer (timeouts, 5xx or lost connections past the retries)
+is unavailable, which ``passhat.run.trial`` judges only once the agent has written.
 """
 
 from __future__ import annotations
@@ -27,10 +28,19 @@ from urllib.parse import urlsplit
 import httpx2
 
 import passhat
-from passhat.agents.base import AgentSetup, AgentTurn
+from passhat.agents.base import AgentFailed, AgentSetup, AgentTurn
 from passhat.agents.protocol import PROTOCOL, Transcript, function_schemas
 from passhat.errors import UserError
-from passhat.llm import ModelHub, ModelUnavailable, RemoteCalls, TransientError, classify_status, retry_after_seconds, retrying
+from passhat.llm import (
+    ModelHub,
+    ModelRequestError,
+    ModelUnavailable,
+    RemoteCalls,
+    TransientError,
+    classify_status,
+    retry_after_seconds,
+    retrying,
+)
 from passhat.trajectory import Event
 from passhat.untrusted import escape_text
 
@@ -88,7 +98,7 @@ class AgentService:
 
     async def post(self, payload: bytes, repeatable: Callable[[], bool] | None = None) -> bytes:
         """The body of the service's answer (cut past MAX_ANSWER_BYTES); raises ModelUnavailable after
-        the retries, ModelRequestError (or ContextOverflow) when the service refuses the request.
+        the retries, AgentFailed (or ContextOverflow) when the service refuses the request.
 
         ``repeatable`` is asked after a try that failed: False makes that failure final (ModelUnavailable at
         once), for a request whose failed try may already have acted (a service that called tools itself)."""
@@ -118,7 +128,12 @@ class AgentService:
                 raise TransientError(f"{type(exc).__name__}: {str(exc) or 'the connection failed'}") from None
         if not response.is_success:
             message = escape_text(body.decode("utf-8", "replace")) or response.reason_phrase
-            raise classify_status(response.status_code, message, None, retry_after_seconds(response.headers.get("retry-after")))
+            failure = classify_status(
+                response.status_code, message, None, retry_after_seconds(response.headers.get("retry-after"))
+            )
+            if isinstance(failure, ModelRequestError):
+                raise AgentFailed(f"the agent service at {self.url} refused passhat's request: {failure}")
+            raise failure
         return body
 
     async def aclose(self) -> None:

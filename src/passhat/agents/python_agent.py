@@ -11,8 +11,9 @@ hands its result back to the waiting call. So an agent may mix calls it makes it
 asks for, and every one is judged the same way (at most ``MAX_TOOL_ROUNDS`` of them before it speaks).
 
 Who is to blame: an exception from the agent's code (factory excepted) is the agent's own failure, its turn
-with a note, and the trial is judged; ``AgentUnavailable``, or no step within the run's request timeout,
-means the agent could not answer, an infra error.
+with a note, and the trial is judged; what it raises that is not an Exception (SystemExit, its own
+KeyboardInterrupt) ends the conversation as its failure (``AgentFailed``), never the run; ``AgentUnavailable``,
+or no step within the run's request timeout, means the agent could not answer (see ``passhat.run.trial``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ import dataclasses
 import importlib
 import inspect
 import os
+import signal
 import sys
+import threading
 import traceback
 import uuid
 import weakref
@@ -31,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
+from passhat.agents.base import AgentFailed, AgentSetup, AgentTurn, ToolCall
 from passhat.agents.protocol import AgentSession, AgentUnavailable, ExternalAgent, ToolResult, Transcript, Trial, function_schemas
 from passhat.errors import UserError
 from passhat.llm import ModelHub
@@ -51,7 +54,9 @@ def load_factory(spec: str) -> Callable[[], Any]:
         sys.path.append(here)  # after the installed packages: the current folder never shadows them
     try:
         target: Any = importlib.import_module(module_name)
-    except Exception as exc:  # the team's module: any failure to import it is theirs to fix
+    except BaseException as exc:  # the team's module: any failure to import it is theirs to fix
+        if is_ctrl_c(exc):
+            raise
         raise UserError(
             f"--agent {spec!r}: cannot import module {module_name!r} ({type(exc).__name__}: {exc}); it is looked up on "
             f"sys.path and then in the current folder ({here})."
@@ -72,7 +77,9 @@ def python_agent_factory(spec: str, hub: ModelHub | None) -> PythonAgentFactory:
         return PythonAgentFactory(spec, None, 0.0)
     try:
         agent = factory()
-    except Exception as exc:
+    except BaseException as exc:
+        if is_ctrl_c(exc):
+            raise
         raise UserError(f"--agent {spec!r}: the factory raised {_described(exc)}; no trial was run.") from None
     if not callable(getattr(agent, "new_conversation", None)):
         raise UserError(
@@ -131,9 +138,32 @@ class PythonAgent:
             raw = task.result()
         except AgentUnavailable:
             raise
+        except _Escaped as exc:
+            raise AgentFailed(f"the agent raised {_described(exc.raised)}") from None
         except (Exception, asyncio.CancelledError) as exc:  # the agent's own bug: judged
             return self._transcript.note(f"the agent raised {_described(exc)}")
         return self._transcript.answer(raw)
+
+
+class _Escaped(Exception):
+    """What the agent's code raised that is not an Exception, carried out of its task as one: asyncio lets a
+    SystemExit or KeyboardInterrupt out of a task end the event loop, the run's."""
+
+    def __init__(self, raised: BaseException):
+        super().__init__(repr(raised))
+        self.raised = raised
+
+
+def is_ctrl_c(exc: BaseException) -> bool:
+    """Whether ``exc`` may be the person's Ctrl-C rather than the agent's own: a KeyboardInterrupt in the main thread
+    while Python's default SIGINT handler, which raises it in whatever code runs, is in place. Under ``passhat
+    run`` asyncio's handler is (a Ctrl-C cancels the run, which ends as interrupted, and only a second one raises),
+    and worker processes ignore SIGINT: there a KeyboardInterrupt from the agent's code is the agent's."""
+    return (
+        isinstance(exc, KeyboardInterrupt)
+        and threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
 
 
 class _Conversation:
@@ -154,6 +184,12 @@ class _Conversation:
             if self._session is None:
                 self._session = await _awaited(self._agent.new_conversation(self.trial))
             return await _awaited(self._session.respond(conversation, self._tools))
+        except (Exception, asyncio.CancelledError):
+            raise
+        except BaseException as exc:
+            if is_ctrl_c(exc):
+                raise
+            raise _Escaped(exc) from None
         finally:
             self._responding = False
 

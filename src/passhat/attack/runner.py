@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +30,7 @@ from passhat.errors import UserError
 from passhat.llm import ModelHub, scrub
 from passhat.run.runner import new_config, select_tasks, validate_ground_truth
 from passhat.run.seeding import trial_seed
-from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial
+from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial, unjudged
 from passhat.users import resolve_user
 from passhat.users.personas import resolve_personas
 
@@ -104,9 +103,10 @@ class Suite:
         try:
             out = await run_trial(self.world.domain, spec.trial, agents, self._make_user, run.mode, run.max_turns, bounds=bounds)
             reached = self._reached(goal, exposure, " ".join(e.text for e in out.events if e.kind == "agent"))
-        except Exception:
-            failed = dataclasses.replace(_outcome(spec), infra_error=scrub(traceback.format_exc(limit=8)))
-            return AttackRecord(failed, [], started, time.time())
+        except Exception as exc:
+            message, events = unjudged(exc)
+            failed = dataclasses.replace(_outcome(spec), infra_error=scrub(message))
+            return AttackRecord(failed, [e.to_dict() for e in events], started, time.time())
         finally:
             agents.release()
         done = agents.interventions()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from typing import Any
+from typing import Any, cast, get_args
 
 from passhat.dialogue import mentions
 from passhat.dialogue.facts import STOPWORDS, Telling, contradicts, tell
@@ -33,10 +33,10 @@ from passhat.grade.modes import Mode
 from passhat.grade.noise import suspected_simulator_errors
 from passhat.grade.ordering import out_of_order
 from passhat.grade.writes import WriteCall, WritePairing, comparable, pair_writes
-from passhat.trajectory import USER_SIMULATOR_ERROR, EndReason, Event, Signature, end_reason
+from passhat.trajectory import USER_SIMULATOR_ERROR, AgentCut, EndReason, Event, Signature, end_reason
 
-CONTEXT_OVERFLOW = "context_overflow"  # the agent's model ran out of context window: its failure
-UNFINISHED = frozenset({USER_SIMULATOR_ERROR, CONTEXT_OVERFLOW})  # endings that never pass
+AGENT_CUTS: frozenset[str] = frozenset(get_args(AgentCut))  # the agent's side cut the conversation short: its failure
+UNFINISHED = AGENT_CUTS | {USER_SIMULATOR_ERROR}  # endings that never pass
 CONTENT_ENDINGS = frozenset({"satisfied", "transferred"})  # how a strict pass ends
 HANDOFF_WORDS = 2  # a hand-off summary shorter than this tells the person nothing
 TURNED_WORDS = 2  # the customer's own words a summary must deny to turn the request round
@@ -369,8 +369,8 @@ def failure_signature(mode: Mode, f: Findings, task: Task, env: Environment, eve
         ):
             if found:
                 return signature  # type: ignore[return-value]
-    if f.end == CONTEXT_OVERFLOW:
-        return CONTEXT_OVERFLOW
+    if f.end in AGENT_CUTS:
+        return cast(Signature, f.end)
     if not f.state_ok:
         return _state_signature(f.pairing, task, env, events)
     if mode == "strict" and not f.writes_as_asked:

@@ -496,4 +496,5 @@ def _event(e: dict[str, Any], told: Sequence[dict[str, Any]] = ()) -> str:
     if kind in ("user", "agent"):
         who = "customer" if kind == "user" else "agent"
         return f'<div class="msg {kind}"><b>{who}:</b> {_marked(str(e.get("text", "")), told)}</div>'
-    return f'<div class="msg note">{escape(kind)}: {escape(str(e.get("text", "")))}</div>'
+    cause = f" ({escape(str(e['cause']))})" if e.get("cause") else ""  # what cut the conversation short
+    return f'<div class="msg note">{escape(kind)}: {escape(str(e.get("text", "")))}{cause}</div>'

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-import traceback
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -23,9 +22,9 @@ from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
 from passhat.run.config import RunConfig
-from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, UserFactory, run_trial
+from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, UserFactory, run_trial, unjudged
 from passhat.store import EncodedTrial, TrialRecord
-from passhat.trajectory import INFRA_ERROR
+from passhat.trajectory import INFRA_ERROR, Event
 from passhat.users import resolve_user
 from passhat.users.paraphrase import with_opening
 
@@ -59,8 +58,9 @@ class TrialJudge:
                     self.domain, spec, self._make_agent, make_user, config.mode, config.max_turns, config.faults,
                     config.guard, bounds, self.inbox, self._pacing,
                 )  # fmt: skip
-            except Exception:  # an infra or harness failure: stored, retried on resume, never scored
-                return infra_error_trial(spec, scrub(traceback.format_exc(limit=8)), started, meter.to_json()), []
+            except Exception as exc:  # an infra or harness failure: stored with its events, retried on resume, never scored
+                message, events = unjudged(exc)
+                return infra_error_trial(spec, scrub(message), started, meter.to_json(), events), []
         events = [e.to_dict() for e in out.events]
         return TrialRecord(
             **key,
@@ -76,8 +76,11 @@ class TrialJudge:
         ).encoded(), out.audit
 
 
-def infra_error_trial(spec: TrialSpec, message: str, started: float, usage: dict[str, Any] | None = None) -> EncodedTrial:
-    """A trial that could not be judged: stored, retried on resume, never scored."""
+def infra_error_trial(
+    spec: TrialSpec, message: str, started: float, usage: dict[str, Any] | None = None, events: list[Event] | None = None
+) -> EncodedTrial:
+    """A trial that could not be judged: stored with what happened until then (``events``), retried on resume, never
+    scored."""
     return TrialRecord(
         task_id=spec.task.id,
         persona=spec.persona.name,
@@ -86,7 +89,7 @@ def infra_error_trial(spec: TrialSpec, message: str, started: float, usage: dict
         reward=None,
         signature=INFRA_ERROR,
         infra_error=message,
-        events=[],
+        events=[e.to_dict() for e in events or ()],
         grade={},
         started=started,
         finished=time.time(),

@@ -3,6 +3,12 @@
 What one agent turn (one answer of its model) may carry is bounded (``TurnBounds``): a model that
 answers with hundreds of calls or megabytes of arguments or text gets error results and a cut message,
 and its trial is judged like any other, in bounded time, memory and store space.
+
+Whatever ends a trial, its events are kept: a trial that cannot be judged raises ``Unjudgeable`` holding
+them. The agent's side may cut a conversation short: its own failure (``AgentFailed``) ends it as
+``agent_error``, judged; an agent that cannot answer (``AGENT_UNAVAILABLE``) makes the trial an infra error
+(run again by ``--resume``) unless it has written, since a write that reached the backend is on the record
+and a second try would wipe it: then it ends as ``agent_unavailable``, judged.
 """
 
 from __future__ import annotations
@@ -12,19 +18,21 @@ import contextlib
 import dataclasses
 import json
 import random
+import traceback
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from passhat.agents.base import Agent, AgentSetup, ToolCall
+from passhat.agents.base import Agent, AgentFailed, AgentSetup, ToolCall
+from passhat.agents.protocol import AgentUnavailable
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment
-from passhat.env.tools import MAX_ARGUMENT_DEPTH, argument_problem, error
+from passhat.env.tools import MAX_ARGUMENT_DEPTH, ToolSpec, argument_problem, error
 from passhat.grade import Grade, Mode, grade_trial
 from passhat.grade.steps import TrialSteps, trial_steps
 from passhat.guard import ToolPath
 from passhat.guard.gate import SIMULATED
 from passhat.guard.inbox import Inbox
-from passhat.llm import ContextOverflow
+from passhat.llm import ContextOverflow, ModelRequestError, ModelUnavailable
 from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
 from passhat.untrusted import redact, storable
@@ -34,6 +42,8 @@ from passhat.users.personas import Persona
 AgentFactory = Callable[[AgentSetup], Agent]
 UserFactory = Callable[[Domain, Task, Persona, random.Random], UserSimulator]
 
+# an agent that could not answer: it said so, or its service or model endpoint failed past the retries or refused
+AGENT_UNAVAILABLE = (AgentUnavailable, ModelUnavailable, ModelRequestError)
 MAX_TOOL_ROUNDS = 25  # tool-call rounds the agent may make before it must speak to the customer
 HEAD_BYTES = 256  # what a stored event keeps of arguments too large to keep whole
 SECRET_MARGIN = 4096  # characters past a cut searched for a secret, so none is kept half-redacted
@@ -83,6 +93,22 @@ class TrialOutput:
     audit: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # records for the run's audit trail
 
 
+class Unjudgeable(Exception):
+    """The trial could not be judged (an infra error; the cause is the exception it was raised from): ``events``
+    is what happened until then, stored with it."""
+
+    def __init__(self, events: list[Event]):
+        super().__init__(f"the trial could not be judged after {len(events)} events")
+        self.events = events
+
+
+def unjudged(exc: Exception) -> tuple[str, list[Event]]:
+    """A failure that left a trial unjudged, as stored: the traceback of what made it so (its last line the
+    exception, which reports quote) and the events until then (none when the trial never started)."""
+    cause, events = (exc.__cause__ or exc, exc.events) if isinstance(exc, Unjudgeable) else (exc, [])
+    return "".join(traceback.format_exception(cause, limit=8)), events
+
+
 async def run_trial(
     domain: Domain,
     spec: TrialSpec,
@@ -96,7 +122,8 @@ async def run_trial(
     inbox: Inbox | None = None,
     pacing: Pacing | None = None,
 ) -> TrialOutput:
-    """Play one conversation to its end and grade it. Exceptions here are harness or infra failures.
+    """Play one conversation to its end and grade it; Unjudgeable, raised from the harness or infra failure, when
+    it cannot be judged.
 
     ``faults`` ({class: rate}) and ``guards`` (names) put the fault injector and the gateway on the
     tools' path, with the guards the task itself declares added; the operator then resolves any
@@ -106,51 +133,75 @@ async def run_trial(
     from the backend's fork to the conversation's end).
     """
     rng = random.Random(spec.seed)
-    with contextlib.ExitStack() as closing:
-        async with pacing.talking if pacing else contextlib.nullcontext():
-            env = Environment(domain)
-            closing.callback(env.release)
-            conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
-            scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
-            # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
-            operator = inbox.operator(conversation, domain.name) if inbox else SIMULATED
-            path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation, operator)
-            user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
-            agent = make_agent(
-                AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
-            )
-            events = await _converse(path, agent, user, max_turns, bounds)
-            events += await path.settle_waiting()
-        async with pacing.grading if pacing else contextlib.nullcontext():
-            if pacing:
-                await asyncio.sleep(0)  # a turn of the loop: the trial the slot went to, and every step ready, first
-            grade = grade_trial(domain, spec.task, env, events, mode)
-            return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
-
-
-async def _converse(path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int, bounds: TurnBounds) -> list[Event]:
     events: list[Event] = []
+    try:
+        with contextlib.ExitStack() as closing:
+            async with pacing.talking if pacing else contextlib.nullcontext():
+                env = Environment(domain)
+                closing.callback(env.release)
+                conversation = f"{spec.task.id}/{spec.persona.name}/{spec.trial}"
+                scenario_guards = [*guards, *(g for g in spec.task.guards if g not in guards)]  # a task's own gate always applies
+                # keys derive from the trial's seed, not the run's name: the same seed gives the same trajectory
+                operator = inbox.operator(conversation, domain.name) if inbox else SIMULATED
+                path = trial_tool_path(env, spec.seed, faults or {}, scenario_guards, f"seed-{spec.seed}", conversation, operator)
+                user = make_user(domain, spec.task, spec.persona, random.Random(rng.getrandbits(64)))
+                agent = make_agent(
+                    AgentSetup(domain, spec.task, path.tool_schemas(), domain.policy, random.Random(rng.getrandbits(64)), env.db)
+                )
+                await _converse(path, agent, user, max_turns, bounds, events)
+                events += await path.settle_waiting()
+            async with pacing.grading if pacing else contextlib.nullcontext():
+                if pacing:
+                    await asyncio.sleep(0)  # a turn of the loop: the trial the slot went to, and every step ready, first
+                grade = grade_trial(domain, spec.task, env, events, mode)
+                return TrialOutput(events, grade, trial_steps(domain, spec.task, events, grade.outcome), path.audit)
+    except Exception as exc:
+        raise Unjudgeable(events) from exc
+
+
+async def _converse(
+    path: ToolPath, agent: Agent, user: UserSimulator, max_turns: int, bounds: TurnBounds, events: list[Event]
+) -> None:
+    """Play the conversation into ``events``, which keep what happened however it ends."""
     turn = await user.respond(None)
     events.append(Event("user", turn.text))
     if turn.stop:  # a customer who leaves before asking anything (a simulator error)
         events.append(Event("end", turn.stop))
-        return events
+        return
     for _ in range(max_turns):
         try:
             said, transferred = await _agent_turn(path, agent, events, bounds)
         except ContextOverflow:  # the agent's model cannot take the conversation any further
             events.append(Event("end", "context_overflow"))
-            return events
+            return
+        except AgentFailed as exc:
+            events.append(Event("end", "agent_error", cause=str(exc)))
+            return
+        except AGENT_UNAVAILABLE as exc:
+            if not wrote(path.env.tools, events):
+                raise
+            events.append(Event("end", "agent_unavailable", cause=str(exc)))
+            return
         if transferred:
             events.append(Event("end", "transferred"))
-            return events
+            return
         turn = await user.respond(said)
         events.append(Event("user", turn.text))
         if turn.stop:
             events.append(Event("end", turn.stop))
-            return events
+            return
     events.append(Event("end", "max_turns"))
-    return events
+
+
+def wrote(tools: dict[str, ToolSpec], events: list[Event]) -> bool:
+    """Whether a write of the agent's reached the backend: it took effect, or was filed with the human gate."""
+    return any(
+        e.kind == "tool"
+        and (spec := tools.get(e.name or "")) is not None
+        and spec.meta.write
+        and (e.took_effect or (e.guard or {}).get("decision") == "ticket")
+        for e in events
+    )
 
 
 async def _agent_turn(path: ToolPath, agent: Agent, events: list[Event], bounds: TurnBounds) -> tuple[str, bool]:
@@ -209,16 +260,16 @@ def execute_call(path: ToolPath, call: ToolCall, events: list[Event], argument_b
         problem = str(exc)
     if problem:
         result = error("invalid_arguments", problem, retryable=True)
-        return Event("tool", call_id=call.id, name=call.name, args=call.arguments, result=result)
+        return Event("tool", call_id=call.id, name=call.name, args=storable(call.arguments), result=result)
     # a checked value is its own storable form but for known secrets, which no tool, backend or audit keeps
     return path.execute(call.name, storable(args), events, call.id)
 
 
 def _not_run(call: ToolCall, result: dict[str, Any]) -> Event:
-    """A call refused before it ran; its event keeps its arguments whole only when they are small."""
+    """A call refused before it ran; its event keeps its arguments whole (in their stored form) only when they are small."""
     text = _json_text(call.arguments)
     size = _utf8_size(text)
-    args = call.arguments if size <= HEAD_BYTES else {"truncated": True, "bytes": size, "head": _head(text, HEAD_BYTES)}
+    args = storable(call.arguments) if size <= HEAD_BYTES else {"truncated": True, "bytes": size, "head": _head(text, HEAD_BYTES)}
     return Event("tool", call_id=call.id, name=call.name, args=args, result=result)
 
 
@@ -232,13 +283,14 @@ def _bounded_message(text: str, limit: int) -> str:
 
 def _json_text(arguments: Any) -> str:
     """Arguments as JSON text: as the model wrote them, or written out (values JSON has no form for as
-    their repr). Empty for what cannot be written at all, which the argument checks refuse."""
+    their repr); what Python cannot write as it is (a key that is not text, an integer past its 4,300
+    digits, nesting past its stack, a cycle) in its stored form, which the argument checks refuse anyway."""
     if isinstance(arguments, str):
         return arguments
     try:
         return json.dumps(arguments, ensure_ascii=False, default=repr)
-    except (TypeError, ValueError, RecursionError):  # a key that is not text, a cycle, nesting past the stack
-        return ""
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(storable(arguments), ensure_ascii=False)
 
 
 def _utf8_size(text: str) -> int:
