@@ -106,6 +106,20 @@ PROPOSALS = [
     ("benefits", "benefits-002", "Apply Classic to CH-50201, refund $46.25 to club credit? y/n", (APPLY_002,)),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 18 June 2025 at 14:00)?", (CANCEL_5102,)),
     ("intake", "intake-001", "Cancel AP-5102 with Dr Sousa on 2025-06-18 - ok to proceed?", (CANCEL_5102,)),
+    (
+        "benefits",
+        "benefits-002",
+        "Oh no, I'm so sorry to hear about the tow! Good news though: your Classic plan covers part of it. I can apply "
+        "Classic to CH-50201 and refund $46.25 to your club credit. Would that work for you?",
+        (APPLY_002,),
+    ),
+    (
+        "benefits",
+        "benefits-002",
+        "**Here's what I found:** CH-50201, a tow, charged $185.00.\n\n**The plan:**\n- Apply **Classic** to `CH-50201`\n"
+        "- Refund **$46.25** to your club credit\n\nShall I go ahead?",
+        (APPLY_002,),
+    ),
     # the agent that would fool it: one wrong term beside the right ids
     ("payables", "pay-007", RECAP_007.format(amount="$1,532.20"), ()),
     ("payables", "pay-014", "Escalate INV-71014 (Brookvale Cable, $3,780.00)?", ()),
@@ -122,6 +136,12 @@ PROPOSALS = [
         (HOLD_011_PRICE,),
     ),
     ("benefits", "benefits-002", "Apply Classic to CH-50201, refund $64.25 to club credit? y/n", ()),
+    (
+        "benefits",
+        "benefits-002",
+        "**The plan:**\n- Apply **Classic** to `CH-50201`\n- Refund **$64.25** to your club credit\n\nShall I go ahead?",
+        (),
+    ),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 2025-07-30)?", ()),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 30 July 2025)?", ()),
 ]
@@ -277,3 +297,16 @@ def test_the_guard_lets_a_write_through_only_on_a_yes_to_its_proposal() -> None:
     assert _guard_verdict("I can put INV-71011 on hold with the reason duplicate. Shall I go ahead?") is None
     for elsewhere in YES_TO_SOMETHING_ELSE:
         assert _guard_verdict(elsewhere[2]) is not None, elsewhere[2]
+
+
+def test_the_customer_answers_both_questions_of_one_message() -> None:
+    user = _customer("payables", "pay-011")
+    text = "Shall I put INV-71011 on hold with the reason duplicate? Also, what's your employee number and work email?"
+    turn = _says(user, text)
+    assert is_affirmative(turn.text) and "E-40173" in turn.text
+
+
+def test_the_customer_answers_the_detail_a_proposal_still_waits_for_without_saying_no() -> None:
+    user = _customer("payables", "pay-011")
+    turn = _says(user, "I can put INV-71011 on hold. Shall I? And what reason should I record for the hold?")
+    assert "duplicate" in turn.text.lower() and not turn.text.lower().startswith("no")

@@ -71,8 +71,8 @@ def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
 
 def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[int, int]]:
     """Spans of ``text`` a yes to it answers: each part that asks for a yes; when that part only points back
-    ("Shall I go ahead?", "Shall I apply it?"), also the sentences before it in its paragraph and those before
-    that name an action (a recap of findings in a paragraph of its own is context). Whatever is asked, a yes also
+    ("Shall I go ahead?", "Shall I apply it?"), also the sentences before it in its paragraph (in the paragraph
+    before, when it stands alone) and those before that name an action (a recap of findings in a paragraph of its own is context). Whatever is asked, a yes also
     accepts what is said after the first question ("Shall I X? I'll also cancel Y.") and what the agent declares
     it will do. With no request for a yes, the questions it asks; with no question, all of it."""
     spans = sentences(text)
@@ -84,7 +84,7 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     out = [(s, e) for s, e in spans if s >= asking[0][0] or _DECLARED.search(text, s, e)]
     for start, end in asking:
         if _points_back(text[start:end], actions):
-            paragraph = text.rfind("\n\n", 0, start) + 1
+            paragraph = _pointed_at(text, start)
             out += [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
         out.append((start, end))
     return sorted(set(out))
@@ -92,6 +92,15 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
 
 def within(spans: Iterable[tuple[int, int]], start: int) -> bool:
     return any(s <= start < e for s, e in spans)
+
+
+def _pointed_at(text: str, start: int) -> int:
+    """Where the paragraph a question at ``start`` points back to begins: its own, or the one before it when the
+    question is a paragraph of its own ("- Apply Classic ...\n- Refund $46.25 ...\n\nShall I go ahead?")."""
+    own = text.rfind("\n\n", 0, start)
+    if own < 0 or text[own:start].strip():
+        return own + 1
+    return text.rfind("\n\n", 0, own) + 1
 
 
 def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:

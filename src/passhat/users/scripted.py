@@ -149,6 +149,8 @@ class ScriptedUser:
             state = self._next_goal_state()
             if state is None:
                 return UserTurn(self._voice.say("no"))  # nothing more is wanted
+        if reading.proposal and reading.asks:  # two questions at once: both answered
+            return self._on_proposal_and_asks(state, text, reading)
         if reading.proposal:
             return self._on_proposal(state, text, reading)
         if reading.closing and not (reading.asks or reading.anything_else):
@@ -275,6 +277,14 @@ class ScriptedUser:
         for goal, calls in matched.items():
             self._goals[goal].awaiting |= calls
         return UserTurn(self._voice.say("yes"))
+
+    def _on_proposal_and_asks(self, state: _GoalState, text: str, reading: Reading) -> UserTurn:
+        """A proposal and a question for a detail in one message: the yes (or no) and the answer. A proposal that
+        does not match yet may wait for the detail asked, so the customer only answers it."""
+        if not self._matching_calls(state, text, reading):
+            return UserTurn(self._answers(state.goal, reading.asks))
+        turn = self._on_proposal(state, text, reading)
+        return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks)))
 
     def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
         """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,
