@@ -66,6 +66,7 @@ ASKS = [
     ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),
     ("retail", "retail-001", "Your order number is #R3042198 and the email on it is yours.", set()),
     ("intake", "intake-038", "I've moved the one on 2 July.", set()),
+    ("retail", "retail-001", "**Your account email**", set()),  # a heading, not a terse request
 ]
 
 

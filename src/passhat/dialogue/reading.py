@@ -238,8 +238,11 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon) -> frozenset[str]:
 
 
 def _terse_request(sentence: str) -> bool:
+    """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
+    details**" is not one)."""
     words = re.findall(r"[A-Za-z']+", sentence)
-    return 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
+    ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
+    return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
 
 
 def read_message(text: str, lexicon: Lexicon) -> Reading:
