@@ -176,6 +176,16 @@ def test_a_question_that_points_back_binds_the_offer_before_it() -> None:
     assert read("payables", "pay-011", text).proposes == keys("payables", HOLD_011)
 
 
+def test_a_question_points_back_to_the_offer_not_to_the_report_before_it() -> None:
+    """The hold already made (reported with another reason than it has) is not part of the note's proposal."""
+    text = (
+        "Done: INV-71011 has been put on hold with the reason duplicate. I can add a note to the audit trail "
+        "of INV-71011. Shall I go ahead?"
+    )
+    done = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "reason": "price variance"})
+    assert read("payables", "pay-011", text, done=(done,)).proposes == keys("payables", NOTE_011)
+
+
 # -- refusals, alternatives, reports ------------------------------------------------------------------------------
 
 

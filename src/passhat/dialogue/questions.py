@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from passhat.dialogue.text import cue, question_start, sentences
+from passhat.dialogue.text import cue, question_start, reported_at, sentences
 
 CONFIRM_QUESTION = cue(
     r"shall i",
@@ -85,7 +85,11 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     for start, end in asking:
         if _points_back(text[start:end], actions):
             paragraph = _pointed_at(text, start)
-            out += [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
+            out += [
+                (s, e)
+                for s, e in spans
+                if e <= start and (s >= paragraph or _acts(text[s:e], actions)) and not _reports(text, s, e, actions)
+            ]
         out.append((start, end))
     return sorted(set(out))
 
@@ -101,6 +105,13 @@ def _pointed_at(text: str, start: int) -> int:
     if own < 0 or text[own:start].strip():
         return own + 1
     return text.rfind("\n\n", 0, own) + 1
+
+
+def _reports(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether every action the sentence names is said as done ("Done: INV-1 is on hold. Shall I add a note?"):
+    what was done is not what the question offers."""
+    found = list(actions.finditer(text, start, end)) if actions else []
+    return bool(found) and all(reported_at(text, m.start(), m.end()) for m in found)
 
 
 def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
