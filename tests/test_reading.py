@@ -321,3 +321,27 @@ def test_the_customer_answers_the_detail_a_proposal_still_waits_for_without_sayi
     user = _customer("payables", "pay-011")
     turn = _says(user, "I can put INV-71011 on hold. Shall I? And what reason should I record for the hold?")
     assert "duplicate" in turn.text.lower() and not turn.text.lower().startswith("no")
+
+
+MORE_PROPOSALS = [
+    (
+        "benefits",
+        "benefits-002",
+        "OK to apply Classic to CH-50201 (tow, May 28, 2025) and refund $46.25 to club credit?",
+        APPLY_002,
+    ),
+    (
+        "payables",
+        "pay-014",
+        "**Not possible:** I can't approve INV-71014 over your limit.\n\n**Alternative:** escalate INV-71014 to the "
+        "controller.\n\nShall I go ahead with the alternative?",
+        ESCALATE_014,
+    ),
+    ("helpdesk", "hd-006", "I'm ready to send INC-1061 over to the telephony team. Okay to proceed?", ASSIGN_1061),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "write"), MORE_PROPOSALS)
+def test_a_date_is_no_question_and_an_alternative_is_pointed_at(domain, task, text, write) -> None:
+    """ "May 30" does not open a question; "go ahead with the alternative" points back; "send ... to" assigns."""
+    assert read(domain, task, text).proposes == keys(domain, write)

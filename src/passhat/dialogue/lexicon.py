@@ -28,6 +28,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"rout(?:e|es|ing|ed)\b",
         r"hand(?:s|ing|ed)?(?: \S+){0,3}? (?:over )?to\b",
         r"pass(?:es|ing|ed)?(?: \S+){0,3}? to\b",
+        r"send(?:s|ing)?(?: \S+){0,3}? (?:over |across )?to\b",
     ),
     "book": (r"set(?:s|ting)?(?: \S+){0,3}? up\b", r"schedul", r"make (?:you )?an? (?:appointment|booking)", r"reserv"),
     "reschedul": (r"mov(?:e|es|ing|ed)\b", r"push(?:es|ing|ed)?(?: \S+){0,3}? back\b", r"shift(?:s|ing|ed)?\b"),
@@ -44,10 +45,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 
 @functools.cache
 def with_synonyms(words: Iterable[str]) -> tuple[str, ...]:
-    """A tool's action words and the engine's synonyms for each (once each, the tool's own first)."""
+    """A tool's action words, their past ("applied" for "apply") and the engine's synonyms for each (once each, the
+    tool's own first)."""
     words = tuple(words)
     extra = [s for w in words for stem, more in SYNONYMS.items() if _declares(w, stem) for s in more]
-    return tuple(dict.fromkeys([*words, *extra]))
+    past = [w[:-1] + "ied" for w in words if re.fullmatch(r"[a-z]+y", w)]  # "apply": "applied"
+    return tuple(dict.fromkeys([*words, *past, *extra]))
 
 
 def _declares(word: str, stem: str) -> bool:

@@ -52,7 +52,8 @@ _POINTING = frozenset(
     "go ahead proceed with do that this it these those them all both everything now then for you me i we us please so "
     "ok okay alright fine good sound sounds look looks right correct work works is are does the as above described "
     "proposed planned outlined want like would shall should can may could to and yes no y n confirm make changes "
-    "change plan steps be if happy ready just one of on also get going same here there".split()
+    "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
+    "instead request proposal action actions first second".split()
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 _MARKUP = re.compile(r"[*_`>#]+")
@@ -76,7 +77,7 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     accepts what is said after the first question ("Shall I X? I'll also cancel Y.") and what the agent declares
     it will do. With no request for a yes, the questions it asks; with no question, all of it."""
     spans = sentences(text)
-    asking = [(question_start(text, s), e) for s, e in spans if asks_yes(text[s:e], actions)]
+    asking = [(_asking_start(text, s, e, actions), e) for s, e in spans if asks_yes(text[s:e], actions)]
     if not asking:
         asking = [(question_start(text, s), e) for s, e in spans if "?" in text[s:e]]
     if not asking:
@@ -92,6 +93,13 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             ]
         out.append((start, end))
     return sorted(set(out))
+
+
+def _asking_start(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> int:
+    """Where a sentence that asks for a yes starts asking: its question part ("..., but shall I leave it?") when
+    that part holds the request, else the whole sentence ("OK to apply it to CH-1 (May 30, 2025) and ...?")."""
+    part = question_start(text, start)
+    return part if part == start or asks_yes(text[part:end], actions) else start
 
 
 def within(spans: Iterable[tuple[int, int]], start: int) -> bool:

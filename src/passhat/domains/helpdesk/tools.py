@@ -249,7 +249,12 @@ def classify_incident(db: sqlite3.Connection, incident_id: str, category: Catego
     return incident_view(db, incident_of(db, incident["id"]))
 
 
-@tool(write=True, target="incident_id", confirm_words=(r"workaround",), prose=ITEM_PROSE)
+@tool(
+    write=True,
+    target="incident_id",
+    confirm_words=(r"workaround", r"appl(?:y|ying|ied) the (?:known |documented )?fix"),
+    prose=ITEM_PROSE,
+)
 def apply_workaround(db: sqlite3.Connection, incident_id: str, known_error_id: str) -> dict[str, Any]:
     """Record that a known error's documented workaround is applied to an incident; the incident's status becomes 'workaround'.
 
