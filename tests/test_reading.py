@@ -62,11 +62,21 @@ ASKS = [
     ("retail", "retail-001", "Order number and email.", {"identity", "order"}),
     ("payables", "pay-011", "Which invoice is it? And what reason should I record for the hold?", {"invoice", "reason"}),
     ("payables", "pay-011", "**Which invoice** do you mean, and what's the hold reason", {"invoice", "reason"}),
+    (
+        "payables",
+        "pay-011",
+        "To look into it I need:\n- your **employee number**\n- the **invoice number**",
+        {"identity", "invoice"},
+    ),
+    ("payables", "pay-011", "Thanks! And which invoice is it", {"invoice"}),
+    ("payables", "pay-011", "Do you have the invoice number handy", {"invoice"}),
+    ("payables", "pay-011", "Please reply with your employee number and work email.", {"identity"}),
     # statements that name a slot ask for nothing
     ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),
     ("retail", "retail-001", "Your order number is #R3042198 and the email on it is yours.", set()),
     ("intake", "intake-038", "I've moved the one on 2 July.", set()),
     ("retail", "retail-001", "**Your account email**", set()),  # a heading, not a terse request
+    ("payables", "pay-011", "Here is the invoice:\n- invoice number INV-71011, from Wexley Bearings", set()),
 ]
 
 

@@ -135,6 +135,9 @@ _ASKING = cue(
     r"i(?:'ll| will)? need",
     r"let me know",
     r"what(?:'s| is)",
+    r"please (?:reply|read|check|double-check)",
+    r"verify first",
+    r"do you (?:have|know|remember)",
     r"(?:can'?t|cannot|not sure|unsure|don'?t know)(?: \w+){0,2}? (?:tell|say|see|work out|know)\b[^.?!]*\b(?:which|what|who|whether)\b",
 )
 # "Which one would you like moved?", "Is it the one on 24 June or the one on 2 July?": a choice between the
@@ -223,11 +226,13 @@ def _sentences(text: str) -> list[str]:
     return [text[start:end] for start, end in sentences(text)]
 
 
-def _asks(sentence: str, acting: bool, lexicon: Lexicon) -> frozenset[str]:
-    """Slots a sentence asks the customer for: only questions, requests (said or terse) and "I can't tell which"
-    ask, and not an offer to act that leaves nothing to choose (``acting``: the message names an action or an
-    entity); "which one" asks for the domain's ``which`` slot."""
-    if "?" not in sentence and not _ASKING.search(sentence) and not _terse_request(sentence):
+def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -> frozenset[str]:
+    """Slots a sentence asks the customer for: only questions (with or without "?"), requests (said or terse),
+    "I can't tell which" and the items of a list a request opens (``listed``: "To look into it I need:") ask, and
+    not an offer to act that leaves nothing to choose (``acting``: the message names an action or an entity);
+    "which one" asks for the domain's ``which`` slot."""
+    asking = "?" in sentence or _ASKING.search(sentence) or _WH_QUESTION.match(sentence) or _terse_request(sentence)
+    if not (asking or listed):
         return frozenset()
     if acting and _OFFER.search(sentence) and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence)):
         return frozenset()
@@ -235,6 +240,11 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon) -> frozenset[str]:
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
         return frozenset({lexicon.which})
     return slots
+
+
+def _opens_request(sentence: str) -> bool:
+    """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
+    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or re.search(r"question", sentence, re.I))
 
 
 def _terse_request(sentence: str) -> bool:
@@ -259,7 +269,8 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
     has_action = bool(ids) or bool(lexicon.actions and lexicon.actions.search(text))
-    asked = [_asks(s, has_action, lexicon) for s in rest]
+    leads = [_opens_request(s) for s in rest]
+    asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
     proposal = bool(confirming) and has_action
