@@ -181,6 +181,14 @@ def test_a_yes_binds_only_to_the_question_it_answers(domain, task, text) -> None
     assert read(domain, task, text).proposes == frozenset()
 
 
+def test_an_open_question_asks_for_no_yes_and_a_bold_yes_does() -> None:
+    assert not read("payables", "pay-011", "INV-71011 duplicates INV-60311. How would you like to proceed?").proposal
+    text = (
+        "### Next steps\n- put INV-71011 on hold with the reason duplicate\nReply **yes** to proceed, or tell me what to change."
+    )
+    assert read("payables", "pay-011", text).proposes == keys("payables", HOLD_011)
+
+
 def test_a_question_that_points_back_binds_the_offer_before_it() -> None:
     text = "I can put INV-71011 on hold with the reason duplicate.\n\nWould you like me to do that?"
     assert read("payables", "pay-011", text).proposes == keys("payables", HOLD_011)

@@ -38,7 +38,7 @@ CONFIRM_QUESTION = cue(
 )
 CONFIRM_REQUEST = cue(
     r"please confirm",
-    r"(?:reply|answer|respond|say) (?:with )?['\"]?yes",
+    r"(?:reply|answer|respond|say) (?:with )?['\"*_]*yes",
     r"yes or no",
     r"yes/no",
     r"\(?y/n\)?",
@@ -53,19 +53,20 @@ _POINTING = frozenset(
     "ok okay alright fine good sound sounds look looks right correct work works is are does the as above described "
     "proposed planned outlined want like would shall should can may could to and yes no y n confirm make changes "
     "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
-    "instead request proposal action actions first second".split()
+    "instead request proposal action actions first second tell what or let know reply otherwise different".split()
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
+_OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
 _MARKUP = re.compile(r"[*_`>#]+")
 
 
 def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
-    """Whether a sentence asks the customer for a yes: a request to confirm, a question with a confirming cue, or
-    a question that opens with an action (``actions``: the action words), said as a bare imperative ("Escalate
+    """Whether a sentence asks the customer for a yes: a request to confirm, a question with a confirming cue (not
+    an open question: "How would you like to proceed?"), or a question that opens with an action (``actions``: the action words), said as a bare imperative ("Escalate
     INV-1?", "Apply Classic to CH-2, refund $46.25? y/n")."""
     if CONFIRM_REQUEST.search(sentence):
         return True
-    if "?" not in sentence:
+    if "?" not in sentence or _OPEN_QUESTION.match(_MARKUP.sub("", sentence)):
         return False
     return bool(CONFIRM_QUESTION.search(sentence)) or bool(actions and actions.match(_MARKUP.sub("", sentence).lstrip()))
 
