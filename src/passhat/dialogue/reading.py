@@ -72,10 +72,16 @@ _FAILURE = cue(
     r"was(?:n'?t| not) able to",
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
+_UNSEEN = r"(?! (?:yet )?(?:confirm|say|tell|see|be sure)\b)"  # "I can't confirm it from here": not known, not refused
 _REFUSAL = cue(
-    r"can'?t",
-    r"cannot",
-    r"can not",
+    rf"can'?t{_UNSEEN}",
+    rf"cannot{_UNSEEN}",
+    rf"can not{_UNSEEN}",
+    r"not something (?:i|we)(?:'m| am|'re| are)? ?(?:allowed|able|permitted) to",
+    r"(?:isn'?t|is not) something (?:i|we) can",
+    r"request declined",
+    r"(?:does not|doesn'?t|no longer) appl(?:y|ies)",
+    r"not entitled",
     r"unable to",
     r"not able to",
     r"(?:not|isn'?t|is not) possible",
