@@ -44,8 +44,11 @@ Proposed: short-pay INV-71007 to {amount}, post it to the ledger, and email Nort
 payment. Shall I go ahead?"""
 
 
-def read(domain: str, task: str, text: str, done: tuple[Write, ...] = ()):
-    return read_entry(Entry(id="case", task=task, style="plain", text=text, done=list(done)), domain)
+def read(domain: str, task: str, text: str, done: tuple[Write, ...] = (), also: tuple[Write, ...] = ()):
+    """The reading of ``text`` in ``task``'s conversation after ``done``; ``also``: writes beyond the task's own
+    (and their near misses) that a yes could agree to."""
+    entry = Entry(id="case", task=task, style="plain", text=text, done=list(done), proposes=list(also), proposal=bool(also))
+    return read_entry(entry, domain)
 
 
 def keys(domain: str, *writes: Write) -> frozenset[str]:
@@ -241,6 +244,13 @@ REPORTS = [
     ("**Done.** INV-71001 approved for payment in full.", (APPROVE_001,)),
     ("INV-71001 is not approved yet; the receipt is missing.", ()),
 ]
+
+
+def test_a_report_is_of_what_was_done_not_of_what_is_asked_next() -> None:
+    text = "Step 1 of 2 done: INV-71001 has been approved. Next, would you like me to post INV-71001 to the ledger?"
+    post = Write(tool="post_to_ledger", args={"invoice_id": "INV-71001"})
+    reading = read("payables", "pay-001", text, done=(APPROVE_001,), also=(post,))
+    assert reading.reports == keys("payables", APPROVE_001) and reading.proposes == keys("payables", post)
 
 
 @pytest.mark.parametrize(("text", "writes"), REPORTS)

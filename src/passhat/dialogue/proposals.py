@@ -390,6 +390,15 @@ def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
     return out
 
 
+def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
+    """The rest of a message of ``length`` once ``spans`` are taken out: what a report says, not what it asks."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        out += [(at, start)] if start > at else []
+        at = max(at, end)
+    return [*out, (at, length)] if at < length else out
+
+
 def bound_writes(
     proposal: str,
     wanted: Sequence[Commitment],
@@ -401,11 +410,13 @@ def bound_writes(
     """Which of the ``wanted`` writes a yes to ``proposal`` would agree to, as a customer judges it
     (``reported``: which of them a report says were done).
 
-    Each write offered in what the yes answers (a report: anywhere) and fully named is in; then that part must
+    Each write offered in what the yes answers (a report: outside what it asks) and fully named is in; then that part must
     state nothing that none of them (nor the ``context``: writes already done, which the message may report)
     does — otherwise the customer is being asked to agree to something it does not want, and agrees to none of it.
     """
-    spans = [(0, len(proposal))] if reported else answered(proposal, actions([*wanted, *context]))
+    asked = answered(proposal, actions([*wanted, *context]))
+    whole = [(0, len(proposal))]
+    spans = (whole if asked == whole else _outside(asked, len(proposal))) if reported else asked
     offered = {
         i
         for i, c in enumerate(wanted)

@@ -322,7 +322,11 @@ def resolve_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]
 @tool(
     write=True,
     target="change_id",
-    confirm_words=(r"request(?:ing)? (?:the |an )?approval", r"(?:send|submit)(?:ting)? (?:it |the change )?for approval"),
+    confirm_words=(
+        r"request(?:ing)? (?:the |an )?approval",
+        r"(?:send|submit)(?:s|ted|ting)?(?: \S+){0,2}? for approval",
+        r"approval (?:has been |was |is )?requested",
+    ),
     prose=("description",),
 )
 def request_approval(db: sqlite3.Connection, change_id: str) -> dict[str, Any]:
