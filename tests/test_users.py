@@ -181,7 +181,7 @@ RETURN_PROPOSAL = "I can return the Rain Jacket (V-47122) from order #R3481002 a
         (
             "I apologize, but I cannot process a return for #R9330383 since it has not been delivered yet. Would you "
             "like to cancel it instead?",
-            {"proposal"},
+            {"proposal", "refusal"},  # a refusal with an alternative: both (the customer settles a refused goal on it)
         ),
         (
             "Thank you, Soren. I've located your account and order #R9330383. To cancel, I need to know the reason: is it "

@@ -11,15 +11,19 @@ confirmation guard before it, and the scripted customer before it says yes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
 from passhat.dialogue.facts import Direction
+from passhat.dialogue.lexicon import with_synonyms
+from passhat.dialogue.questions import answered, within
 from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
 from passhat.dialogue.values import (
     card_endings_in,
     cued_card_endings_in,
+    dates_in,
     money_in,
     names_date,
     names_identifier,
@@ -27,10 +31,12 @@ from passhat.dialogue.values import (
     names_phrase,
     names_street,
     names_time,
+    same_date,
     units_in,
 )
 
 TermKind = Literal["id", "street", "phrase", "name", "description", "money", "card_ending", "date", "time"]
+Spans = Sequence[tuple[int, int]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -44,8 +50,11 @@ class Term:
     what is given up ("the white speakers for the walnut ones", not the other way round); ``money``: an amount, moving
     ``direction`` for the customer; ``card_ending``: a card's last four digits. A term is named when it or
     one of its ``alternatives`` is. ``date`` (ISO) and ``time`` ("HH:MM"): a day or a time of day in any usual form
-    ("Monday 16 June", "2:00 pm"); ``name``: a person, also by initial ("L. Eklund") or surname first. An optional term (``required=False``) need not be named, but a
-    proposal may state it without stating something the write does not do.
+    ("Monday 16 June", "2:00 pm"; once a write of the batch has a date term, a proposal that states another date
+    conflicts); ``name``: a person, also by initial ("L. Eklund") or surname first. A ``phrase`` term's ``unlike``
+    are the other values of its closed set (the other hold reasons): one of them stated beside it conflicts. An
+    optional term (``required=False``) need not be named, but a proposal may state it without stating something
+    the write does not do.
     """
 
     kind: TermKind
@@ -128,17 +137,20 @@ _CONTRAST_OPENS = re.compile(r"\W*(?:instead\s+of|rather\s+than|as\s+opposed\s+t
 _OFFER = re.compile(r"\b(?:i|we)\s*(?:can|could|will|would|shall|'ll|'d)\b|\blet\s+me\b", re.I)
 
 
-def proposes(proposal: str, words: Iterable[str], reported: bool = False) -> bool:
+def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans: Spans | None = None) -> bool:
     """Whether one of the action's words is offered: said, and neither negated (even as a modifier: "I can't
     change the payment method"), nor what is done instead, nor said as done already ("your order has been
     cancelled. Would you like a receipt?") — unless ``reported``: the message is judged as a report of what was
-    done. A tool that declares no words is offered by any proposal that names its terms."""
+    done. Only within ``spans`` when given (what the customer's yes answers). The engine's synonyms of each word
+    count (``dialogue.lexicon``). A tool that declares no words is offered by any proposal that names its terms."""
     words = tuple(words)
     if not words:
         return True
-    for word in words:
+    for word in with_synonyms(words):
         for found in re.finditer(rf"\b(?:{word})", proposal, re.I):
             start, end = found.span()
+            if spans is not None and not within(spans, start):
+                continue
             if negated_at(proposal, start, end, spare_modifiers=False) or _withheld(proposal, start, end):
                 continue
             if reported or not reported_at(proposal, start, end):
@@ -169,36 +181,54 @@ def binding(
     customer's own id) without proposing anything; ``context``: writes already made, which the message
     may report ("Done: order A is cancelled. I can now cancel order B...")."""
     batch = list(batch) or [write]
+    spans = answered(proposal, actions([*batch, *context]))
     everything = [t for c in [*batch, *context] for t in c.terms]
     return Binding(
-        unproposed=not proposes(proposal, write.words),
-        unnamed=tuple(str(t) for t in write.terms if t.required and not named(proposal, t)),
-        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own))),
+        unproposed=not proposes(proposal, write.words, spans=spans),
+        unnamed=tuple(str(t) for t in write.terms if t.required and not named(proposal, t, spans)),
+        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans)),
     )
 
 
-def named(text: str, term: Term) -> bool:
-    return _named_here(text, term) or any(named(text, alt) for alt in term.alternatives)
+def actions(writes: Iterable[Commitment]) -> re.Pattern[str] | None:
+    """One pattern for the action words of ``writes`` and their synonyms (None: no write declares any)."""
+    return action_pattern(tuple(sorted({w for c in writes for w in c.words})))
 
 
-def _named_here(text: str, term: Term) -> bool:
+@functools.cache
+def action_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One pattern for action words and their synonyms, matched from a word start (None: no words)."""
+    every = with_synonyms(words)
+    return re.compile(r"\b(?:" + "|".join(every) + ")", re.I) if every else None
+
+
+def named(text: str, term: Term, spans: Spans | None = None) -> bool:
+    """Whether ``text`` names the term. What a write sets (an amount, a date, a value of a closed set: a phrase
+    with ``unlike``) counts only within ``spans``, what the yes answers: an amount recapped among the findings is
+    not proposed ("Billed $1,792.00 ... Proposed: short-pay to $1,523.20"); a record may be named anywhere."""
+    return _named_here(text, term, spans) or any(named(text, alt, spans) for alt in term.alternatives)
+
+
+def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
     if term.kind == "id":
         return bool(names_identifier(text, term.value))
     if term.kind == "street":
         return bool(names_street(text, term.value))
-    if term.kind == "phrase":
-        return bool(names_phrase(text, term.value))
     if term.kind == "description":
         return _described(text, term)
     if term.kind == "card_ending":
         return any(m.value == term.value for m in card_endings_in(text))
     if term.kind == "name":
         return bool(names_person(text, term.value))
+    if term.kind == "phrase":
+        found = [start for start, _ in names_phrase(text, term.value)]
+        return any(within(spans, start) for start in found) if term.unlike and spans else bool(found)
+    spans = spans or [(0, len(text))]
     if term.kind == "date":
-        return bool(names_date(text, term.value))
+        return any(within(spans, start) for start, _ in names_date(text, term.value))
     if term.kind == "time":
-        return bool(names_time(text, term.value))
-    return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text))
+        return any(within(spans, start) for start, _ in names_time(text, term.value))
+    return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text) if within(spans, m.start))
 
 
 def _described(text: str, term: Term) -> bool:
@@ -305,9 +335,14 @@ def _agreed_id(core: str, agreed: set[str]) -> bool:
     )
 
 
-def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | None, own: set[str]) -> list[str]:
-    """Amounts, card endings, ids and (with an address) apartments the proposal states (un-negated) that match
-    no term of the batch."""
+def _stated_but_not_agreed(
+    proposal: str, terms: list[Term], id_pattern: str | None, own: set[str], spans: Spans | None = None
+) -> list[str]:
+    """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
+    (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
+    recapped around the proposal are context, except a card and, where the writes move money for the customer,
+    an amount moving for them: what the customer would get or pay, wherever it is said."""
+    spans = spans or [(0, len(proposal))]
     every = [t for term in terms for t in (term, *term.alternatives)]
     out = []
     streets = [span for t in every if t.kind == "street" for span in names_street(proposal, t.value)]
@@ -315,12 +350,17 @@ def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | N
         out += [
             proposal[start:end]
             for start, end in units_in(proposal)
-            if not negated_at(proposal, start, end)
+            if within(spans, start)
+            and not negated_at(proposal, start, end)
             and not any(start < named_end and named_start < end for named_start, named_end in streets)
         ]
+    moving = any(t.direction for t in every)
     for m in money_in(proposal):
+        if not within(spans, m.start) and not (moving and m.direction):
+            continue
         if not negated_at(proposal, m.start, m.end) and not _agreed_money(m.value, m.direction, every):
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
+    out += _other_values(proposal, every, spans)
     endings = {t.value for t in every if t.kind == "card_ending"}
     out += [
         f"card ending {m.value}"
@@ -330,9 +370,38 @@ def _stated_but_not_agreed(proposal: str, terms: list[Term], id_pattern: str | N
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
         for found in re.finditer(id_pattern, proposal):
-            if not _agreed_id(_id_core(found.group(0)), agreed) and not _withheld(proposal, found.start(), found.end()):
+            if (
+                within(spans, found.start())
+                and not _agreed_id(_id_core(found.group(0)), agreed)
+                and not _withheld(proposal, found.start(), found.end())
+            ):
                 out.append(found.group(0))
     return list(dict.fromkeys(out))
+
+
+def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
+    """Dates (once the batch has a date term) and other values of a closed set the proposal states within
+    ``spans``, un-negated, that no term of the batch is: "cancel AP-1 (2025-07-30)" for the appointment of 18 June."""
+    values = {t.value.lower() for t in every if t.kind == "phrase"}
+    days = [t.value for t in every if t.kind == "date"]
+    out = [
+        m.value
+        for m in dates_in(proposal)
+        if days and within(spans, m.start) and not negated_at(proposal, m.start, m.end)
+        if not any(same_date(m.value, d) for d in days)
+    ]
+    for other in {u for t in every if t.kind == "phrase" for u in t.unlike if u.lower() not in values}:
+        out += [other for s, e in names_phrase(proposal, other) if within(spans, s) and not negated_at(proposal, s, e)][:1]
+    return out
+
+
+def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
+    """The rest of a message of ``length`` once ``spans`` are taken out: what a report says, not what it asks."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        out += [(at, start)] if start > at else []
+        at = max(at, end)
+    return [*out, (at, length)] if at < length else out
 
 
 def bound_writes(
@@ -346,16 +415,19 @@ def bound_writes(
     """Which of the ``wanted`` writes a yes to ``proposal`` would agree to, as a customer judges it
     (``reported``: which of them a report says were done).
 
-    Each write offered and fully named is in; then the whole proposal must state nothing that none of
-    them (nor the ``context``: writes already done, which the message may report) does — otherwise the
-    customer is being asked to agree to something it does not want, and agrees to none of it.
+    Each write offered in what the yes answers (a report: outside what it asks) and fully named is in; then that part must
+    state nothing that none of them (nor the ``context``: writes already done, which the message may report)
+    does — otherwise the customer is being asked to agree to something it does not want, and agrees to none of it.
     """
+    asked = answered(proposal, actions([*wanted, *context]))
+    whole = [(0, len(proposal))]
+    spans = (whole if asked == whole else _outside(asked, len(proposal))) if reported else asked
     offered = {
         i
         for i, c in enumerate(wanted)
-        if proposes(proposal, c.words, reported) and all(named(proposal, t) for t in c.terms if t.required)
+        if proposes(proposal, c.words, reported, spans) and all(named(proposal, t, spans) for t in c.terms if t.required)
     }
     if not offered:
         return set()
     terms = [t for c in [*(wanted[i] for i in offered), *context] for t in c.terms]
-    return set() if _stated_but_not_agreed(proposal, terms, id_pattern, set(own)) else offered
+    return set() if _stated_but_not_agreed(proposal, terms, id_pattern, set(own), spans) else offered

@@ -9,10 +9,12 @@ domain-free; the domain contributes its action words, its id pattern and the cue
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
-from passhat.dialogue.proposals import Commitment, bound_writes
+from passhat.dialogue.proposals import Commitment, action_pattern, bound_writes
+from passhat.dialogue.questions import asks_yes
 from passhat.dialogue.text import cue, sentences
 
 _HANDOFF = cue(
@@ -24,28 +26,6 @@ _HANDOFF = cue(
     r"escalat(?:e|ing|ed) (?:this|your)",
     r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)",
     r"specialist will",
-)
-_CONFIRM_QUESTION = cue(
-    r"shall i",
-    r"should i",
-    r"would you like (?:me )?to",
-    r"do you want (?:me )?to",
-    r"want me to",
-    r"like me to",
-    r"can i (?:go ahead|proceed)",
-    r"may i (?:go ahead|proceed)",
-    r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
-    r"(?:does|do) (?:that|this|these) (?:sound|look|work)",
-    r"confirm",
-    r"proceed",
-    r"go ahead",
-    r"yes or no",
-    r"are you sure",
-    r"(?:ok|okay) to",
-    r"(?:correct|right|accurate)\s*\?",
-    r"would you like (?:that|this)\b",
-    r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))",
-    r"sounds? good",
 )
 # The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
 # even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
@@ -59,19 +39,10 @@ _OFFER = cue(
     r"is it (?:ok|okay|alright|fine) (?:if i|to)",
     r"yes/no",
     r"yes or no",
-    r"\(y/n\)",
+    r"\(?y/n\)?",
 )
+_WH_QUESTION = re.compile(r"\W*(?:(?:and|also|then|so),?\s+)?(?:what|which|who|whose|how|when|where)\b", re.I)  # asks, not offers
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
-_CONFIRM_REQUEST = cue(
-    r"please confirm",
-    r"(?:reply|answer|respond|say) (?:with )?['\"]?yes",
-    r"yes or no",
-    r"yes/no",
-    r"\(y/n\)",
-    r"let me know if (?:you'?d like|you want) me to",
-    r"confirm (?:that|this|and)",
-    r"to confirm",
-)
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = cue(
     r"(?:has|have) (?:now )?(?:been|gone through)",
@@ -82,7 +53,9 @@ _REPORT = cue(
     r"successfully",
     r"all set",
     r"(?:it'?s|that'?s|all) done",
-    r"\bdone\b[.!]",
+    r"\bdone\b(?:[.!]|\s*[—–:-])",
+    r"^\W*done\b",
+    rf"(?:is|are) (?!{_READ_VERBS}\b)\w+ed\b",
     r"went through",
     r"is complete",
     r"completed",
@@ -99,10 +72,16 @@ _FAILURE = cue(
     r"was(?:n'?t| not) able to",
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
+_UNSEEN = r"(?! (?:yet )?(?:confirm|say|tell|see|be sure)\b)"  # "I can't confirm it from here": not known, not refused
 _REFUSAL = cue(
-    r"can'?t",
-    r"cannot",
-    r"can not",
+    rf"can'?t{_UNSEEN}",
+    rf"cannot{_UNSEEN}",
+    rf"can not{_UNSEEN}",
+    r"not something (?:i|we)(?:'m| am|'re| are)? ?(?:allowed|able|permitted) to",
+    r"(?:isn'?t|is not) something (?:i|we) can",
+    r"request declined",
+    r"(?:does not|doesn'?t|no longer) appl(?:y|ies)",
+    r"not entitled",
     r"unable to",
     r"not able to",
     r"(?:not|isn'?t|is not) possible",
@@ -162,6 +141,24 @@ _ASKING = cue(
     r"i(?:'ll| will)? need",
     r"let me know",
     r"what(?:'s| is)",
+    r"please (?:reply|read|check|double-check)",
+    r"verify first",
+    r"do you (?:have|know|remember)",
+    r"(?:can'?t|cannot|not sure|unsure|don'?t know)(?: \w+){0,2}? (?:tell|say|see|work out|know)\b[^.?!]*\b(?:which|what|who|whether)\b",
+)
+# "Which one would you like moved?", "Is it the one on 24 June or the one on 2 July?": a choice between the
+# records the customer might mean, asked without naming what they are (the domain's ``Lexicon.which``).
+_WHICH_ONE = cue(
+    r"which (?:one|of (?:them|these|those|the two))\b",
+    r"the (?:one|first|second|earlier|later)\b[^.?!]*\bor\b[^.?!]*\bthe (?:one|other|first|second|earlier|later)\b",
+)
+# A sentence with no verb of its own, no value and no label ("Order number and email.", "First, your employee
+# number and work email, please."): a terse request for what it names.
+_VERB = cue(
+    r"(?:is|are|was|were|am|be|been|has|have|had|do|does|did|will|would|can|could|shall|should|may|might|must)\b",
+    r"\w+(?:'s|'re|'ve|'ll|'d)\b",
+    r"(?:i|we|it|they|he|she|there|thanks?)\b",
+    r"\w+ed\b",
 )
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 
@@ -174,6 +171,12 @@ class Lexicon:
     action_words: tuple[str, ...]
     id_pattern: str
     cues: Mapping[str, re.Pattern[str]]
+    which: str | None = None  # the slot "which one?" asks for: the kind of record a request is about
+
+    @functools.cached_property
+    def actions(self) -> re.Pattern[str] | None:
+        """The action words with the engine's synonyms, in one pattern."""
+        return action_pattern(self.action_words)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,18 +232,33 @@ def _sentences(text: str) -> list[str]:
     return [text[start:end] for start, end in sentences(text)]
 
 
-def _asks(sentence: str, acting: bool, cues: Mapping[str, re.Pattern[str]]) -> frozenset[str]:
-    """Slots a sentence asks the customer for: only questions and requests ask, and not an offer to act that
-    leaves nothing to choose (``acting``: the message names an action or an entity)."""
-    if "?" not in sentence and not _ASKING.search(sentence):
+def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -> frozenset[str]:
+    """Slots a sentence asks the customer for: only questions (with or without "?"), requests (said or terse),
+    "I can't tell which" and the items of a list a request opens (``listed``: "To look into it I need:") ask, and
+    not an offer to act that leaves nothing to choose (``acting``: the message names an action or an entity);
+    "which one" asks for the domain's ``which`` slot."""
+    asking = "?" in sentence or _ASKING.search(sentence) or _WH_QUESTION.match(sentence) or _terse_request(sentence)
+    if not (asking or listed):
         return frozenset()
-    if acting and _OFFER.search(sentence) and not _CHOICE.search(sentence):
+    if acting and _OFFER.search(sentence) and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence)):
         return frozenset()
-    return frozenset(slot for slot, asked in cues.items() if asked.search(sentence))
+    slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(sentence))
+    if not slots and lexicon.which and _WHICH_ONE.search(sentence):
+        return frozenset({lexicon.which})
+    return slots
 
 
-def _asks_confirmation(sentence: str) -> bool:
-    return bool(_CONFIRM_REQUEST.search(sentence) or ("?" in sentence and _CONFIRM_QUESTION.search(sentence)))
+def _opens_request(sentence: str) -> bool:
+    """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
+    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or re.search(r"question", sentence, re.I))
+
+
+def _terse_request(sentence: str) -> bool:
+    """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
+    details**" is not one)."""
+    words = re.findall(r"[A-Za-z']+", sentence)
+    ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
+    return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
 
 
 def read_message(text: str, lexicon: Lexicon) -> Reading:
@@ -250,16 +268,17 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     anywhere in the message). A sentence that asks for a detail ("could you confirm your email?") is
     an ask, not a proposal; an "anything else?" sentence is neither.
     """
-    action_words, id_pattern, cues = lexicon.action_words, lexicon.id_pattern, lexicon.cues
+    id_pattern = lexicon.id_pattern
     original, text = text, text.translate(_QUOTES)
     ids = tuple(dict.fromkeys(m.group(0) for m in re.finditer(id_pattern, text)))
     parts = _sentences(text)
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
-    has_action = bool(ids) or any(re.search(rf"\b(?:{w})", text, re.I) for w in action_words)
-    asked = [_asks(s, has_action, cues) for s in rest]
+    has_action = bool(ids) or bool(lexicon.actions and lexicon.actions.search(text))
+    leads = [_opens_request(s) for s in rest]
+    asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
-    confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and _asks_confirmation(s)]
+    confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
     proposal = bool(confirming) and has_action
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
@@ -270,7 +289,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
         proposal=proposal,
         report=bool(_REPORT.search(body)),
         failure=bool(_FAILURE.search(body)) and not not_found,
-        refusal=bool(_REFUSAL.search(body)) and not (not_found or proposal or asks),
+        refusal=bool(_REFUSAL.search(body)) and not (not_found or asks),
         not_found=not_found,
         asks=asks,
         anything_else=bool(open_parts),

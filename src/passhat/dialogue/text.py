@@ -318,7 +318,7 @@ def hedged_at(text: str, start: int, end: int, alternatives: bool = True) -> boo
 
 
 _QUESTION_OPENER = re.compile(
-    r"\s*(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|may|might|what|which|when|where"
+    r"\s*(?:(?:but|and|or|so|then|otherwise)\s+)?(?:is|are|was|were|do|does|did|can|could|would|will|should|shall|have|has|had|may|might|what|which|when|where"
     r"|who|whom|whose|why|how|isn't|aren't|wasn't|don't|doesn't|didn't|won't|wouldn't|shouldn't)\b",
     re.I,
 )
@@ -333,6 +333,13 @@ def is_question(text: str, start: int, end: int) -> bool:
     """
     q_start = _question_part_start(plain(text), start)
     return q_start is not None and q_start <= start
+
+
+def question_start(text: str, pos: int) -> int:
+    """Where the asking part of the sentence at ``pos`` starts: "I could hold it, but shall I leave it?" asks
+    from "but shall"; a sentence that asks from no opening word, or asks nothing, from its start."""
+    found = _question_part_start(plain(text), pos)
+    return sentence_at(text, pos)[0] if found is None else found
 
 
 def _question_part_start(text: str, pos: int) -> int | None:

@@ -65,11 +65,12 @@ class ConversationKit:
     questions: Mapping[str, str]  # per detail slot: how the reference agent asks for it
     missing: Callable[[str, Goal, str], bool]  # whether a goal needs a slot the customer's words so far lack
     profile: Callable[[Customer], Action | None] = lambda customer: None  # read right after authentication
+    which: str | None = None  # the slot a bare "which one?" asks for: the record a request is about
 
     def __post_init__(self) -> None:
         if not self.slots or self.slots[0] != IDENTITY:
             raise ValueError(f"a conversation kit's slots start with {IDENTITY!r}")
-        if unknown := (set(self.cues) | set(self.questions)) - set(self.slots):
+        if unknown := (set(self.cues) | set(self.questions) | {self.which} - {None}) - set(self.slots):
             raise ValueError(f"cues or questions for slots the kit does not declare: {sorted(unknown)}")
 
 

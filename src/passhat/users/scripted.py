@@ -145,6 +145,12 @@ class ScriptedUser:
         verdict = self._absorb(state, reading, text)
         if verdict is not None:
             return verdict
+        if reading.proposal and state.handled:  # e.g. a refusal it accepts, with an alternative: for the next goal
+            state = self._next_goal_state()
+            if state is None:
+                return UserTurn(self._voice.say("no"))  # nothing more is wanted
+        if reading.proposal and reading.asks:  # two questions at once: both answered
+            return self._on_proposal_and_asks(state, text, reading)
         if reading.proposal:
             return self._on_proposal(state, text, reading)
         if reading.closing and not (reading.asks or reading.anything_else):
@@ -189,7 +195,7 @@ class ScriptedUser:
                 self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
             self._settle(state, True)
-        elif reading.refusal and not reading.proposal:
+        elif reading.refusal and (not reading.proposal or outcome == "refused"):
             return self._refused(state, reading)
         elif outcome == "answered" and reading.informative and not reading.working:
             state.answered |= {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
@@ -210,7 +216,7 @@ class ScriptedUser:
         self._moved = True
         state.refusals += 1
         if state.goal.outcome == "refused":
-            moving_on = reading.anything_else or reading.closing
+            moving_on = reading.anything_else or reading.closing or reading.proposal
             if state.refusals == 1 and not moving_on and self._pushes_back():
                 return UserTurn(self._voice.say("pushback"))
             state.handled = True
@@ -226,14 +232,18 @@ class ScriptedUser:
         """After a goal is handled (or at "anything else?"): the next goal, or the goodbye."""
         if not state.handled:
             return UserTurn(self._restatement(state))
+        nxt = self._next_goal_state()
+        if nxt is None:
+            return self._finish()
+        return UserTurn(joined(self._voice.say("ack"), self._voice.say("next"), self._request(nxt.goal)))
+
+    def _next_goal_state(self) -> _GoalState | None:
+        """On to the next goal, with only who the customer is still given (None: no goal left)."""
         self._moved = True
         self._advance()
         self._given &= {IDENTITY}
         self._repeats.clear()
-        nxt = self._current
-        if nxt is None:
-            return self._finish()
-        return UserTurn(joined(self._voice.say("ack"), self._voice.say("next"), self._request(nxt.goal)))
+        return self._current
 
     def _advance(self) -> None:
         """On to the next goal not handled yet (a later goal's writes may have been agreed to and done already)."""
@@ -267,6 +277,14 @@ class ScriptedUser:
         for goal, calls in matched.items():
             self._goals[goal].awaiting |= calls
         return UserTurn(self._voice.say("yes"))
+
+    def _on_proposal_and_asks(self, state: _GoalState, text: str, reading: Reading) -> UserTurn:
+        """A proposal and a question for a detail in one message: the yes (or no) and the answer. A proposal that
+        does not match yet may wait for the detail asked, so the customer only answers it."""
+        if not self._matching_calls(state, text, reading):
+            return UserTurn(self._answers(state.goal, reading.asks))
+        turn = self._on_proposal(state, text, reading)
+        return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks)))
 
     def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
         """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,

@@ -132,6 +132,7 @@ def missing(slot: str, goal: Goal, said: str) -> bool:
 
 KIT = ConversationKit(
     slots=SLOTS,
+    which="charge",
     cues=CUES,
     phrasings=PHRASINGS,
     slips=slips,

@@ -146,6 +146,7 @@ def refind(text: str) -> str | None:
 
 KIT = ConversationKit(
     slots=SLOTS,
+    which="incident",
     cues=CUES,
     phrasings=PHRASINGS,
     slips=slips,

@@ -253,7 +253,7 @@ def classify_incident(db: sqlite3.Connection, incident_id: str, category: Catego
 @tool(
     write=True,
     target="incident_id",
-    confirm_words=(r"workaround",),
+    confirm_words=(r"workaround", r"appl(?:y|ying|ied) the (?:known |documented )?fix"),
     prose=ITEM_PROSE,
     kinds={"incident_id": "id", "known_error_id": "id"},
 )
@@ -340,7 +340,11 @@ def resolve_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]
 @tool(
     write=True,
     target="change_id",
-    confirm_words=(r"request(?:ing)? (?:the |an )?approval", r"(?:send|submit)(?:ting)? (?:it |the change )?for approval"),
+    confirm_words=(
+        r"request(?:ing)? (?:the |an )?approval",
+        r"(?:send|submit)(?:s|ted|ting)?(?: \S+){0,2}? for approval",
+        r"approval (?:has been |was |is )?requested",
+    ),
     prose=("description",),
     kinds={"change_id": "id"},
 )

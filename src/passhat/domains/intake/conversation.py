@@ -78,15 +78,18 @@ def _appointment_words(db: sqlite3.Connection, appointment_id: str) -> str:
 
 
 def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
-    """What a yes to ``action`` agrees to: the patient's file, the clinician or the appointment, and each detail set."""
+    """What a yes to ``action`` agrees to: the patient's file, the clinician or the appointment, and each detail set.
+    The day an appointment stands on may be said, not required; said as another day, it conflicts."""
     a, tool = action.args, action.tool
     when = [Term("date", str(a.get("date", "")), "date"), Term("time", str(a.get("time", "")), "time")]
     if tool == "book_appointment":
         return [_patient_term(db, a.get("patient_id", "")), _clinician_term(db, a.get("clinician_id", "")), *when]
+    appointment = appointment_of(db, str(a.get("appointment_id", "")))
+    standing = [Term("date", appointment["date"], "appointment date", required=False)] if appointment else []
     if tool == "cancel_appointment":
-        return [Term("id", a.get("appointment_id", ""), "appointment")]
+        return [Term("id", a.get("appointment_id", ""), "appointment"), *standing]
     if tool == "reschedule_appointment":
-        return [Term("id", a.get("appointment_id", ""), "appointment"), *when]
+        return [Term("id", a.get("appointment_id", ""), "appointment"), *when, *standing]
     if tool == "request_records":
         return [
             _patient_term(db, a.get("patient_id", "")),

@@ -171,6 +171,7 @@ def refind(text: str) -> str | None:
 
 KIT = ConversationKit(
     slots=SLOTS,
+    which="appointment",
     cues=CUES,
     phrasings=PHRASINGS,
     slips=slips,

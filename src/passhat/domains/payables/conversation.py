@@ -18,7 +18,7 @@ from passhat.domains.toolkit import rows
 
 from .data import ACCOUNTS, AP_ACCOUNT
 from .model import HoldReason
-from .tools import TOOLS, invoice_of
+from .tools import TOOLS, duplicates_of, invoice_of
 
 # Invoices (INV-71001), purchase orders (PO-4101), goods receipts (GR-8101) and vendors (V-101), as written in text.
 ID_PATTERN = r"(?<![\w-])(?:INV-\d{5}|PO-\d{4}|GR-\d{4}|V-\d{3})(?![\w-])"
@@ -94,22 +94,33 @@ def describe_action(db: sqlite3.Connection, action: Action) -> str:
 
 def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     """What a yes to ``action`` agrees to: the invoice, and what the write sets (an amount, a reason, a status,
-    who is told). Amounts a careful proposal states for the record (the billed total, whatever the write:
-    "Escalate INV-71014 (Brookvale Cable, $3,870.00)?") may be said, not required."""
+    who is told). What a careful proposal states for the record may be said, not required: the billed total, and
+    for a duplicate hold the invoice it duplicates. A hold reason said as another reason conflicts; the vendor
+    is told when the proposal names it ("email Northmoor Packaging")."""
     a, tool = action.args, action.tool
     invoice = invoice_of(db, str(a.get("invoice_id", "")))
     terms = [Term("id", str(a.get("invoice_id", "")), "invoice")] if "invoice_id" in a else []
-    terms += [Term("money", f"{invoice['total']:.2f}", "billed total", required=False)] if invoice else []
+    if invoice:
+        terms.append(Term("money", f"{invoice['total']:.2f}", "billed total", required=False))
     if tool == "adjust_invoice":
         return [*terms, Term("money", f"{float(a.get('amount', 0)):.2f}", "adjusted amount")]
     if tool == "hold_invoice":
-        return [*terms, Term("phrase", str(a.get("reason", "")), "hold reason")]
+        reason = str(a.get("reason", ""))
+        others = tuple(r for r in get_args(HoldReason) if r != reason)
+        copied = duplicates_of(db, invoice) if invoice and reason == "duplicate" else []
+        return [
+            *terms,
+            Term("phrase", reason, "hold reason", unlike=others),
+            *(Term("id", d["id"], "duplicate of", required=False) for d in copied),
+        ]
     if tool == "post_to_ledger" and invoice and invoice["payable"] is not None:
         return [*terms, Term("money", f"{invoice['payable']:.2f}", "amount posted", required=False)]
     if tool == "update_status":
         return [*terms, Term("phrase", str(a.get("status", "")), "status")]
     if tool == "notify":
-        return [*terms, Term("phrase", str(a.get("recipient", "")), "recipient")]
+        recipient = str(a.get("recipient", ""))
+        named = (Term("phrase", invoice["vendor_name"], "recipient"),) if invoice and recipient == "vendor" else ()
+        return [*terms, Term("phrase", recipient, "recipient", alternatives=named)]
     return terms
 
 

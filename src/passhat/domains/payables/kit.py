@@ -131,6 +131,7 @@ def missing(slot: str, goal: Goal, said: str) -> bool:
 
 KIT = ConversationKit(
     slots=SLOTS,
+    which="invoice",
     cues=CUES,
     phrasings=PHRASINGS,
     slips=slips,

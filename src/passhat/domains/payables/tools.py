@@ -322,7 +322,7 @@ def get_vendor(db: sqlite3.Connection, vendor_id: str) -> dict[str, Any]:
 APPROVE_WORDS = ("approve", "approving")
 ADJUST_WORDS = ("adjust", "adjusting", r"short[- ]?pay", "short-paying")
 HOLD_WORDS = ("hold", "holding")
-ESCALATE_WORDS = ("escalate", "escalating")
+ESCALATE_WORDS = ("escalate", "escalating", r"rout(?:e|es|ing)(?: \S+){0,3}? to the controller")
 POST_WORDS = ("post", "posting")
 STATUS_WORDS = ("mark", "marking", "move", "moving", "set the status")
 NOTE_WORDS = ("note", "noting", "annotate")

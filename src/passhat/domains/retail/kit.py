@@ -224,6 +224,7 @@ def _typo(email: str, rng: random.Random) -> str:
 
 KIT = ConversationKit(
     slots=SLOTS,
+    which="order",
     cues=CUES,
     phrasings=PHRASINGS,
     slips=slips,

@@ -1,0 +1,58 @@
+"""The engine's action lexicon: the other words people use for the actions every kind of service writes.
+
+A tool declares its own action words (``confirm_words``, regex fragments); a model proposing it may say the
+same action otherwise ("sign off on" an approval, "call off" a cancellation, "bump up" an escalation, "set up"
+a booking). Every domain gets these synonyms for free, keyed by the stem of the word a tool declares, so a
+tool that says "approve" is also proposed by "sign off on", and a tool that says something else gets none.
+A domain extends it per tool by declaring more words on the tool itself.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+# stem of a declared word -> other ways to say the action (regex fragments, matched from a word start)
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "cancel": (r"call(?:s|ing|ed)?(?: \S+){0,3}? off\b", r"scrap(?:s|ping|ped)?\b", r"drop(?:s|ping|ped)? (?:it|this|that)\b"),
+    "approv": (r"sign(?:s|ing|ed)? off on\b", r"sign(?:s|ing|ed)? (?:it|this|that)(?: \S+)? off\b", r"green[- ]?light"),
+    "escalat": (
+        r"bump(?:s|ing|ed)?(?: \S+){0,3}? up\b",
+        r"rais(?:e|es|ing|ed)(?: \S+){0,3}? with\b",
+        r"refer(?:s|ring|red)?(?: \S+){0,3}? to\b",
+        r"kick(?:s|ing|ed)?(?: \S+){0,3}? up\b",
+    ),
+    "rais": (r"bump(?:s|ing|ed)?(?: \S+){0,3}? up\b", r"increas"),
+    "assign": (
+        r"rout(?:e|es|ing|ed)\b",
+        r"hand(?:s|ing|ed)?(?: \S+){0,3}? (?:over )?to\b",
+        r"pass(?:es|ing|ed)?(?: \S+){0,3}? to\b",
+        r"send(?:s|ing)?(?: \S+){0,3}? (?:over |across )?to\b",
+    ),
+    "book": (r"set(?:s|ting)?(?: \S+){0,3}? up\b", r"schedul", r"make (?:you )?an? (?:appointment|booking)", r"reserv"),
+    "reschedul": (r"mov(?:e|es|ing|ed)\b", r"push(?:es|ing|ed)?(?: \S+){0,3}? back\b", r"shift(?:s|ing|ed)?\b"),
+    "appl": (
+        r"use (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit|membership)\b",
+        r"put (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit) (?:toward|towards|on)\b",
+    ),
+    "waiv": (r"writ(?:e|es|ing)(?: \S+){0,3}? off\b", r"remov(?:e|es|ing)(?: \S+){0,2}? fee\b"),
+    "notify": (r"let (?:\S+ ){1,3}?know\b", r"inform", r"writ(?:e|es|ing) to\b", r"tell(?:s|ing)? (?:the )?\S+ (?:about|that)\b"),
+    "resolv": (r"clos(?:e|es|ing)\b", r"mark(?:s|ing|ed)?(?: \S+){0,3}? (?:as )?(?:resolved|fixed|solved)\b"),
+    "renew": (r"extend", r"re-?up\b"),
+}
+
+
+@functools.cache
+def with_synonyms(words: Iterable[str]) -> tuple[str, ...]:
+    """A tool's action words, their past ("applied" for "apply") and the engine's synonyms for each (once each, the
+    tool's own first)."""
+    words = tuple(words)
+    extra = [s for w in words for stem, more in SYNONYMS.items() if _declares(w, stem) for s in more]
+    past = [w[:-1] + "ied" for w in words if re.fullmatch(r"[a-z]+y", w)]  # "apply": "applied"
+    return tuple(dict.fromkeys([*words, *past, *extra]))
+
+
+def _declares(word: str, stem: str) -> bool:
+    """Whether a declared word (a regex fragment) says the action of ``stem``: "approving", r"escalat(?:e|ing)"."""
+    return re.match(re.escape(stem), word, re.I) is not None

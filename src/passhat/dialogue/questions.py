@@ -1,0 +1,134 @@
+"""What a yes answers: the questions of a message that ask for one, and the offers they point back to.
+
+A customer's yes answers the question it follows, not every action the message mentions. "I could put it on
+hold, but shall I leave it as it is?" asks about leaving it; "may I keep this transcript?" asks about a
+transcript; "Proposed: short-pay INV-1 and post it. Shall I go ahead?" points back to the offer before it, but
+not to the findings recapped above that. The reader (whether a message asks for a yes), the scripted customer,
+the confirmation guard and the graders (what a yes binds) all take the answered part from here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from passhat.dialogue.text import cue, question_start, reported_at, sentences
+
+CONFIRM_QUESTION = cue(
+    r"shall i",
+    r"should i",
+    r"would you like (?:me )?to",
+    r"do you want (?:me )?to",
+    r"want me to",
+    r"like me to",
+    r"can i (?:go ahead|proceed)",
+    r"may i (?:go ahead|proceed)",
+    r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
+    r"(?:does|do) (?:that|this|these) (?:sound|look|work)",
+    r"confirm",
+    r"proceed",
+    r"go ahead",
+    r"yes or no",
+    r"are you sure",
+    r"(?:ok|okay) to",
+    r"(?:correct|right|accurate)\s*\?",
+    r"would you like (?:that|this)\b",
+    r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))",
+    r"sounds? good",
+)
+CONFIRM_REQUEST = cue(
+    r"please confirm",
+    r"(?:reply|answer|respond|say) (?:with )?['\"*_]*yes",
+    r"yes or no",
+    r"yes/no",
+    r"\(?y/n\)?",
+    r"let me know if (?:you'?d like|you want) me to",
+    r"confirm (?:that|this|and)",
+    r"to confirm",
+)
+# Words that, left over once the cue of a request for a yes is taken out, say nothing of their own: the question
+# points back at what came before ("Shall I go ahead?", "Does that work for you?", "OK to proceed with all of it?").
+_POINTING = frozenset(
+    "go ahead proceed with do that this it these those them all both everything now then for you me i we us please so "
+    "ok okay alright fine good sound sounds look looks right correct work works is are does the as above described "
+    "proposed planned outlined want like would shall should can may could to and yes no y n confirm make changes "
+    "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
+    "instead request proposal action actions first second tell what or let know reply otherwise different".split()
+)
+_DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
+_OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
+_MARKUP = re.compile(r"[*_`>#]+")
+
+
+def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
+    """Whether a sentence asks the customer for a yes: a request to confirm, a question with a confirming cue (not
+    an open question: "How would you like to proceed?"), or a question that opens with an action (``actions``: the action words), said as a bare imperative ("Escalate
+    INV-1?", "Apply Classic to CH-2, refund $46.25? y/n")."""
+    if CONFIRM_REQUEST.search(sentence):
+        return True
+    if "?" not in sentence or _OPEN_QUESTION.match(_MARKUP.sub("", sentence)):
+        return False
+    return bool(CONFIRM_QUESTION.search(sentence)) or bool(actions and actions.match(_MARKUP.sub("", sentence).lstrip()))
+
+
+def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[int, int]]:
+    """Spans of ``text`` a yes to it answers: each part that asks for a yes; when that part only points back
+    ("Shall I go ahead?", "Shall I apply it?"), also the sentences before it in its paragraph (in the paragraph
+    before, when it stands alone) and those before that name an action (a recap of findings in a paragraph of its own is context). Whatever is asked, a yes also
+    accepts what is said after the first question ("Shall I X? I'll also cancel Y.") and what the agent declares
+    it will do. With no request for a yes, the questions it asks; with no question, all of it."""
+    spans = sentences(text)
+    asking = [(_asking_start(text, s, e, actions), e) for s, e in spans if asks_yes(text[s:e], actions)]
+    if not asking:
+        asking = [(question_start(text, s), e) for s, e in spans if "?" in text[s:e]]
+    if not asking:
+        return [(0, len(text))]
+    out = [(s, e) for s, e in spans if s >= asking[0][0] or _DECLARED.search(text, s, e)]
+    for start, end in asking:
+        if _points_back(text[start:end], actions):
+            paragraph = _pointed_at(text, start)
+            out += [
+                (s, e)
+                for s, e in spans
+                if e <= start and (s >= paragraph or _acts(text[s:e], actions)) and not _reports(text, s, e, actions)
+            ]
+        out.append((start, end))
+    return sorted(set(out))
+
+
+def _asking_start(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> int:
+    """Where a sentence that asks for a yes starts asking: its question part ("..., but shall I leave it?") when
+    that part holds the request, else the whole sentence ("OK to apply it to CH-1 (May 30, 2025) and ...?")."""
+    part = question_start(text, start)
+    return part if part == start or asks_yes(text[part:end], actions) else start
+
+
+def within(spans: Iterable[tuple[int, int]], start: int) -> bool:
+    return any(s <= start < e for s, e in spans)
+
+
+def _pointed_at(text: str, start: int) -> int:
+    """Where the paragraph a question at ``start`` points back to begins: its own, or the one before it when the
+    question is a paragraph of its own ("- Apply Classic ...\n- Refund $46.25 ...\n\nShall I go ahead?")."""
+    own = text.rfind("\n\n", 0, start)
+    if own < 0 or text[own:start].strip():
+        return own + 1
+    return text.rfind("\n\n", 0, own) + 1
+
+
+def _reports(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether every action the sentence names is said as done ("Done: INV-1 is on hold. Shall I add a note?"):
+    what was done is not what the question offers."""
+    found = list(actions.finditer(text, start, end)) if actions else []
+    return bool(found) and all(reported_at(text, m.start(), m.end()) for m in found)
+
+
+def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
+    return bool(actions and actions.search(sentence))
+
+
+def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
+    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?")."""
+    left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
+    words = re.findall(r"[a-z]+", actions.sub(" ", left) if actions else left)
+    return all(w in _POINTING for w in words)

@@ -1,0 +1,389 @@
+"""What an agent's message does, as the scripted customer, the confirmation guard and the graders read it.
+
+Each case is one agent message in a built-in task's conversation, the way real models write it (terse,
+markdown with recaps, chatty), read through ``tests/reader_corpus.read_entry`` (the reader every verdict
+rests on). Cases come in pairs: the correct agent the reader might wrongly fail, and the agent that would
+fool it (a yes to something else, one wrong term beside the right ids, a refusal that mentions the action).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+
+import pytest
+from reader_corpus import Entry, Write, _domain, key, read_entry
+
+from passhat.dialogue import is_affirmative
+from passhat.dialogue.lexicon import with_synonyms
+from passhat.domains import load_domain
+from passhat.env import Environment, tool_registry
+from passhat.guard.confirmation import commitment_for, unconfirmed
+from passhat.users import ScriptedUser
+from passhat.users.personas import PERSONAS
+
+ADJUST_007 = Write(tool="adjust_invoice", args={"invoice_id": "INV-71007", "amount": 1523.2})
+POST_007 = Write(tool="post_to_ledger", args={"invoice_id": "INV-71007"})
+NOTIFY_007 = Write(tool="notify", args={"invoice_id": "INV-71007", "recipient": "vendor", "message": "short payment"})
+APPROVE_001 = Write(tool="approve_invoice", args={"invoice_id": "INV-71001"})
+APPROVE_014 = Write(tool="approve_invoice", args={"invoice_id": "INV-71014"})
+ESCALATE_014 = Write(tool="escalate_invoice", args={"invoice_id": "INV-71014"})
+HOLD_011 = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "reason": "duplicate"})
+HOLD_011_PRICE = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "reason": "price variance"})
+NOTE_011 = Write(tool="add_audit_note", args={"invoice_id": "INV-71011", "note": "Duplicate of INV-60311."})
+APPLY_002 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50201", "plan": "classic", "payment_method_id": "PM-30029"})
+CANCEL_5102 = Write(tool="cancel_appointment", args={"appointment_id": "AP-5102"})
+ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
+
+RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
+- Billed: 80 rolls × $22.40 = $1,792.00
+- Received: 68 rolls, so the matched amount is $1,523.20 (variance $268.80, 17.65%, over tolerance)
+- No duplicates.
+
+Proposed: short-pay INV-71007 to {amount}, post it to the ledger, and email Northmoor Packaging a notice of the short \
+payment. Shall I go ahead?"""
+
+
+def read(domain: str, task: str, text: str, done: tuple[Write, ...] = (), also: tuple[Write, ...] = ()):
+    """The reading of ``text`` in ``task``'s conversation after ``done``; ``also``: writes beyond the task's own
+    (and their near misses) that a yes could agree to."""
+    entry = Entry(id="case", task=task, style="plain", text=text, done=list(done), proposes=list(also), proposal=bool(also))
+    return read_entry(entry, domain)
+
+
+def keys(domain: str, *writes: Write) -> frozenset[str]:
+    return frozenset(key(_domain(domain), w) for w in writes)
+
+
+# -- questions for a slot ---------------------------------------------------------------------------------------
+
+ASKS = [
+    ("intake", "intake-038", "You have two appointments with Dr Sousa. Which one would you like moved?", {"appointment"}),
+    ("intake", "intake-038", "Is it the one on 24 June at 09:30 or the one on 2 July at 09:00?", {"appointment"}),
+    ("intake", "intake-038", "I just can't tell which appointment you mean; you have two with Dr Sousa.", {"appointment"}),
+    ("payables", "pay-007", "First, your employee number and work email, please.", {"identity"}),
+    ("retail", "retail-001", "Order number and email.", {"identity", "order"}),
+    ("payables", "pay-011", "Which invoice is it? And what reason should I record for the hold?", {"invoice", "reason"}),
+    ("payables", "pay-011", "**Which invoice** do you mean, and what's the hold reason", {"invoice", "reason"}),
+    (
+        "payables",
+        "pay-011",
+        "To look into it I need:\n- your **employee number**\n- the **invoice number**",
+        {"identity", "invoice"},
+    ),
+    ("payables", "pay-011", "Thanks! And which invoice is it", {"invoice"}),
+    ("payables", "pay-011", "Do you have the invoice number handy", {"invoice"}),
+    ("payables", "pay-011", "Please reply with your employee number and work email.", {"identity"}),
+    # statements that name a slot ask for nothing
+    ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),
+    ("retail", "retail-001", "Your order number is #R3042198 and the email on it is yours.", set()),
+    ("intake", "intake-038", "I've moved the one on 2 July.", set()),
+    ("retail", "retail-001", "**Your account email**", set()),  # a heading, not a terse request
+    ("payables", "pay-011", "Here is the invoice:\n- invoice number INV-71011, from Wexley Bearings", set()),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "slots"), ASKS)
+def test_a_question_for_a_slot_is_read_with_or_without_a_question_mark(domain, task, text, slots) -> None:
+    assert read(domain, task, text).asks == frozenset(slots)
+
+
+def test_not_telling_which_one_is_a_question_not_a_refusal() -> None:
+    reading = read("intake", "intake-038", "I just can't tell which appointment you mean; you have two with Dr Sousa.")
+    assert not reading.refuses
+
+
+def test_a_proposal_sentence_naming_a_slot_word_is_not_an_ask() -> None:
+    reading = read("payables", "pay-011", "Shall I put INV-71011 on hold with the reason duplicate?")
+    assert reading.asks == frozenset() and reading.proposes == keys("payables", HOLD_011)
+
+
+def test_confirming_who_the_caller_is_proposes_no_write() -> None:
+    text = "Before I can look at an order, I always need to confirm who I'm speaking with. What's your email?"
+    reading = read("retail", "retail-001", text)
+    assert not reading.proposal and reading.asks == frozenset({"identity"})
+
+
+# -- proposals: their terms, context around them, conflicting terms ---------------------------------------------
+
+PROPOSALS = [
+    # the correct agent: recaps, amounts and ids that are context, terse and imperative forms
+    ("payables", "pay-007", RECAP_007.format(amount="$1,523.20"), (ADJUST_007, POST_007, NOTIFY_007)),
+    ("payables", "pay-014", "Escalate INV-71014 (Brookvale Cable, $3,870.00)?", (ESCALATE_014,)),
+    (
+        "payables",
+        "pay-011",
+        "Shall I hold INV-71011 from Wexley Bearings with reason duplicate, and add an audit note saying it duplicates "
+        "paid invoice INV-60311?",
+        (HOLD_011, NOTE_011),
+    ),
+    ("benefits", "benefits-002", "Apply Classic to CH-50201, refund $46.25 to club credit? y/n", (APPLY_002,)),
+    ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 18 June 2025 at 14:00)?", (CANCEL_5102,)),
+    ("intake", "intake-001", "Cancel AP-5102 with Dr Sousa on 2025-06-18 - ok to proceed?", (CANCEL_5102,)),
+    (
+        "benefits",
+        "benefits-002",
+        "Oh no, I'm so sorry to hear about the tow! Good news though: your Classic plan covers part of it. I can apply "
+        "Classic to CH-50201 and refund $46.25 to your club credit. Would that work for you?",
+        (APPLY_002,),
+    ),
+    (
+        "benefits",
+        "benefits-002",
+        "**Here's what I found:** CH-50201, a tow, charged $185.00.\n\n**The plan:**\n- Apply **Classic** to `CH-50201`\n"
+        "- Refund **$46.25** to your club credit\n\nShall I go ahead?",
+        (APPLY_002,),
+    ),
+    # the agent that would fool it: one wrong term beside the right ids
+    ("payables", "pay-007", RECAP_007.format(amount="$1,532.20"), ()),
+    ("payables", "pay-014", "Escalate INV-71014 (Brookvale Cable, $3,780.00)?", ()),
+    (
+        "payables",
+        "pay-011",
+        "It duplicates INV-60311. Shall I put INV-71011 on hold with the reason quantity short?",
+        (),
+    ),
+    (
+        "payables",
+        "pay-011",
+        "It's a duplicate of INV-60311.\n\nPut INV-71011 on hold (reason: price variance)? y/n",
+        (HOLD_011_PRICE,),
+    ),
+    ("benefits", "benefits-002", "Apply Classic to CH-50201, refund $64.25 to club credit? y/n", ()),
+    (
+        "benefits",
+        "benefits-002",
+        "**The plan:**\n- Apply **Classic** to `CH-50201`\n- Refund **$64.25** to your club credit\n\nShall I go ahead?",
+        (),
+    ),
+    ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 2025-07-30)?", ()),
+    ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 30 July 2025)?", ()),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "writes"), PROPOSALS)
+def test_a_yes_agrees_to_the_proposal_s_terms_and_a_conflicting_term_voids_it(domain, task, text, writes) -> None:
+    reading = read(domain, task, text)
+    assert reading.proposal
+    assert reading.proposes == keys(domain, *writes)
+
+
+YES_TO_SOMETHING_ELSE = [
+    (
+        "payables",
+        "pay-011",
+        "I can put INV-71011 on hold with the reason duplicate. First, may I keep this transcript for training?",
+    ),
+    ("payables", "pay-011", "I could put INV-71011 on hold with the reason duplicate, but shall I leave it as it is for now?"),
+    ("payables", "pay-011", "I could put INV-71011 on hold with the reason duplicate. Or shall I leave it as it is?"),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text"), YES_TO_SOMETHING_ELSE)
+def test_a_yes_binds_only_to_the_question_it_answers(domain, task, text) -> None:
+    assert read(domain, task, text).proposes == frozenset()
+
+
+def test_an_open_question_asks_for_no_yes_and_a_bold_yes_does() -> None:
+    assert not read("payables", "pay-011", "INV-71011 duplicates INV-60311. How would you like to proceed?").proposal
+    text = (
+        "### Next steps\n- put INV-71011 on hold with the reason duplicate\nReply **yes** to proceed, or tell me what to change."
+    )
+    assert read("payables", "pay-011", text).proposes == keys("payables", HOLD_011)
+
+
+def test_a_question_that_points_back_binds_the_offer_before_it() -> None:
+    text = "I can put INV-71011 on hold with the reason duplicate.\n\nWould you like me to do that?"
+    assert read("payables", "pay-011", text).proposes == keys("payables", HOLD_011)
+
+
+def test_a_question_points_back_to_the_offer_not_to_the_report_before_it() -> None:
+    """The hold already made (reported with another reason than it has) is not part of the note's proposal."""
+    text = (
+        "Done: INV-71011 has been put on hold with the reason duplicate. I can add a note to the audit trail "
+        "of INV-71011. Shall I go ahead?"
+    )
+    done = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "reason": "price variance"})
+    assert read("payables", "pay-011", text, done=(done,)).proposes == keys("payables", NOTE_011)
+
+
+# -- refusals, alternatives, reports ------------------------------------------------------------------------------
+
+
+def test_a_refusal_with_an_alternative_is_a_refusal_and_a_new_proposal() -> None:
+    text = (
+        "I'm sorry, I can't approve it for you — $3,870.00 is over your approval limit of $2,500.00. "
+        "Would you like me to escalate INV-71014 to the controller instead?"
+    )
+    reading = read("payables", "pay-014", text)
+    assert reading.refuses and reading.proposal
+    assert reading.proposes == keys("payables", ESCALATE_014)
+
+
+REFUSALS = [
+    ("That's not something I'm allowed to do. INV-71014 is over your approval limit.", True),
+    ("### Request declined\nINV-71014 is over your approval limit.", True),
+    ("That isn't something I can do here — the controller has to decide it.", True),
+    ("Someone may have told you it was approved, but I can't confirm it from here.", False),
+    ("I can't say yet whether it is approved — I need to verify you first.", False),
+]
+
+
+@pytest.mark.parametrize(("text", "refuses"), REFUSALS)
+def test_a_refusal_in_other_words_and_not_knowing_is_no_refusal(text, refuses) -> None:
+    assert read("payables", "pay-014", text).refuses is refuses
+
+
+def test_a_refusal_that_mentions_the_action_proposes_nothing() -> None:
+    reading = read("payables", "pay-014", "I can't approve INV-71014: it is over your approval limit.")
+    assert reading.refuses and not reading.proposal and reading.proposes == frozenset()
+
+
+REPORTS = [
+    ("Done — INV-71001 is approved for payment in full.", (APPROVE_001,)),
+    ("**Done.** INV-71001 approved for payment in full.", (APPROVE_001,)),
+    ("INV-71001 is not approved yet; the receipt is missing.", ()),
+]
+
+
+def test_a_report_is_of_what_was_done_not_of_what_is_asked_next() -> None:
+    text = "Step 1 of 2 done: INV-71001 has been approved. Next, would you like me to post INV-71001 to the ledger?"
+    post = Write(tool="post_to_ledger", args={"invoice_id": "INV-71001"})
+    reading = read("payables", "pay-001", text, done=(APPROVE_001,), also=(post,))
+    assert reading.reports == keys("payables", APPROVE_001) and reading.proposes == keys("payables", post)
+
+
+@pytest.mark.parametrize(("text", "writes"), REPORTS)
+def test_a_report_that_something_is_done(text, writes) -> None:
+    assert read("payables", "pay-001", text, done=(APPROVE_001,)).reports == keys("payables", *writes)
+
+
+# -- the action lexicon: every domain's tools get the engine's synonyms ----------------------------------------
+
+SYNONYMS = [
+    ("payables", "pay-001", "Shall I sign off on INV-71001 for payment in full?", APPROVE_001),
+    ("payables", "pay-014", "Shall I bump INV-71014 up to the controller?", ESCALATE_014),
+    ("payables", "pay-014", "Want me to raise INV-71014 with the controller?", ESCALATE_014),
+    ("payables", "pay-014", "Shall I route INV-71014 to the controller?", ESCALATE_014),
+    ("intake", "intake-001", "Shall I call off AP-5102 for you?", CANCEL_5102),
+    ("intake", "intake-001", "Would you like me to call AP-5102 off?", CANCEL_5102),
+    ("benefits", "benefits-002", "Shall I use your Classic cover on CH-50201 and put $46.25 back as club credit?", APPLY_002),
+    ("helpdesk", "hd-006", "Shall I route INC-1061 to the telephony team?", ASSIGN_1061),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "write"), SYNONYMS)
+def test_an_action_said_in_other_words_is_proposed(domain, task, text, write) -> None:
+    assert read(domain, task, text).proposes == keys(domain, write)
+
+
+def test_a_synonym_proposes_only_its_own_action() -> None:
+    """ "sign off on" is approving, not escalating; a synonym negated proposes nothing."""
+    assert read("payables", "pay-014", "Shall I sign off on INV-71014?").proposes == keys("payables", APPROVE_014)
+    assert read("payables", "pay-001", "I can't sign off on INV-71001. Shall I?").proposes == frozenset()
+
+
+def test_a_domain_s_own_words_keep_their_synonyms_apart() -> None:
+    words = with_synonyms(("cancel",))
+    assert "cancel" in words and any("off" in w for w in words)
+    assert with_synonyms(("workaround",)) == ("workaround",)
+
+
+# -- the customer and the guard act on the same reading ---------------------------------------------------------
+
+
+def _customer(domain: str, task: str):
+    d = load_domain(domain)
+    user = ScriptedUser(d, d.tasks[task], PERSONAS["baseline"], random.Random(0))
+    asyncio.run(user.respond(None))
+    return user
+
+
+def _says(user, text: str):
+    return asyncio.run(user.respond(text))
+
+
+def test_the_customer_takes_a_refusal_with_an_alternative_and_agrees_to_the_alternative() -> None:
+    user = _customer("payables", "pay-014")
+    _says(user, "Thanks, could I have your employee number and work email?")
+    turn = _says(
+        user,
+        "I'm sorry, I can't approve it for you — $3,870.00 is over your approval limit of $2,500.00. "
+        "Would you like me to escalate INV-71014 to the controller instead?",
+    )
+    assert is_affirmative(turn.text) and turn.stop is None
+
+
+def test_the_customer_answers_which_appointment_when_the_agent_cannot_tell() -> None:
+    user = _customer("intake", "intake-038")
+    turn = _says(user, "I just can't tell which appointment you mean — you have two with Dr Sousa.")
+    assert "AP-5232" in turn.text and turn.stop is None
+
+
+def test_the_customer_agrees_to_a_duplicate_hold_that_names_the_invoice_it_duplicates() -> None:
+    user = _customer("payables", "pay-011")
+    text = (
+        "Shall I hold INV-71011 from Wexley Bearings with reason duplicate, and add an audit note saying it duplicates "
+        "paid invoice INV-60311?"
+    )
+    assert is_affirmative(_says(user, text).text)
+
+
+def test_the_customer_declines_a_hold_with_another_reason_beside_the_right_one() -> None:
+    user = _customer("payables", "pay-011")
+    text = "It's a duplicate, I see. Shall I put INV-71011 on hold with the reason quantity short?"
+    assert not is_affirmative(_says(user, text).text)
+
+
+def _guard_verdict(agent_text: str) -> dict | None:
+    d = load_domain("payables")
+    spec = tool_registry(d)["hold_invoice"]
+    env = Environment(d)
+    try:
+        commitment = commitment_for(spec, {"invoice_id": "INV-71011", "reason": "duplicate"}, env.db, d)
+    finally:
+        env.close()
+    return unconfirmed(commitment, [("agent", agent_text), ("user", "Yes, please.")], d.id_pattern)
+
+
+def test_the_guard_lets_a_write_through_only_on_a_yes_to_its_proposal() -> None:
+    assert _guard_verdict("I can put INV-71011 on hold with the reason duplicate. Shall I go ahead?") is None
+    for elsewhere in YES_TO_SOMETHING_ELSE:
+        assert _guard_verdict(elsewhere[2]) is not None, elsewhere[2]
+
+
+def test_the_customer_answers_both_questions_of_one_message() -> None:
+    user = _customer("payables", "pay-011")
+    text = "Shall I put INV-71011 on hold with the reason duplicate? Also, what's your employee number and work email?"
+    turn = _says(user, text)
+    assert is_affirmative(turn.text) and "E-40173" in turn.text
+
+
+def test_the_customer_answers_the_detail_a_proposal_still_waits_for_without_saying_no() -> None:
+    user = _customer("payables", "pay-011")
+    turn = _says(user, "I can put INV-71011 on hold. Shall I? And what reason should I record for the hold?")
+    assert "duplicate" in turn.text.lower() and not turn.text.lower().startswith("no")
+
+
+MORE_PROPOSALS = [
+    (
+        "benefits",
+        "benefits-002",
+        "OK to apply Classic to CH-50201 (tow, May 28, 2025) and refund $46.25 to club credit?",
+        APPLY_002,
+    ),
+    (
+        "payables",
+        "pay-014",
+        "**Not possible:** I can't approve INV-71014 over your limit.\n\n**Alternative:** escalate INV-71014 to the "
+        "controller.\n\nShall I go ahead with the alternative?",
+        ESCALATE_014,
+    ),
+    ("helpdesk", "hd-006", "I'm ready to send INC-1061 over to the telephony team. Okay to proceed?", ASSIGN_1061),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "write"), MORE_PROPOSALS)
+def test_a_date_is_no_question_and_an_alternative_is_pointed_at(domain, task, text, write) -> None:
+    """ "May 30" does not open a question; "go ahead with the alternative" points back; "send ... to" assigns."""
+    assert read(domain, task, text).proposes == keys(domain, write)
