@@ -58,6 +58,9 @@ _POINTING = frozenset(
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
 _MARKUP = re.compile(r"[*_`>#]+")
+# a sentence that declines or negates ("I can't approve it: $3,870.00 is over your limit") states no term of the
+# alternative asked about after it
+_DECLINING = re.compile(r"n't\b|\b(?:not|no|never|cannot|unable|sorry|afraid)\b", re.I)
 
 
 def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
@@ -74,7 +77,9 @@ def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
 def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[int, int]]:
     """Spans of ``text`` a yes to it answers: each part that asks for a yes; when that part only points back
     ("Shall I go ahead?", "Shall I apply it?"), also the sentences before it in its paragraph (in the paragraph
-    before, when it stands alone) and those before that name an action (a recap of findings in a paragraph of its own is context). Whatever is asked, a yes also
+    before, when it stands alone) and those before that name an action (a recap of findings in a paragraph of its own is context);
+    when it names an action of its own ("Shall I apply Classic to CH-1?"), also the sentences before it in its paragraph,
+    which state that action's terms ("Refund: $37.50 to your Visa."), unless they decline or negate. Whatever is asked, a yes also
     accepts what is said after the first question ("Shall I X? I'll also cancel Y.") and what the agent declares
     it will do. With no request for a yes, the questions it asks; with no question, all of it."""
     spans = sentences(text)
@@ -91,6 +96,13 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
                 (s, e)
                 for s, e in spans
                 if e <= start and (s >= paragraph or _acts(text[s:e], actions)) and not _reports(text, s, e, actions)
+            ]
+        elif _acts(text[start:end], actions):  # "Refund: $37.50 to your Visa. Shall I apply Classic to CH-1?"
+            paragraph = text.rfind("\n\n", 0, start) + 1
+            out += [
+                (s, e)
+                for s, e in spans
+                if paragraph <= s and e <= start and not (_reports(text, s, e, actions) or _DECLINING.search(text, s, e))
             ]
         out.append((start, end))
     return sorted(set(out))

@@ -18,8 +18,10 @@ _KEEP_ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof jr sr vs etc e.g i.e approx no nos apt ste inc ltd co est jan feb mar apr jun jul aug sep sept "
     "oct nov dec".split()
 )
-# Street abbreviations end a sentence only when a capitalised word that is not a unit designator follows.
+# Street abbreviations end a sentence only when a capitalised word that is not a unit designator follows (a.m. and
+# p.m. when any capitalised word follows).
 _STREET_ABBREVIATIONS = frozenset("st ave rd blvd ln dr ct pl ter pkwy hwy cir sq".split())
+_HALF_DAYS = frozenset({"a.m", "p.m"})  # "at 2:00 p.m. for $12.50" goes on; "at 2 p.m. See you then." ends
 _UNIT_WORD = re.compile(r"(?:apt|apartment|unit|suite|ste|#)", re.I)
 
 _SENTENCE_END = re.compile(
@@ -76,9 +78,9 @@ def _ends_at_period(text: str, dot: int, after: int) -> bool:
         return False  # "1. First item" at the start of a line
     if token in _KEEP_ABBREVIATIONS or (len(token) == 1 and token.isalpha()):
         return False
-    if token in _STREET_ABBREVIATIONS:
+    if token in _STREET_ABBREVIATIONS or token in _HALF_DAYS:
         following = text[after:].lstrip()
-        return bool(following) and following[0].isupper() and not _UNIT_WORD.match(following)
+        return bool(following) and following[0].isupper() and not (token in _STREET_ABBREVIATIONS and _UNIT_WORD.match(following))
     return True
 
 
