@@ -73,7 +73,8 @@ def test_a_booking_told_right_in_any_form_beside_other_numbers_is_true(message):
     [
         ("AP-5101 is on 2025-06-12 at 10:30.", ("time", "10:30")),
         ("Your appointment AP-5101 is on June 13th.", ("date", "--06-13")),
-        ("AP-5101 has been cancelled.", ("status", "cancelled")),
+        ("AP-5101 has been canceled.", ("status", "cancelled")),
+        ("The date of birth on P-1001 is 12 February 1984.", ("birth_date", "1984-02-12")),
         ("AP-5101 is at 10:30. Sorry about the wait!", ("time", "10:30")),  # "sorry" that corrects nothing
     ],
 )
@@ -97,6 +98,13 @@ def test_a_named_record_told_right_quoted_proposed_or_corrected_is_true(message)
     assert told(INTAKE, ("agent", message)) == []
 
 
+def test_a_list_under_a_named_record_is_read_by_its_labels():
+    card = "**AP-5101**\n- Date: 12 June 2025\n- Time: {time}\n- Status: {status}\nThe desk opens at 08:00."
+    assert told(INTAKE, ("agent", card.format(time="9:30 am", status="booked"))) == []
+    wrong = card.format(time="10:30 am", status="cancelled")
+    assert sorted(told(INTAKE, ("agent", wrong))) == [("status", "cancelled"), ("time", "10:30")]
+
+
 def test_a_value_true_when_said_and_changed_later_by_the_agents_own_write_is_true():
     steps = [("agent", "AP-5101 is at 09:30."), ("user", "Move it please"), MOVE, ("agent", "AP-5101 is now at 10:30.")]
     assert told(INTAKE, *steps) == []
@@ -118,6 +126,7 @@ def test_a_status_is_read_off_the_record_the_id_nearest_before_it_names():
     "message,false",
     [
         ("The total of INV-71001 is $540.00.", [("total", "540.00")]),
+        ("INV-71001 total is five hundred forty dollars.", [("total", "540.00")]),
         ("INV-71001: total $510.00.", []),
         ("INV-71001 total is five hundred ten dollars.", []),
         ("INV-71001 is $30.00 over its purchase order, past the $25.00 cap.", []),  # amounts that are no column's

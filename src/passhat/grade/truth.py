@@ -225,10 +225,22 @@ def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[st
             named = [r for r in timeline.written.get(event, ()) if _anchored(sentence.words, timeline.held[r], columns[r[0]])]
         for record in dict.fromkeys(named):
             yield from _said_of(sentence, record, timeline, columns[record[0]])
-        if not ids and _CORRECTION.match(sentence.words):
-            for record in previous:  # "Sorry, I mean 09:30.": a right value takes back the last sentence's false one
-                yield from (s for s in _said_of(sentence, record, timeline, columns[record[0]]) if s.said is None)
+        if not ids:
+            yield from _carried(sentence, [r for r in previous if r not in named], timeline, columns)
         previous = named or previous
+
+
+def _carried(
+    sentence: _Sentence, records: list[RowKey], timeline: _Timeline, columns: dict[str, _Columns]
+) -> Iterator[_Statement]:
+    """What a sentence naming no id says of the records the sentence before named: the values it labels with their
+    column ("- Time: 2:00 pm" under "AP-5101:"), and, correcting ("Sorry, I mean 09:30."), a right value, which takes
+    the last false one back."""
+    correcting = bool(_CORRECTION.match(sentence.words))
+    for record in records:
+        for statement in _said_of(sentence, record, timeline, columns[record[0]], labelled=not correcting):
+            if statement.said is None or not correcting:
+                yield statement
 
 
 @dataclasses.dataclass(frozen=True)
@@ -266,11 +278,15 @@ def _anchored(sentence: str, rows: list[Row], columns: _Columns) -> bool:
     )
 
 
-def _said_of(sentence: _Sentence, record: RowKey, timeline: _Timeline, columns: _Columns) -> Iterator[_Statement]:
-    """What one sentence states of one record's columns: per column, right when any value it states is right."""
+def _said_of(
+    sentence: _Sentence, record: RowKey, timeline: _Timeline, columns: _Columns, labelled: bool = False
+) -> Iterator[_Statement]:
+    """What one sentence states of one record's columns (``labelled``: only values labelled with their column),
+    per column right when any value it states is right."""
     rows = timeline.held[record]
     verdicts: dict[str, _Statement] = {}
-    for column, said in _stated(sentence, record, rows[-1], columns, timeline.set_by_writes.get(record, set())):
+    written = timeline.set_by_writes.get(record, set())
+    for column, said in _stated(sentence, record, rows[-1], columns, written, labelled):
         if any(_matches(column, said.value, row, columns) for row in rows):
             verdicts[column] = _Statement(record, column, None, said.start, said.end)
         elif column not in verdicts:
@@ -278,14 +294,16 @@ def _said_of(sentence: _Sentence, record: RowKey, timeline: _Timeline, columns: 
     yield from verdicts.values()
 
 
-def _stated(sentence: _Sentence, record: RowKey, row: Row, columns: _Columns, written: set[str]) -> Iterator[tuple[str, Mention]]:
+def _stated(
+    sentence: _Sentence, record: RowKey, row: Row, columns: _Columns, written: set[str], labelled: bool
+) -> Iterator[tuple[str, Mention]]:
     """(column, value) for each value the sentence states as the column's: named beside it, or a column that may
     go unnamed (see ``_Kind.implicit``); a word of the column's values said as what the record is."""
     for kind in _KINDS:
         own = [c for c, v in row.items() if kind.holds(c, v, columns)]
         for m in sentence.mentions(kind, record) if own else ():
             named = [c for c in own if _column_named(sentence.text, m, c)]
-            implicit = [c for c in own if kind.implicit and (c == kind.word or (own == [c] and c in written))]
+            implicit = [c for c in own if kind.implicit and not labelled and (c == kind.word or (own == [c] and c in written))]
             for column in named or implicit:
                 yield column, m
     for column, words in columns.values.items():
@@ -293,6 +311,7 @@ def _stated(sentence: _Sentence, record: RowKey, row: Row, columns: _Columns, wr
             for s, e in names_phrase(sentence.words, word):
                 at = Mention("status", word, sentence.start + s, sentence.start + e)
                 stated = sentence.of(at, record) and _PREDICATE.search(sentence.text, 0, at.start)
+                stated = stated and not (labelled and not _column_named(sentence.text, at, column))
                 if stated and _claimed(sentence.text, at, sentence.dumps):
                     yield column, at
 
