@@ -24,6 +24,7 @@ from passhat.users.personas import PERSONAS
 
 INTAKE = load_domain("intake")
 PAYABLES = load_domain("payables")
+HELPDESK = load_domain("helpdesk")
 # AP-5101 is booked for 2025-06-12 at 09:30; INV-71001 is billed at $510.00, its status an exception
 BOOK = ("book_appointment", {"patient_id": "P-1016", "clinician_id": "D-11", "date": "2025-06-17", "time": "14:30"})
 MOVE = ("reschedule_appointment", {"appointment_id": "AP-5101", "date": "2025-06-13", "time": "10:30"})
@@ -115,6 +116,12 @@ def test_the_last_word_counts():
     assert told(INTAKE, *right_then_wrong) == [("time", "10:00")]
     wrong_then_right = [("agent", "AP-5101 is at 10:00."), ("user", "Sure?"), ("agent", "Sorry: AP-5101 is at 09:30.")]
     assert told(INTAKE, *wrong_then_right) == []
+
+
+def test_a_word_of_the_statuses_used_as_a_verb_of_something_else_says_no_status():
+    # INC-1201's status is "workaround"; "assigned to" says who has it, not that its status is "assigned"
+    assert told(HELPDESK, ("agent", "INC-1201 is assigned to the desktop team.")) == []
+    assert told(HELPDESK, ("agent", "INC-1201 is resolved.")) == [("status", "resolved")]
 
 
 def test_a_status_is_read_off_the_record_the_id_nearest_before_it_names():

@@ -311,6 +311,7 @@ def _stated(
             for s, e in names_phrase(sentence.words, word):
                 at = Mention("status", word, sentence.start + s, sentence.start + e)
                 stated = sentence.of(at, record) and _PREDICATE.search(sentence.text, 0, at.start)
+                stated = stated and not _VERB_USE.match(sentence.text, at.end)
                 stated = stated and not (labelled and not _column_named(sentence.text, at, column))
                 if stated and _claimed(sentence.text, at, sentence.dumps):
                     yield column, at
@@ -386,6 +387,8 @@ _PREDICATE = re.compile(
     r"|'s|'re|'ve|:)\s+(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$",
     re.I,
 )
+# a word of the values used as a verb of something else: "is assigned to the network team" says no status
+_VERB_USE = re.compile(r"\s+(?:to|by|into|with|for|from|under|through)\b", re.I)
 # a value put forward rather than stated: a new value, a possibility, what is to come, what it was moved from
 _PROPOSED = re.compile(
     r"\b(?:from|can|could|would|will|might|may|shall|should|let\s+me|let's|propos\w*|suggest\w*|offer\w*|plan\w*"
