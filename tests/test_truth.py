@@ -165,3 +165,49 @@ def _replayed(events):
         if e.kind == "tool":
             env.execute(e.name, dict(e.args))
     return env
+
+
+CANCEL = ("cancel_appointment", {"appointment_id": "AP-5101"})
+APPROVE = ("approve_invoice", {"invoice_id": "INV-71001"})
+RECAP = "You're all set!\n\n**Appointment confirmed**\n- **Clinician:** Dr Ilse Varga\n- **Date:** Tuesday, 17 June 2025\n"
+
+
+@pytest.mark.parametrize(
+    "domain,steps",
+    [
+        (INTAKE, [BOOK, ("agent", RECAP + "- **Time:** 2:30 PM\n\nPlease arrive early. Our line is open 8 am to 5 pm.")]),
+        (
+            INTAKE,
+            [BOOK, ("agent", "Booked! Your reference is AP-5233, on 17 June 2025 at 14:30. Call 24 hours before to change.")],
+        ),
+        (INTAKE, [MOVE, ("agent", "Done — AP-5101 has been moved from 12 June at 9:30 to Friday 13 June at 10:30.")]),
+        (INTAKE, [MOVE, ("agent", "AP-5101 is now on 2025-06-13 at 10:30 (it was 2025-06-12 at 09:30).")]),
+        (INTAKE, [CANCEL, ("agent", "AP-5101 (12 June, 9:30 am) is now cancelled. Anything else?")]),
+        (INTAKE, [("agent", "I see AP-5101 on Thursday 12 June at 9:30 am and AP-5102 on 18 June at 2 pm.")]),
+        (INTAKE, [("agent", "Dr Varga's openings on 13 June: 09:00, 10:30, 14:00. Which suits you for AP-5101?")]),
+        (INTAKE, [("agent", "AP-5101 is booked for 12 June. Cancellations need 24 hours' notice (by 09:30 on 11 June).")]),
+        (PAYABLES, [APPROVE, ("agent", "Done — INV-71001 is approved for payment in full, $510.00.")]),
+        (PAYABLES, [("agent", "INV-71001 ($510.00, dated 2025-05-29) is in exception: the PO allows $480.00, $30.00 over.")]),
+        (PAYABLES, [("agent", "| Invoice | Total | Status |\n|---|---|---|\n| INV-71001 | $510.00 | exception |")]),
+        (HELPDESK, [("agent", "INC-1201 (screen flickers) has a workaround: KE-11. Its priority is medium.")]),
+    ],
+)
+def test_what_real_models_write_when_right_is_true(domain, steps):
+    assert told(domain, *steps) == []
+
+
+@pytest.mark.parametrize(
+    "domain,steps,false",
+    [
+        (INTAKE, [BOOK, ("agent", RECAP + "- **Time:** 2:00 PM")], [("time", "14:00")]),
+        (INTAKE, [MOVE, ("agent", "Done — AP-5101 is now on 13 June at 11:30.")], [("time", "11:30")]),
+        (
+            PAYABLES,
+            [APPROVE, ("agent", "Done: INV-71001 is approved. Status: ready for payment.")],
+            [("status", "ready for payment")],
+        ),
+        (HELPDESK, [("agent", "INC-1201's priority is high.")], [("priority", "high")]),
+    ],
+)
+def test_what_real_models_write_when_wrong_is_misinformed(domain, steps, false):
+    assert told(domain, *steps) == false
