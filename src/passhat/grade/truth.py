@@ -218,11 +218,12 @@ def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[st
     by_id = _by_id(timeline.held)
     previous: list[RowKey] = []
     for start, end in sentences(text):
-        ids = tuple((at + start, by_id.get(core)) for core, at in _ids_in(domain, text[start:end]))
-        sentence = _Sentence(text, start, end, dumps, ids)
+        words = text[start:end]
+        ids = tuple((at, by_id.get(core)) for core, at in _ids_in(domain, words))
+        sentence = _Sentence(words, start, [(s - start, e - start) for s, e in dumps if s < end and e > start], ids)
         named = [r for _, r in ids if r is not None]
         if not ids:
-            named = [r for r in timeline.written.get(event, ()) if _anchored(sentence.words, timeline.held[r], columns[r[0]])]
+            named = [r for r in timeline.written.get(event, ()) if _anchored(words, timeline.held[r], columns[r[0]])]
         for record in dict.fromkeys(named):
             yield from _said_of(sentence, record, timeline, columns[record[0]])
         if not ids:
@@ -236,7 +237,7 @@ def _carried(
     """What a sentence naming no id says of the records the sentence before named: the values it labels with their
     column ("- Time: 2:00 pm" under "AP-5101:"), and, correcting ("Sorry, I mean 09:30."), a right value, which takes
     the last false one back."""
-    correcting = bool(_CORRECTION.match(sentence.words))
+    correcting = bool(_CORRECTION.match(sentence.text))
     for record in records:
         for statement in _said_of(sentence, record, timeline, columns[record[0]], labelled=not correcting):
             if statement.said is None or not correcting:
@@ -245,16 +246,16 @@ def _carried(
 
 @dataclasses.dataclass(frozen=True)
 class _Sentence:
-    text: str  # the whole message, plain
-    start: int
-    end: int
+    """One sentence of a message, read on its own (offsets are the sentence's: reading a long message stays linear)."""
+
+    text: str  # plain
+    offset: int  # where it starts in the message
     dumps: list[tuple[int, int]]
     ids: tuple[tuple[int, RowKey | None], ...]  # where the sentence names an id, and its record when known
 
     def mentions(self, kind: _Kind, record: RowKey) -> list[Mention]:
-        """The kind's values said in the sentence of ``record``, at their offsets in the message, stated as facts."""
-        found = [dataclasses.replace(m, start=self.start + m.start, end=self.start + m.end) for m in kind.finder(self.words)]
-        return [m for m in found if self.of(m, record) and _claimed(self.text, m, self.dumps)]
+        """The kind's values said in the sentence of ``record``, stated as facts."""
+        return [m for m in kind.finder(self.text) if self.of(m, record) and _claimed(self.text, m, self.dumps)]
 
     def of(self, mention: Mention, record: RowKey) -> bool:
         """Whether a value is said of ``record``: the id nearest before it (else the first after it) is the
@@ -263,10 +264,6 @@ class _Sentence:
             return True
         before = [r for at, r in self.ids if at < mention.start]
         return (before[-1] if before else self.ids[0][1]) == record
-
-    @property
-    def words(self) -> str:
-        return self.text[self.start : self.end]
 
 
 def _anchored(sentence: str, rows: list[Row], columns: _Columns) -> bool:
@@ -287,10 +284,11 @@ def _said_of(
     verdicts: dict[str, _Statement] = {}
     written = timeline.set_by_writes.get(record, set())
     for column, said in _stated(sentence, record, rows[-1], columns, written, labelled):
+        start, end = sentence.offset + said.start, sentence.offset + said.end
         if any(_matches(column, said.value, row, columns) for row in rows):
-            verdicts[column] = _Statement(record, column, None, said.start, said.end)
+            verdicts[column] = _Statement(record, column, None, start, end)
         elif column not in verdicts:
-            verdicts[column] = _Statement(record, column, said.value, said.start, said.end)
+            verdicts[column] = _Statement(record, column, said.value, start, end)
     yield from verdicts.values()
 
 
@@ -308,8 +306,8 @@ def _stated(
                 yield column, m
     for column, words in columns.values.items():
         for word in words if column in row else ():
-            for s, e in names_phrase(sentence.words, word):
-                at = Mention("status", word, sentence.start + s, sentence.start + e)
+            for s, e in names_phrase(sentence.text, word):
+                at = Mention("status", word, s, e)
                 stated = sentence.of(at, record) and _PREDICATE.search(sentence.text, 0, at.start)
                 stated = stated and not _VERB_USE.match(sentence.text, at.end)
                 stated = stated and not (labelled and not _column_named(sentence.text, at, column))
@@ -420,7 +418,7 @@ def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
 _WORD = re.compile(r"[A-Za-z]+")
 _LINK = re.compile(  # linking words, and the record's id between label and value ("total of INV-1 is")
     r"(?:\s|[:=*\-–—#]|\b(?:is|was|are|were|be|been|has|had|of|for|on|at|to|now|currently|still|the|set|stands|comes)\b"
-    r"|\b[A-Za-z]*-?\d[\w-]*)*",
+    r"|\b[A-Za-z]*+-?\d[\w-]*+)*+",  # possessive: no backtracking through a long run of ids
     re.I,
 )
 
