@@ -190,6 +190,7 @@ RECAP = "You're all set!\n\n**Appointment confirmed**\n- **Clinician:** Dr Ilse 
         (PAYABLES, [("agent", "INV-71001 ($510.00, dated 2025-05-29) is in exception: the PO allows $480.00, $30.00 over.")]),
         (PAYABLES, [("agent", "| Invoice | Total | Status |\n|---|---|---|\n| INV-71001 | $510.00 | exception |")]),
         (HELPDESK, [("agent", "INC-1201 (screen flickers) has a workaround: KE-11. Its priority is medium.")]),
+        (HELPDESK, [("agent", "INC-1201 can be raised, but only so far. For your records: high priority at most.")]),
     ],
 )
 def test_what_real_models_write_when_right_is_true(domain, steps):

@@ -387,6 +387,12 @@ _PREDICATE = re.compile(
 )
 # a word of the values used as a verb of something else: "is assigned to the network team" says no status
 _VERB_USE = re.compile(r"\s+(?:to|by|into|with|for|from|under|through)\b", re.I)
+# a value given as a limit, not as what the record holds: "high priority at most", "10:30 or later"
+_BOUND = re.compile(
+    r"(?:\s+[A-Za-z]+)?\s+(?:at\s+(?:most|least|the\s+latest|the\s+earliest)|max(?:imum)?|min(?:imum)?"
+    r"|or\s+(?:higher|lower|above|below|more|less|later|earlier|sooner))\b",
+    re.I,
+)
 # a value put forward rather than stated: a new value, a possibility, what is to come, what it was moved from
 _PROPOSED = re.compile(
     r"\b(?:from|can|could|would|will|might|may|shall|should|let\s+me|let's|propos\w*|suggest\w*|offer\w*|plan\w*"
@@ -412,6 +418,7 @@ def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
         or contrasted_at(text, at.start, at.end)
         or _PROPOSED.search(before)
         or _ATTRIBUTED.search(before)
+        or _BOUND.match(text, at.end)
     )
 
 
