@@ -33,6 +33,7 @@ Signature = Literal[
     "partial_resolution",
     "extra_write",
     "no_write",
+    "misinformed",
     "missing_output",
     "tool_error_unrecovered",
     "user_abandoned",

@@ -1,0 +1,432 @@
+"""Nothing false told: the values the agent states about the records of the conversation, checked against the backend.
+
+A task lists the facts a customer must hear; a real agent says many more ("you're booked for 11:30"), and a false
+one misleads the customer as surely as a missing one. So every value said of a record is checked against what
+the record held, the trial's writes replayed in order.
+
+A sentence is about a record when it names the record's id (a value goes to the id nearest before it), or,
+naming none, when it says right the date or time of a record the agent's writes since the customer last spoke
+touched ("Booked: 18 June at 11:30": the date anchors the time). It states a column's value with a date or a time
+(the column named by the kind's word, ``date`` or ``time``, or the record's only column of the kind a write set;
+any other named beside the value: "date of birth"), an amount labelled with the column's name ("the total is
+$3,870.00"), or a word of the column's declared values said as what the record is ("is cancelled").
+
+Only what is clearly false counts. A value asked, hedged, denied, set aside, attributed to the customer, put
+forward ("I can move it to 14:00") or in a data dump states nothing; nor does a sentence that also says the
+column's value right (the other value is about something else: "AP-5101 is at 11:00; the next opening is at
+12:00"). A value is true when the column held it at any time of the trial: before ("was"), when said, or after a
+write the agent proposed and made. The last word counts: a false value corrected later is not misinformed, a
+right one restated wrongly later is.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from decimal import Decimal
+from typing import Any
+
+from passhat.dialogue.dumps import dump_spans, in_dump
+from passhat.dialogue.text import (
+    clause_at_keeping_labels,
+    contrasted_at,
+    hedged_at,
+    is_question,
+    negated_at,
+    plain,
+    sentences,
+)
+from passhat.dialogue.values import Mention, dates_in, money_in, names_phrase, same_date, same_time, times_in
+from passhat.domains.model import Domain
+from passhat.env import Environment
+from passhat.env.backend import CHANGELOG, RowKey, read_row
+from passhat.trajectory import Event
+
+Row = dict[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class Misstatement:
+    """A value the agent said of a record's column that the column never held during the trial."""
+
+    event: int
+    table: str
+    key: str  # the record's primary key, as a JSON array
+    column: str
+    said: str  # canonical: "11:30", "2025-06-18", "3870.00", "approved"
+    held: tuple[str, ...]  # what the column held during the trial
+    quote: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _Columns:
+    """What the engine knows of a table's columns from the schema: declared types and declared values."""
+
+    types: dict[str, str]
+    values: dict[str, tuple[str, ...]]  # CHECK (column IN (...)) lists of words
+
+
+@dataclasses.dataclass(frozen=True)
+class _Statement:
+    """What one sentence says of one column of one record: right, or a false value."""
+
+    record: RowKey
+    column: str
+    said: str | None  # None: the sentence said the column's value right
+    start: int
+    end: int
+
+
+# ---------------------------------------------------------------------------------------------- the trial's records
+
+
+@dataclasses.dataclass
+class _Timeline:
+    """What each record of interest held during the trial, which columns writes set, and what each turn wrote."""
+
+    held: dict[RowKey, list[Row]]  # the record's row before the trial (when it existed), then after each write
+    set_by_writes: dict[RowKey, set[str]]  # the columns a write of the trial set (all of a record it added)
+    written: dict[int, set[RowKey]]  # agent message's event index -> records the writes since the customer spoke touched
+
+
+def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
+    """The false values the agent told, the last word on each record's column counting."""
+    said = [(i, e.text) for i, e in enumerate(events) if e.kind == "agent" and e.text]
+    if not said:
+        return []
+    timeline = _replayed(domain, events, [text for _, text in said])
+    columns = _schema(domain)
+    last: dict[tuple[RowKey, str], tuple[int, str, _Statement]] = {}
+    for event, text in said:
+        for statement in _statements(domain, plain(text), timeline, columns, event):
+            last[(statement.record, statement.column)] = (event, text, statement)
+    return [
+        Misstatement(event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s), text[s.start : s.end])
+        for event, text, s in last.values()
+        if s.said is not None
+    ]
+
+
+def _replayed(domain: Domain, events: list[Event], texts: list[str]) -> _Timeline:
+    """The trial's writes replayed in order on a fresh fork, keeping each touched record's row after each, beside
+    a fork never written (the records as they were before the trial)."""
+    env, before = Environment(domain), Environment(domain)
+    try:
+        ids = _id_index(domain)
+        named = {ids[k] for text in texts for k, _ in _ids_in(domain, text) if k in ids}
+        originals = {key: read_row(before.db, before.template, key) for key in named}
+        timeline = _Timeline({key: [row] for key, row in originals.items() if row is not None}, {}, {})
+        turn: set[RowKey] = set()
+        for i, e in enumerate(events):
+            if e.kind == "user":
+                turn = set()
+            elif e.kind == "agent":
+                timeline.written[i] = set(turn)
+            elif e.took_effect and (spec := env.tools.get(e.name or "")) and spec.meta.write:
+                for key in _touched_by(env, e):
+                    turn.add(key)
+                    _keep(timeline, key, read_row(before.db, before.template, key), read_row(env.db, env.template, key))
+        return timeline
+    finally:
+        env.close()
+        before.close()
+
+
+def _keep(timeline: _Timeline, key: RowKey, original: Row | None, now: Row | None) -> None:
+    """Add a record's row after a write, and the columns the write set."""
+    rows = timeline.held.setdefault(key, [original] if original else [])
+    previous = rows[-1] if rows else {}
+    if now is not None:
+        timeline.set_by_writes.setdefault(key, set()).update(c for c, v in now.items() if c not in previous or previous[c] != v)
+        rows.append(now)
+
+
+def _touched_by(env: Environment, event: Event) -> set[RowKey]:
+    """The records one write touched: the change log's entries it added."""
+    (mark,) = env.db.execute(f"SELECT coalesce(max(seq), 0) FROM {CHANGELOG}").fetchone()
+    env.execute(event.name or "", dict(event.args or {}))
+    return {(t, pk) for t, pk in env.db.execute(f"SELECT DISTINCT tbl, pk FROM {CHANGELOG} WHERE seq > ?", (mark,))}
+
+
+@functools.cache
+def _id_index(domain: Domain) -> dict[str, RowKey]:
+    """The records of the seeded backend that a one-column text key names (see ``_by_id``)."""
+    env = Environment(domain)
+    try:
+        keys = env.template.primary_keys
+        return _by_id(
+            (table, json.dumps([value]))
+            for table, key in keys.items()
+            if len(key) == 1
+            for (value,) in env.db.execute(f"SELECT {key[0]} FROM {table}")
+        )
+    finally:
+        env.close()
+
+
+def _by_id(records: Iterable[RowKey]) -> dict[str, RowKey]:
+    """Records by their one-column text key written as in text (letters and digits, upper case). A key two records
+    share (a row and its one-to-one companion of another table) names neither: which one a value is of is unclear."""
+    found: dict[str, list[RowKey]] = {}
+    for table, key in records:
+        value = json.loads(key)
+        if len(value) == 1 and isinstance(value[0], str):
+            found.setdefault(_id_core(value[0]), []).append((table, key))
+    return {core: rows[0] for core, rows in found.items() if len(rows) == 1}
+
+
+def _ids_in(domain: Domain, text: str) -> list[tuple[str, int]]:
+    """The ids a text names, written as in the index, and where."""
+    return [(_id_core(m.group()), m.start()) for m in re.finditer(domain.id_pattern, plain(text))]
+
+
+def _id_core(value: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]", "", value).upper()
+
+
+@functools.cache
+def _schema(domain: Domain) -> dict[str, _Columns]:
+    """Each table's declared column types, and the words a CHECK (column IN (...)) allows."""
+    env = Environment(domain)
+    try:
+        out = {}
+        for table in env.template.primary_keys:
+            sql = env.db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
+            types = {r[1]: str(r[2]).upper() for r in env.db.execute(f"PRAGMA table_info({table})")}
+            values = {}
+            for m in re.finditer(r"\b(\w+)\s+TEXT\b[^,]*?CHECK\s*\(\s*\1\s+IN\s*\(([^)]*)\)", sql, re.I):
+                values[m.group(1)] = tuple(re.findall(r"'([^']*)'", m.group(2)))
+            out[table] = _Columns(types, values)
+        return out
+    finally:
+        env.close()
+
+
+def _held(timeline: _Timeline, statement: _Statement) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(str(row.get(statement.column)) for row in timeline.held.get(statement.record, ())))
+
+
+# ---------------------------------------------------------------------------------------------- what a sentence says
+
+
+def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[str, _Columns], event: int) -> Iterator[_Statement]:
+    """What each sentence of one message states of the records it is about."""
+    dumps = dump_spans(text, (), domain.id_pattern)
+    by_id = _by_id(timeline.held)
+    previous: list[RowKey] = []
+    for start, end in sentences(text):
+        words = text[start:end]
+        ids = tuple((at, by_id.get(core)) for core, at in _ids_in(domain, words))
+        sentence = _Sentence(words, start, [(s - start, e - start) for s, e in dumps if s < end and e > start], ids)
+        named = [r for _, r in ids if r is not None]
+        if not ids:
+            named = [r for r in timeline.written.get(event, ()) if _anchored(words, timeline.held[r], columns[r[0]])]
+        for record in dict.fromkeys(named):
+            yield from _said_of(sentence, record, timeline, columns[record[0]])
+        if not ids:
+            yield from _carried(sentence, [r for r in previous if r not in named], timeline, columns)
+        previous = named or previous
+
+
+def _carried(
+    sentence: _Sentence, records: list[RowKey], timeline: _Timeline, columns: dict[str, _Columns]
+) -> Iterator[_Statement]:
+    """What a sentence naming no id says of the records the sentence before named: the values it labels with their
+    column ("- Time: 2:00 pm" under "AP-5101:"), and, correcting ("Sorry, I mean 09:30."), a right value, which takes
+    the last false one back."""
+    correcting = bool(_CORRECTION.match(sentence.text))
+    for record in records:
+        for statement in _said_of(sentence, record, timeline, columns[record[0]], labelled=not correcting):
+            if statement.said is None or not correcting:
+                yield statement
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sentence:
+    """One sentence of a message, read on its own (offsets are the sentence's: reading a long message stays linear)."""
+
+    text: str  # plain
+    offset: int  # where it starts in the message
+    dumps: list[tuple[int, int]]
+    ids: tuple[tuple[int, RowKey | None], ...]  # where the sentence names an id, and its record when known
+
+    def mentions(self, kind: _Kind, record: RowKey) -> list[Mention]:
+        """The kind's values said in the sentence of ``record``, stated as facts."""
+        return [m for m in kind.finder(self.text) if self.of(m, record) and _claimed(self.text, m, self.dumps)]
+
+    def of(self, mention: Mention, record: RowKey) -> bool:
+        """Whether a value is said of ``record``: the id nearest before it (else the first after it) is the
+        record's ("INV-1 duplicates INV-2, which is paid": paid is INV-2's); any, in a sentence naming none."""
+        if not self.ids:
+            return True
+        before = [r for at, r in self.ids if at < mention.start]
+        return (before[-1] if before else self.ids[0][1]) == record
+
+
+def _anchored(sentence: str, rows: list[Row], columns: _Columns) -> bool:
+    """Whether a sentence that names no id says a just-written record's date or time right (so is about it)."""
+    return bool(rows) and any(
+        kind.holds(column, value, columns) and any(kind.same(m.value, value) for m in kind.finder(sentence))
+        for kind in (_DATE, _CLOCK_TIME)
+        for column, value in rows[-1].items()
+    )
+
+
+def _said_of(
+    sentence: _Sentence, record: RowKey, timeline: _Timeline, columns: _Columns, labelled: bool = False
+) -> Iterator[_Statement]:
+    """What one sentence states of one record's columns (``labelled``: only values labelled with their column),
+    per column right when any value it states is right."""
+    rows = timeline.held[record]
+    verdicts: dict[str, _Statement] = {}
+    written = timeline.set_by_writes.get(record, set())
+    for column, said in _stated(sentence, record, rows[-1], columns, written, labelled):
+        start, end = sentence.offset + said.start, sentence.offset + said.end
+        if any(_matches(column, said.value, row, columns) for row in rows):
+            verdicts[column] = _Statement(record, column, None, start, end)
+        elif column not in verdicts:
+            verdicts[column] = _Statement(record, column, said.value.lstrip("~"), start, end)
+    yield from verdicts.values()
+
+
+def _stated(
+    sentence: _Sentence, record: RowKey, row: Row, columns: _Columns, written: set[str], labelled: bool
+) -> Iterator[tuple[str, Mention]]:
+    """(column, value) for each value the sentence states as the column's: named beside it, or a column that may
+    go unnamed (see ``_Kind.implicit``); a word of the column's values said as what the record is."""
+    for kind in _KINDS:
+        own = [c for c, v in row.items() if kind.holds(c, v, columns)]
+        for m in sentence.mentions(kind, record) if own else ():
+            named = [c for c in own if _column_named(sentence.text, m, c)]
+            implicit = [c for c in own if kind.implicit and not labelled and (c == kind.word or (own == [c] and c in written))]
+            for column in named or implicit:
+                yield column, m
+    for column, words in columns.values.items():
+        for word in words if column in row else ():
+            for s, e in names_phrase(sentence.text, word):
+                at = Mention("status", word, s, e)
+                stated = sentence.of(at, record) and _PREDICATE.search(sentence.text, 0, at.start)
+                stated = stated and not _VERB_USE.match(sentence.text, at.end)
+                stated = stated and not (labelled and not _column_named(sentence.text, at, column))
+                if stated and _claimed(sentence.text, at, sentence.dumps):
+                    yield column, at
+
+
+def _matches(column: str, said: str, row: Row, columns: _Columns) -> bool:
+    value = row.get(column)
+    if column in columns.values:
+        return str(value).casefold() == said.casefold()
+    return any(kind.holds(column, value, columns) and kind.same(said, str(value)) for kind in _KINDS)
+
+
+# ---------------------------------------------------------------------------------------------- kinds of values
+
+
+@dataclasses.dataclass(frozen=True)
+class _Kind:
+    """A kind of value a column holds: how to find it in words, whether a stored value is of it, when two are equal."""
+
+    finder: Callable[[str], list[Mention]]
+    holds: Callable[[str, Any, _Columns], bool]  # (column, stored value, the table's columns)
+    same: Callable[[str, str], bool]  # (said, stored)
+    implicit: bool  # a column of the kind may go unnamed: one named by the kind's word, or the only one a write set
+    word: str = ""
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_TIME = re.compile(r"\d{2}:\d{2}")
+
+
+def _same_money(said: str, stored: str) -> bool:
+    return Decimal(said) == abs(Decimal(stored)).quantize(Decimal("0.01"))
+
+
+_DATE = _Kind(
+    dates_in, lambda c, v, cols: isinstance(v, str) and bool(_ISO_DATE.fullmatch(v)), same_date, implicit=True, word="date"
+)
+_CLOCK_TIME = _Kind(
+    times_in, lambda c, v, cols: isinstance(v, str) and bool(_TIME.fullmatch(v)), same_time, implicit=True, word="time"
+)
+_MONEY = _Kind(
+    money_in,
+    lambda c, v, cols: cols.types.get(c) == "REAL" and isinstance(v, (int, float)),
+    _same_money,
+    implicit=False,
+)
+_KINDS = (_DATE, _CLOCK_TIME, _MONEY)
+
+
+# ---------------------------------------------------------------------------------------------- stated, not proposed
+
+# a word of a column's values said as what the record is: "is cancelled", "has been approved", "Status: paid"
+# ("they are paid into" says it of someone else)
+_PREDICATE = re.compile(
+    r"(?<!\bthey)(?<!\bhe)(?<!\bshe)(?:\s+(?:is|are|was|were|been|now|remains?|stays?|marked(?:\s+as)?|have|has|had)\b"
+    r"|'s|'re|'ve|:)\s+(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$",
+    re.I,
+)
+# a word of the values used as a verb of something else: "is assigned to the network team" says no status
+_VERB_USE = re.compile(r"\s+(?:to|by|into|with|for|from|under|through)\b", re.I)
+# a value given as a limit, not as what the record holds: "high priority at most", "10:30 or later"
+_BOUND = re.compile(
+    r"(?:\s+[A-Za-z]+)?\s+(?:at\s+(?:most|least|the\s+latest|the\s+earliest)|max(?:imum)?|min(?:imum)?"
+    r"|or\s+(?:higher|lower|above|below|more|less|later|earlier|sooner))\b",
+    re.I,
+)
+# a value put forward rather than stated: a new value, a possibility, what is to come, what it was moved from
+_PROPOSED = re.compile(
+    r"\b(?:from|can|could|would|will|might|may|shall|should|let\s+me|let's|propos\w*|suggest\w*|offer\w*|plan\w*"
+    r"|available|open(?:ing)?s?|slots?|free|instead|option\w*|alternatively)\b|'(?:ll|d)\b",
+    re.I,
+)
+_CORRECTION = re.compile(r"\W*(?:sorry|apologies|correction|my\s+mistake|oops|i\s+mean|i\s+meant|that\s+should\s+be)\b", re.I)
+_ATTRIBUTED = re.compile(
+    r"\byou(?:'ve|\s+have)?\s+(?:said|mentioned|wrote|thought|asked|told|gave|remembered|believed?)\b|\baccording\s+to\s+you\b",
+    re.I,
+)
+
+
+def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
+    """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped."""
+    c_start, _ = clause_at_keeping_labels(text, at.start)
+    before = text[c_start : at.start]
+    return not (
+        in_dump(at.start, at.end, dumps)
+        or is_question(text, at.start, at.end)
+        or negated_at(text, at.start, at.end)
+        or hedged_at(text, at.start, at.end)
+        or contrasted_at(text, at.start, at.end)
+        or _PROPOSED.search(before)
+        or _ATTRIBUTED.search(before)
+        or _BOUND.match(text, at.end)
+    )
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+_LINK = re.compile(  # linking words, and the record's id between label and value ("total of INV-1 is")
+    r"(?:\s|[:=*\-–—#]|\b(?:is|was|are|were|be|been|has|had|of|for|on|at|to|now|currently|still|the|set|stands|comes)\b"
+    r"|\b[A-Za-z]*+-?\d[\w-]*+)*+",  # possessive: no backtracking through a long run of ids
+    re.I,
+)
+
+
+def _column_named(text: str, at: Mention, column: str) -> bool:
+    """Whether the value's clause names the column as the value's label: every word of its name there, the last
+    one before the value joined to it by linking words only ("total is $3,870.00", "Date of birth: 1984-02-11"),
+    or the first word after it ("$46.25 fee"). "The price difference of $16.36" is no price."""
+    c_start, c_end = clause_at_keeping_labels(text, at.start)
+    words = [(m.group().lower(), m.start(), m.end()) for m in _WORD.finditer(text, c_start, c_end)]
+    stems = [_stem(part) for part in column.lower().split("_") if len(part) > 2]
+    labels = [(s, e) for w, s, e in words if any(w.startswith(stem) for stem in stems)]
+    if not stems or not all(any(w.startswith(stem) for w, _, _ in words) for stem in stems):
+        return False
+    before = [e for s, e in labels if e <= at.start]
+    after = [s for s, e in labels if s >= at.end]
+    return bool(before and _LINK.fullmatch(text, before[-1], at.start)) or bool(after and not text[at.end : after[0]].strip())
+
+
+def _stem(word: str) -> str:
+    return word[: max(4, len(word) - 2)]
