@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
-from web_support import PASSWORD, code_for, csrf, form_token, sign_in, signed_in
+from web_support import PASSWORD, code_for, csrf, form_token, parallel_sign_ins, served, sign_in, signed_in
 
 from passhat.guard.audit import signing_key, verify_folder
 from passhat.serve.web import trail
@@ -254,6 +254,29 @@ def test_twenty_failures_from_one_address_refuse_it_whatever_the_name(app, clock
     assert password_step(client, "someone-new", "not the password").status_code == 429
     clock.advance(THROTTLE_WINDOW + 1)
     assert password_step(client, "someone-new", "not the password").status_code == 401
+
+
+def quick_app(out: Path):
+    """An app whose argon2 hashes cost a few milliseconds: still checked in a worker thread, as every hash is."""
+    app = create_app(out)
+    app.state.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    return app
+
+
+def test_parallel_guesses_at_one_name_are_checked_five_times_at_most(tmp_path: Path):
+    """The attack that found it: 12 wrong passwords for one account posted at once to a served app; all 12 were
+    checked when the throttle was read before the (threaded) argon2 check and written after it."""
+    app = quick_app(tmp_path)
+    app.state.accounts.add("alice", "viewer", PASSWORD)
+    with served(app) as base:
+        statuses = parallel_sign_ins(base, ["alice"] * 12, "not the password")
+    assert sorted(statuses) == [401] * 5 + [429] * 7
+
+
+def test_parallel_guesses_from_one_address_are_checked_twenty_times_at_most(tmp_path: Path):
+    with served(quick_app(tmp_path)) as base:
+        statuses = parallel_sign_ins(base, [f"user{n}" for n in range(26)], "not the password")
+    assert sorted(statuses) == [401] * 20 + [429] * 6
 
 
 # sessions
