@@ -9,6 +9,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import httpx
 import pytest
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
@@ -277,6 +278,31 @@ def test_parallel_guesses_from_one_address_are_checked_twenty_times_at_most(tmp_
     with served(quick_app(tmp_path)) as base:
         statuses = parallel_sign_ins(base, [f"user{n}" for n in range(26)], "not the password")
     assert sorted(statuses) == [401] * 20 + [429] * 6
+
+
+def test_a_forged_forwarding_header_neither_escapes_the_address_limit_nor_reaches_the_trail(tmp_path: Path):
+    """The attack that found it: each guess from 127.0.0.1 claimed another X-Forwarded-For address, and uvicorn
+    believed every local client (25 of 25 guesses checked, each audited under the forged address)."""
+    with served(quick_app(tmp_path)) as base, httpx.Client(base_url=base) as client:
+        form = form_token(client.get("/login").text)
+        statuses = [
+            client.post(
+                "/login",
+                data={"name": f"user{n}", "password": "not the password", "csrf_token": form},
+                headers={"X-Forwarded-For": f"203.0.113.{n}"},
+            ).status_code
+            for n in range(25)
+        ]
+    assert statuses == [401] * 20 + [429] * 5
+    assert {entry["address"] for entry in trail_actions(tmp_path)} == {"127.0.0.1"}
+
+
+def test_the_forwarding_header_of_a_trusted_proxy_is_the_address(tmp_path: Path):
+    with served(quick_app(tmp_path), trusted_proxies=("127.0.0.1",)) as base, httpx.Client(base_url=base) as client:
+        form = form_token(client.get("/login").text)
+        data = {"name": "alice", "password": "not the password", "csrf_token": form}
+        client.post("/login", data=data, headers={"X-Forwarded-For": "203.0.113.7"})
+    assert trail_actions(tmp_path)[-1]["address"] == "203.0.113.7"
 
 
 # sessions

@@ -12,13 +12,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
-import uvicorn
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from passhat.serve.mcp_server import listening_socket
 from passhat.serve.web.accounts import Accounts, Role
-from passhat.serve.web.app import create_app
+from passhat.serve.web.app import create_app, web_server
 
 PASSWORD = "correct horse battery staple"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
@@ -79,11 +78,11 @@ def csrf(client: TestClient) -> str:
 
 
 @contextmanager
-def served(app: Starlette) -> Iterator[str]:
-    """``app`` served by uvicorn on a free port of 127.0.0.1 in a thread, as `passhat serve` serves it; yields
-    its base URL. For what only real concurrent requests show (the TestClient sends one at a time)."""
+def served(app: Starlette, trusted_proxies: tuple[str, ...] = ()) -> Iterator[str]:
+    """``app`` served on a free port of 127.0.0.1 in a thread, by the server `passhat serve` runs; yields its base
+    URL. For what only a real server shows: concurrent requests (the TestClient sends one at a time), headers."""
     sock = listening_socket("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = web_server(app, trusted_proxies)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
