@@ -124,6 +124,11 @@ def test_serve_refuses_an_out_that_is_not_a_folder(tmp_path: Path):
     assert result.exit_code == 2 and "--out" in result.output
 
 
+def test_serve_refuses_a_trusted_proxy_that_is_no_address_before_it_listens(tmp_path: Path):
+    result = CliRunner().invoke(main, ["serve", "--out", str(tmp_path / "runs"), "--port", "0", "--trusted-proxy", "proxy"])
+    assert result.exit_code == 2 and "--trusted-proxy 'proxy'" in result.output and not (tmp_path / "runs").exists()
+
+
 def test_a_name_that_is_not_text_is_no_account_not_a_crash(tmp_path: Path):
     for args in (("role", "caf\udce9", "admin"), ("remove", "\udcff"), ("reset-2fa", "caf\udce9")):
         result = users(tmp_path, *args)

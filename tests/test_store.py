@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_web_queries import PERSONAS, TASKS, synthetic_run, trial
 
 from passhat.cli import main
 from passhat.errors import UserError
@@ -389,3 +390,59 @@ def test_a_store_of_the_previous_schema_is_read_but_not_resumed(tmp_path: Path) 
         assert len(store.trials()) == 1 and store.audit_state()[0] is None
     with pytest.raises(UserError, match="older passhat .*schema 2"):
         ResultStore.resume(tmp_path)
+
+
+# damaged stores: the user's data, named in a UserError (exit 2), never "a bug in passhat"
+
+
+def damaged_run(out: Path, sql: str) -> Path:
+    """A finished run folder under ``out`` whose store ``sql`` then damages, as an editor or a bad disk would."""
+    folder = synthetic_run(
+        out, "damaged", [trial(t, p, i, "fail" if i else "pass") for t in TASKS for p in PERSONAS for i in range(3)], planned=3
+    )
+    with sqlite3.connect(folder / STORE_FILE) as db:
+        db.execute(sql)
+    db.close()
+    return folder
+
+
+def test_a_store_without_its_trials_table_is_a_user_error_naming_it(tmp_path: Path) -> None:
+    folder = damaged_run(tmp_path, "DROP TABLE trials")
+    with pytest.raises(UserError, match=f"{folder / STORE_FILE} has no trials table"):
+        ResultStore.open(folder)
+    assert list_runs(tmp_path)[0].error is not None
+    result = CliRunner().invoke(main, ["report", "damaged", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "has no trials table" in result.output and "bug" not in result.output
+
+
+# (damage, the column named): each ended some command with "This is a bug in passhat"
+TRIAL_DAMAGE = {
+    "events": "events = '{broken'",
+    "grade": "grade = '[oops'",
+    "usage": "usage = '[]'",
+    "reward": "reward = 'x'",
+    "started": "started = 'x'",
+    "trial": "trial = 'x'",
+}
+
+
+@pytest.mark.parametrize("column", TRIAL_DAMAGE)
+def test_a_damaged_column_of_one_trial_is_a_user_error_naming_the_store_the_trial_and_the_column(
+    tmp_path: Path, column: str
+) -> None:
+    folder = damaged_run(tmp_path, f"UPDATE trials SET {TRIAL_DAMAGE[column]} WHERE task_id = 't1' AND trial = 0")
+    with ResultStore.open(folder) as store, pytest.raises(UserError, match=f"its {column} column") as caught:
+        store.trials()
+    assert str(folder / STORE_FILE) in str(caught.value) and "of task 't1' with persona" in str(caught.value)
+    export = ["export", "damaged", "-o", str(tmp_path / "e.json")]
+    for args in (["report", "damaged"], ["compare", "damaged", "damaged"], ["traffic", "damaged", "--per-day", "9"], export):
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path)])
+        assert "bug" not in result.output and result.exit_code in (0, 2), (args, result.output)
+        assert result.exit_code == 0 or f"its {column} column" in result.output, (args, result.output)
+
+
+def test_a_run_row_of_another_shape_is_a_user_error_naming_the_store(tmp_path: Path) -> None:
+    folder = damaged_run(tmp_path, "UPDATE run SET created = 'x'")
+    with pytest.raises(UserError, match=str(folder / STORE_FILE)):
+        ResultStore.open(folder)
+    assert "bug" not in CliRunner().invoke(main, ["runs", "--out", str(tmp_path)]).output

@@ -9,10 +9,11 @@ import os
 import sqlite3
 from pathlib import Path
 
+import httpx
 import pytest
 from argon2 import PasswordHasher
 from starlette.testclient import TestClient
-from web_support import PASSWORD, code_for, csrf, form_token, sign_in, signed_in
+from web_support import PASSWORD, code_for, csrf, form_token, parallel_sign_ins, served, sign_in, signed_in
 
 from passhat.guard.audit import signing_key, verify_folder
 from passhat.serve.web import trail
@@ -254,6 +255,54 @@ def test_twenty_failures_from_one_address_refuse_it_whatever_the_name(app, clock
     assert password_step(client, "someone-new", "not the password").status_code == 429
     clock.advance(THROTTLE_WINDOW + 1)
     assert password_step(client, "someone-new", "not the password").status_code == 401
+
+
+def quick_app(out: Path):
+    """An app whose argon2 hashes cost a few milliseconds: still checked in a worker thread, as every hash is."""
+    app = create_app(out)
+    app.state.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=1024, parallelism=1)
+    return app
+
+
+def test_parallel_guesses_at_one_name_are_checked_five_times_at_most(tmp_path: Path):
+    """The attack that found it: 12 wrong passwords for one account posted at once to a served app; all 12 were
+    checked when the throttle was read before the (threaded) argon2 check and written after it."""
+    app = quick_app(tmp_path)
+    app.state.accounts.add("alice", "viewer", PASSWORD)
+    with served(app) as base:
+        statuses = parallel_sign_ins(base, ["alice"] * 12, "not the password")
+    assert sorted(statuses) == [401] * 5 + [429] * 7
+
+
+def test_parallel_guesses_from_one_address_are_checked_twenty_times_at_most(tmp_path: Path):
+    with served(quick_app(tmp_path)) as base:
+        statuses = parallel_sign_ins(base, [f"user{n}" for n in range(26)], "not the password")
+    assert sorted(statuses) == [401] * 20 + [429] * 6
+
+
+def test_a_forged_forwarding_header_neither_escapes_the_address_limit_nor_reaches_the_trail(tmp_path: Path):
+    """The attack that found it: each guess from 127.0.0.1 claimed another X-Forwarded-For address, and uvicorn
+    believed every local client (25 of 25 guesses checked, each audited under the forged address)."""
+    with served(quick_app(tmp_path)) as base, httpx.Client(base_url=base) as client:
+        form = form_token(client.get("/login").text)
+        statuses = [
+            client.post(
+                "/login",
+                data={"name": f"user{n}", "password": "not the password", "csrf_token": form},
+                headers={"X-Forwarded-For": f"203.0.113.{n}"},
+            ).status_code
+            for n in range(25)
+        ]
+    assert statuses == [401] * 20 + [429] * 5
+    assert {entry["address"] for entry in trail_actions(tmp_path)} == {"127.0.0.1"}
+
+
+def test_the_forwarding_header_of_a_trusted_proxy_is_the_address(tmp_path: Path):
+    with served(quick_app(tmp_path), trusted_proxies=("127.0.0.1",)) as base, httpx.Client(base_url=base) as client:
+        form = form_token(client.get("/login").text)
+        data = {"name": "alice", "password": "not the password", "csrf_token": form}
+        client.post("/login", data=data, headers={"X-Forwarded-For": "203.0.113.7"})
+    assert trail_actions(tmp_path)[-1]["address"] == "203.0.113.7"
 
 
 # sessions

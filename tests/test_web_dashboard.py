@@ -20,6 +20,7 @@ import pytest
 from click.testing import CliRunner
 from markupsafe import escape
 from starlette.testclient import TestClient
+from test_store import damaged_run
 from test_web_queries import PERSONAS, TASKS, synthetic_run, trial
 from web_support import make_app, signed_in
 
@@ -244,6 +245,28 @@ def test_an_address_that_names_no_run_or_trial_is_a_404_page(client, path):
 def test_a_folder_whose_store_is_no_passhat_store_is_a_404_saying_so(client):
     page = client.get("/runs/junk")
     assert page.status_code == 404 and "not a readable passhat run" in page.text
+
+
+def test_a_store_without_its_trials_table_is_listed_with_its_reason_and_breaks_no_other_page(tmp_path: Path):
+    """The damage that found it: with one store's trials table dropped, the home page and every compare page were 500."""
+    synthetic_run(tmp_path, "good", [trial("t1", "calm", 0)], tasks=["t1"], personas=["calm"], planned=1)
+    damaged_run(tmp_path, "DROP TABLE trials")
+    client = signed_in(make_app(tmp_path), tmp_path, "viewer")
+    home = client.get("/runs")
+    assert home.status_code == 200 and "good" in home.text and "has no trials table" in home.text
+    assert client.get("/compare").status_code == 200
+    for path in ("/runs/damaged", "/compare?a=good&b=damaged"):
+        page = client.get(path)
+        assert page.status_code == 404 and "has no trials table" in page.text, path
+
+
+def test_broken_json_in_one_trial_is_a_page_naming_the_trial_and_the_column(tmp_path: Path):
+    damaged_run(tmp_path, "UPDATE trials SET events = '{broken' WHERE task_id = 't1' AND persona = 'baseline' AND trial = 0")
+    client = signed_in(make_app(tmp_path), tmp_path, "viewer")
+    page = client.get("/runs/damaged/trials/t1/baseline/0")
+    assert page.status_code == 400 and "trial 0 of task" in page.text and "its events column is not the JSON" in page.text
+    assert client.get("/runs/damaged/trials/t1/baseline/1").status_code == 200
+    assert client.get("/runs").status_code == 200
 
 
 # --- compare, traffic, live -------------------------------------------------------------------------------------------

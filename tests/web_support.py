@@ -4,13 +4,20 @@ routes (password, then a TOTP code computed from the stored secret, enrolling th
 from __future__ import annotations
 
 import re
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
+import httpx
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from passhat.serve.mcp_server import listening_socket
 from passhat.serve.web.accounts import Accounts, Role
-from passhat.serve.web.app import create_app
+from passhat.serve.web.app import create_app, web_server
 
 PASSWORD = "correct horse battery staple"
 CSRF_META = re.compile(r'<meta name="csrf-token" content="([0-9a-f]+)">')
@@ -68,3 +75,40 @@ def form_token(html: str) -> str:
 def csrf(client: TestClient) -> str:
     """A valid CSRF token for the client's session, read from a page as a browser would."""
     return form_token(client.get("/account").text)
+
+
+@contextmanager
+def served(app: Starlette, trusted_proxies: tuple[str, ...] = ()) -> Iterator[str]:
+    """``app`` served on a free port of 127.0.0.1 in a thread, by the server `passhat serve` runs; yields its base
+    URL. For what only a real server shows: concurrent requests (the TestClient sends one at a time), headers."""
+    sock = listening_socket("127.0.0.1", 0)
+    server = web_server(app, trusted_proxies)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        while not server.started:
+            time.sleep(0.01)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def parallel_sign_ins(base: str, names: list[str], password: str) -> list[int]:
+    """The statuses of one sign-in per name, each from its own browser (a form fetched first), all posted at
+    the same moment."""
+    clients = [httpx.Client(base_url=base, timeout=120) for _ in names]
+    forms = [client.get("/login") for client in clients]
+    start = threading.Barrier(len(names))
+
+    def post(client: httpx.Client, form: httpx.Response, name: str) -> int:
+        start.wait()
+        data = {"name": name, "password": password, "csrf_token": form_token(form.text)}
+        return client.post("/login", data=data).status_code
+
+    with ThreadPoolExecutor(len(names)) as pool:
+        statuses = list(pool.map(post, clients, forms, names))
+    for client in clients:
+        client.close()
+    return statuses

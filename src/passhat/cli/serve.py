@@ -4,6 +4,7 @@ operator inbox; `serve mcp` serves a domain's tools over MCP."""
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,26 +39,44 @@ INBOX_ONLY = ("out", "operator_timeout")  # the options that only the inbox oper
     is_flag=True,
     help="Mark the session cookies Secure: browsers then send them over HTTPS only (behind a TLS proxy).",
 )
+@click.option(
+    "--trusted-proxy",
+    "trusted_proxies",
+    multiple=True,
+    type=PlainText(),
+    help="Address (or CIDR network) of a reverse proxy whose X-Forwarded-For/-Proto headers are believed; repeatable. "
+    "Without it no forwarding header is read.",
+)
 @click.pass_context
-def serve(ctx: click.Context, out: Path, host: str, port: int, secure_cookies: bool) -> None:
+def serve(ctx: click.Context, out: Path, host: str, port: int, secure_cookies: bool, trusted_proxies: tuple[str, ...]) -> None:
     """Serve the web dashboard of the runs in --out and the operator inbox (sign in with an account made by
     `passhat users add`) until Ctrl-C; `serve mcp` serves a domain's tools over MCP instead."""
     if ctx.invoked_subcommand is not None:
         return
     # imported here: the web stack is paid for by this command only
-    import uvicorn
-
     from passhat.serve.mcp_server import listening_socket
-    from passhat.serve.web.app import create_app
+    from passhat.serve.web.app import create_app, web_server
 
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is not a folder; give the folder that holds the run folders (default: runs).")
+    proxies = [checked_proxy(address) for address in trusted_proxies]
     sock = listening_socket(host, port)
     app = create_app(out, secure_cookies=secure_cookies)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/"
     err.print(f"passhat: serving the runs in {out} at {url} (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning", server_header=False)).run(sockets=[sock])
+    web_server(app, proxies).run(sockets=[sock])
+
+
+def checked_proxy(address: str) -> str:
+    """An address or network (CIDR) of a proxy to trust, as uvicorn reads it; a UserError naming the flag else."""
+    try:
+        return str(ipaddress.ip_network(address, strict=False))
+    except ValueError:
+        raise UserError(
+            f"--trusted-proxy {address[:64]!r} is not an IP address or network (such as 127.0.0.1 or 10.0.0.0/8): "
+            "give the address your reverse proxy connects from."
+        ) from None
 
 
 @serve.command("mcp")

@@ -72,6 +72,7 @@ SCHEMA = (
 )
 
 COLUMNS = "task_id, persona, trial, seed, reward, signature, infra_error, events, grade, started, finished, usage, steps"
+TRIAL_COLUMNS = frozenset(COLUMNS.split(", ")) - {"steps"}  # what every readable schema's trials table holds
 
 # One statement, so one transaction: a new key inserts; an existing key is overwritten only when its
 # row could not be judged (an infra error or a user simulator error: resume re-runs those), otherwise
@@ -334,7 +335,8 @@ class ResultStore(HeldStore):
 
     def iter_trials(self) -> Iterator[TrialRecord]:
         """The stored trials one at a time, in trials()' order: for readers of runs too big to hold at once (an export)."""
-        yield from map(_record, self._conn.execute(f"SELECT {self._columns} FROM trials ORDER BY task_id, persona, trial"))
+        rows = self._conn.execute(f"SELECT {self._columns} FROM trials ORDER BY task_id, persona, trial")
+        yield from (_record(row, self.path) for row in rows)
 
     def report_trials(self) -> Iterator[TrialRecord]:
         """iter_trials() as a report's one pass reads them: each trial's events cut to the tool calls a fault or a
@@ -342,7 +344,7 @@ class ResultStore(HeldStore):
         records()), and a transcript with neither never parsed: most of a large run's reading time was that. The
         whole transcript comes along unparsed, as ``transcript``, for the figures that scan it."""
         rows = self._conn.execute(f"SELECT {self._columns} FROM trials ORDER BY task_id, persona, trial")
-        yield from (_record(row, _marked_events, keep_transcript=True) for row in rows)
+        yield from (_record(row, self.path, _marked_events, keep_transcript=True) for row in rows)
 
     def trial_rows(self, unjudged_only: bool = False) -> list[TrialRow]:
         """Every stored trial's small columns, in trials()' order, or only those of the trials that could not be judged
@@ -352,14 +354,14 @@ class ResultStore(HeldStore):
             f"SELECT task_id, persona, trial, seed, reward, signature, infra_error IS NOT NULL FROM trials {where}"
             "ORDER BY task_id, persona, trial"
         )
-        return [TrialRow(*_row_of(row)) for row in rows]
+        return [TrialRow(*_row_of(row, self.path)) for row in rows]
 
     def records(self, keys: Iterable[TrialKey]) -> Iterator[TrialRecord]:
         """The full records of the chosen trials, in the order given (a key not stored is skipped): the few
         transcripts a report embeds, without reading the others."""
         for key in keys:
             row = self._conn.execute(f"SELECT {self._columns} FROM trials WHERE task_id = ? AND persona = ? AND trial = ?", key)
-            yield from map(_record, row)
+            yield from (_record(r, self.path) for r in row)
 
     def completed_keys(self) -> set[tuple[str, str, int]]:
         """Keys of judged trials; infra and user simulator errors are left out so that resume runs them again."""
@@ -413,16 +415,71 @@ def _row(trial: TrialRecord) -> tuple[Any, ...]:
 
 
 def _record(
-    row: Sequence[Any], read_events: Callable[[str], list[dict[str, Any]]] = json.loads, keep_transcript: bool = False
+    row: Sequence[Any],
+    path: Path,
+    read_events: Callable[[str], list[dict[str, Any]]] = json.loads,
+    keep_transcript: bool = False,
 ) -> TrialRecord:
-    """A row of the trials table (COLUMNS) as the trial it stores (its events as ``read_events`` reads them, and their
-    text as its transcript if ``keep_transcript``)."""
+    """A row of the trials table (COLUMNS) of the store at ``path`` as the trial it stores (its events as
+    ``read_events`` reads them, and their text as its transcript if ``keep_transcript``). A column that does not
+    hold what the store writes is a UserError naming the store, the trial and the column: the user's data is damaged,
+    which is no bug of passhat's."""
     t, p, i, seed, reward, sig, infra, events, grade, start, end, usage, steps = row
-    t, p, sig = _shared(t, p, sig)
-    return TrialRecord(
-        t, p, i, seed, reward, sig, infra, read_events(events), _stored_json(grade), start, end, _stored_json(usage),
-        None if steps is None else _stored_json(steps), events if keep_transcript else None,
-    )  # fmt: skip
+    try:
+        _check_scalars(row)
+        t, p, sig = _shared(t, p, sig)
+        return TrialRecord(
+            t, p, i, seed, reward, sig, infra, _column(read_events, events, "events", list),
+            _column(_stored_json, grade, "grade", dict), start, end, _column(_stored_json, usage, "usage", dict),
+            None if steps is None else _column(_stored_json, steps, "steps", dict), events if keep_transcript else None,
+        )  # fmt: skip
+    except DamagedColumn as exc:
+        raise _damaged(path, row, exc) from None
+
+
+def _damaged(path: Path, row: Sequence[Any], exc: DamagedColumn) -> UserError:
+    return UserError(
+        f"{path}: trial {row[2]!r} of task {row[0]!r} with persona {row[1]!r}: its {exc.column} column {exc.reason}; the "
+        "store was edited by hand or damaged"
+    )
+
+
+class DamagedColumn(Exception):
+    """A stored column that does not read back as what the store wrote; _record names its trial."""
+
+    def __init__(self, column: str, reason: str):
+        super().__init__(column, reason)
+        self.column, self.reason = column, reason
+
+
+# the types the store writes to the plain columns of a trial's row, by position (COLUMNS)
+SCALAR_TYPES: tuple[tuple[int, str, tuple[type, ...]], ...] = (
+    (0, "task_id", (str,)), (1, "persona", (str,)), (2, "trial", (int,)), (3, "seed", (int,)),
+    (4, "reward", (int, type(None))), (5, "signature", (str, type(None))), (6, "infra_error", (str, type(None))),
+    (9, "started", (int, float)), (10, "finished", (int, float)),
+)  # fmt: skip
+
+
+def _check_scalars(row: Sequence[Any], upto: int | None = None) -> None:
+    """DamagedColumn for the first plain column (of the first ``upto``) that does not hold what the store writes."""
+    for position, column, types in SCALAR_TYPES:
+        if (upto is None or position < upto) and not isinstance(row[position], types):
+            raise DamagedColumn(
+                column, f"holds {row[position]!r}, not the {' or '.join(t.__name__ for t in types)} passhat stores"
+            )
+    if row[4] not in (0, 1, None):
+        raise DamagedColumn("reward", f"holds {row[4]!r}; a reward is 0, 1 or empty")
+
+
+def _column(read: Callable[[str], Any], text: Any, column: str, shape: type) -> Any:
+    """A JSON column read by ``read``, which must give a ``shape`` (a list of events: of objects)."""
+    try:
+        value = read(text)
+    except (TypeError, ValueError, AttributeError) as exc:  # not text, not JSON, or JSON of another shape
+        raise DamagedColumn(column, f"is not the JSON passhat stores ({exc})") from None
+    if not isinstance(value, shape) or (shape is list and not all(isinstance(item, dict) for item in value)):
+        raise DamagedColumn(column, f"holds JSON of another shape than the {shape.__name__} passhat stores")
+    return value
 
 
 def _stored_json(text: str) -> Any:
@@ -437,8 +494,13 @@ def _shared(task_id: str, persona: str, signature: str | None) -> tuple[str, str
     return sys.intern(task_id), sys.intern(persona), None if signature is None else sys.intern(signature)
 
 
-def _row_of(row: Sequence[Any]) -> tuple[Any, ...]:
+def _row_of(row: Sequence[Any], path: Path) -> tuple[Any, ...]:
+    """The small columns of a trial (trial_rows), checked as _record checks them."""
     t, p, i, seed, reward, sig, infra = row
+    try:
+        _check_scalars(row, upto=6)  # the seventh is infra_error IS NOT NULL, not the column
+    except DamagedColumn as exc:
+        raise _damaged(path, row, exc) from None
     t, p, sig = _shared(t, p, sig)
     return t, p, i, seed, reward, sig, bool(infra)
 
@@ -508,6 +570,11 @@ def _identify(conn: sqlite3.Connection, path: Path) -> tuple[str, str, float]:
     if row is None:
         raise UserError(f"{path} has no run row (edited by hand?); it is not a usable passhat results store")
     run_id, config, created = row
+    if not isinstance(run_id, str) or not isinstance(created, int | float):
+        raise UserError(f"{path}: its run row holds {run_id!r}, {created!r}, not a run id and a time (edited by hand?)")
+    if missing := TRIAL_COLUMNS - {column[1] for column in conn.execute("PRAGMA table_info(trials)")}:
+        what = "no trials table" if len(missing) == len(TRIAL_COLUMNS) else f"no {', '.join(sorted(missing))} in its trials table"
+        raise UserError(f"{path} has {what} (edited by hand?); it is not a usable passhat results store")
     try:
         parsed = json.loads(config)
     except (TypeError, ValueError) as exc:

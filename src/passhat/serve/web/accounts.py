@@ -310,29 +310,45 @@ class Accounts:
 
     # throttle
 
-    def record_attempt(self, name: str, address: str, ok: bool) -> None:
+    def reserve_attempt(self, name: str, address: str) -> int | None:
+        """An attempt to sign in as ``name`` from ``address``, counted as a failure from now on (its id), or None
+        when the throttle refuses it. The count and the reservation are one write transaction, taken before the
+        slow check (argon2, in a worker thread): parallel requests cannot all pass a count that none has raised
+        yet. A check that succeeds releases the attempt (``attempt_succeeded``)."""
         now = self.clock()
         with self._db() as db:
-            db.execute("INSERT INTO attempts VALUES (?, ?, ?, ?)", (now, attempt_key(name), attempt_key(address), int(ok)))
+            db.execute("BEGIN IMMEDIATE")  # the write lock first: no other count runs until this commits
+            if self._refused_until(db, name, address) is not None:
+                return None
             db.execute("DELETE FROM attempts WHERE at < ?", (now - THROTTLE_WINDOW,))
+            cursor = db.execute("INSERT INTO attempts VALUES (?, ?, ?, 0)", (now, attempt_key(name), attempt_key(address)))
+            return cursor.lastrowid
+
+    def attempt_succeeded(self, attempt: int) -> None:
+        """The reserved attempt passed its check: it no longer counts as a failure."""
+        with self._db() as db:
+            db.execute("UPDATE attempts SET ok = 1 WHERE rowid = ?", (attempt,))
 
     def refused_until(self, name: str, address: str) -> float | None:
         """When sign-in attempts for ``name`` or from ``address`` are accepted again, or None when they are now:
         after MAX_NAME_FAILURES failures for a name, or MAX_ADDRESS_FAILURES from an address, within the window."""
+        with self._db() as db:
+            return self._refused_until(db, name, address)
+
+    def _refused_until(self, db: sqlite3.Connection, name: str, address: str) -> float | None:
         since = self.clock() - THROTTLE_WINDOW
         ends = []
-        with self._db() as db:
-            keys = (("name", attempt_key(name), MAX_NAME_FAILURES), ("address", attempt_key(address), MAX_ADDRESS_FAILURES))
-            for column, value, limit in keys:
-                times = [
-                    row[0]
-                    for row in db.execute(
-                        f"SELECT at FROM attempts WHERE {column} = ? AND ok = 0 AND at >= ? ORDER BY at DESC LIMIT ?",
-                        (value, since, limit),
-                    )
-                ]
-                if len(times) >= limit:
-                    ends.append(times[-1] + THROTTLE_WINDOW)  # the oldest of the last `limit` failures leaves the window
+        keys = (("name", attempt_key(name), MAX_NAME_FAILURES), ("address", attempt_key(address), MAX_ADDRESS_FAILURES))
+        for column, value, limit in keys:
+            times = [
+                row[0]
+                for row in db.execute(
+                    f"SELECT at FROM attempts WHERE {column} = ? AND ok = 0 AND at >= ? ORDER BY at DESC LIMIT ?",
+                    (value, since, limit),
+                )
+            ]
+            if len(times) >= limit:
+                ends.append(times[-1] + THROTTLE_WINDOW)  # the oldest of the last `limit` failures leaves the window
         return max(ends) if ends else None
 
     # the server's own secret

@@ -4,10 +4,11 @@ the error pages, over the stores of one runs folder."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import jinja2
+import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -57,6 +58,20 @@ def create_app(
     app.state.audit_key = signing_key()
     app.state.templates = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
     return app
+
+
+def web_server(app: Starlette, trusted_proxies: Sequence[str] = ()) -> uvicorn.Server:
+    """The uvicorn server of ``app``. It reads no forwarding header (X-Forwarded-For, -Proto) unless the request
+    comes from one of ``trusted_proxies`` (addresses or CIDR networks): uvicorn's own default trusts any local
+    client, which could then forge the address the sign-in throttle counts and the audit trail records."""
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        server_header=False,
+        proxy_headers=bool(trusted_proxies),
+        forwarded_allow_ips=list(trusted_proxies),
+    )
+    return uvicorn.Server(config)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

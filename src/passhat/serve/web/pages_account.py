@@ -79,13 +79,15 @@ async def login_page(request: Request) -> Response:
 async def login(request: Request) -> Response:
     form = await request.form()
     name, password, next_url = field(form, "name").strip(), field(form, "password"), safe_next(field(form, "next"))
-    if refused := throttled(request, name):
-        return refused
+    attempt = accounts(request).reserve_attempt(name, client_address(request))
+    if attempt is None:
+        return throttled(request, name)
     account = await run_in_threadpool(accounts(request).check_password, name, password)
     if account is None:
         failed(request, name, "password")
         context = {"next": next_url, "error": "Wrong name or password (or the account is disabled).", "name": name}
         return render(request, "account_login.html", context, 401)
+    accounts(request).attempt_succeeded(attempt)
     if old := request.cookies.get("passhat_session"):
         accounts(request).end_session(old)
     step = "/login/totp" if account.enrolled else "/enrol"
@@ -94,19 +96,19 @@ async def login(request: Request) -> Response:
     return response
 
 
-def throttled(request: Request, name: str) -> Response | None:
-    """The 429 page when too many sign-ins failed lately for ``name`` or from this address (audited)."""
-    until = accounts(request).refused_until(name, client_address(request))
-    if until is None:
-        return None
+def throttled(request: Request, name: str) -> Response:
+    """The 429 page of an attempt the throttle refused: too many sign-ins failed lately for ``name`` or from this
+    address (audited)."""
+    now = accounts(request).clock()
+    until = accounts(request).refused_until(name, client_address(request)) or now  # the window may just have ended
     audit(request, "sign-in refused (throttled)", name=name[:64], address=client_address(request))
     when = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
     message = f"Too many failed sign-ins for this account or from this address. Try again after {when}."
-    return error_page(request, 429, message, {"Retry-After": str(max(1, int(until - accounts(request).clock())))})
+    return error_page(request, 429, message, {"Retry-After": str(max(1, int(until - now)))})
 
 
 def failed(request: Request, name: str, factor: str) -> None:
-    accounts(request).record_attempt(name, client_address(request), ok=False)
+    """Audit a failed factor; its reserved attempt stays counted as a failure."""
     audit(request, "sign-in failed", name=name[:64], factor=factor, address=client_address(request))
 
 
@@ -150,15 +152,16 @@ async def second_factor(request: Request, template: str, enrolling: bool) -> Res
         return redirect("/login")
     form = await request.form()
     next_url = safe_next(field(form, "next"))
-    if refused := throttled(request, account.name):
-        return refused
+    attempt = accounts(request).reserve_attempt(account.name, client_address(request))
+    if attempt is None:
+        return throttled(request, account.name)
     if not accounts(request).check_code(account.name, field(form, "code").strip()):
         failed(request, account.name, "code")
         context = (enrolment(account) if enrolling else {}) | {"next": next_url, "error": "Wrong or already used code."}
         return render(request, template, context, 401)
     if enrolling:
         accounts(request).confirm_enrolment(account.name)
-    accounts(request).record_attempt(account.name, client_address(request), ok=True)
+    accounts(request).attempt_succeeded(attempt)
     accounts(request).end_session(request.cookies["passhat_session"])
     response = redirect(next_url)
     set_session_cookie(request, response, accounts(request).start_session(account.name, "signed_in"))
