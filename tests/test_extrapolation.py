@@ -10,7 +10,16 @@ import pytest
 from test_report_review import report_json, store
 
 from passhat.metrics.estimators import pass_hat_curve
-from passhat.metrics.extrapolate import EXTRAPOLATE_KS, AlwaysBeta, BetaModel, Mixture, extrapolate, loglik
+from passhat.metrics.extrapolate import (
+    EXTRAPOLATE_KS,
+    AlwaysBeta,
+    BetaModel,
+    Mixture,
+    extrapolate,
+    group_counts,
+    loglik,
+    unseen_tail_floor,
+)
 from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
 
 # Reliable scenarios spread just below 1, flaky ones, and nearly hopeless ones: no candidate is the truth.
@@ -112,6 +121,25 @@ def test_a_run_where_no_scenario_passed_all_n_is_no_misfit() -> None:
     result = fit(from_histogram({2: 1, 3: 2, 4: 5, 5: 8, 6: 9, 7: 5}), reps=100)
     assert result.fit_vs_exact[8][1] == 0.0 and result.fit_vs_exact[8][0] > 0.02
     assert all(result.agrees.values()) and result.withheld == {}
+
+
+def test_an_all_pass_run_keeps_the_rates_its_trials_cannot_rule_out_in_the_interval() -> None:
+    # 47 scenarios x 8 trials, every one passed: 376 passes cannot tell p = 1 from p = 0.99 (pass^1000 ~ 0.00004).
+    # Every p equal to the pooled one-sided 2.5% Clopper-Pearson bound, 0.025^(1/376), is not ruled out.
+    result = fit(from_histogram({8: 47}), reps=50)
+    for k in EXTRAPOLATE_KS:
+        value, lo, hi = result.curve[k]
+        assert value == pytest.approx(1.0) and hi == pytest.approx(1.0)
+        assert lo == pytest.approx(0.025 ** (k / 376))  # 0.82 at k = 20, 0.37 at 100, 5e-5 at 1000
+    assert result.curve[8][1] == pytest.approx(1.0)  # k <= n: measured, no floor
+
+
+def test_the_unseen_tail_only_lowers_the_lower_end_when_some_scenarios_failed() -> None:
+    # 40 of 47 never failed; the rest failed: the floor counts them as 0 and the never-failed at the pooled bound.
+    counts = from_histogram({8: 40, 5: 7})
+    result, held = fit(counts, reps=50), unseen_tail_floor(group_counts(counts), [20, 1000])
+    assert held == pytest.approx([40 / 47 * 0.025 ** (20 / 320), 40 / 47 * 0.025 ** (1000 / 320)])
+    assert result.curve[1000][1] <= held[1] and result.curve[20][1] <= held[0]
 
 
 # --- the reports ----------------------------------------------------------------------------------------
