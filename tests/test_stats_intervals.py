@@ -201,6 +201,18 @@ def test_variance_and_spread_hand_computed() -> None:
     assert scenario_variance(8, 8) == 0.0 and scenario_variance(1, 1) is None
     s = spread([(8, 8), (0, 8)])
     assert s.mean_trial_variance == 0.0 and s.between_scenarios == pytest.approx(0.25)
+    # 4/8 and 8/8: raw variance 0.0625, less (1 - 1/2) * (4 * 4 / 56 / 8) / 2 of noise.
+    assert spread([(4, 8), (8, 8)]).between_scenarios == pytest.approx(0.0625 - 0.5 * (16 / 56 / 8) / 2)
+
+
+def test_between_scenario_spread_is_net_of_binomial_noise() -> None:
+    # 260 scenarios all at p = 0.95: the raw variance of c/8 is about 0.95 * 0.05 / 8 = 0.006, the truth 0.
+    # The estimate's own standard error here is about 0.0005, so 0.002 is four of them.
+    counts = simulate_counts(Mixture((1.0,), (0.95,)), 260, 8, np.random.default_rng(7))
+    assert spread(counts).between_scenarios < 0.002
+    # A real spread survives: half at 1, half at 0.6 has var(p) = 0.04.
+    counts = simulate_counts(Mixture((0.5, 0.5), (1.0, 0.6)), 400, 8, np.random.default_rng(8))
+    assert spread(counts).between_scenarios == pytest.approx(0.04, abs=0.008)
 
 
 def test_persona_drop_is_paired_by_task() -> None:
