@@ -577,8 +577,8 @@ def _disagreement(k: int, interval: Interval, plausible: Sequence[_Fit]) -> str 
 
 
 def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -> np.ndarray:
-    """The lowest pass^k (k > n; 1 at k <= n, no floor) that the scenarios which passed all their trials
-    cannot rule out, counting every other scenario as 0.
+    """The lowest pass^k (k > n; 1 at k <= n, and when no scenario passed all its trials: no floor) that
+    the scenarios which passed all their trials cannot rule out, counting every other scenario as 0.
 
     If the S_A scenarios that never failed had rates p_i, the chance that all passed n_i >= n trials is at
     most prod p_i^n, so rates with prod p_i^n < alpha (alpha = (1 - level) / 2, one-sided) are ruled out at
@@ -591,7 +591,7 @@ def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -
     k = np.asarray(ks, dtype=float)
     passed = float(m[c == n].sum())
     if not passed:
-        return np.where(k > n.min(), 0.0, 1.0)
+        return np.ones_like(k)  # no scenario can hide a tail behind its passes
     share = passed / float(m.sum())
     alpha = (1 - level) / 2
     return np.where(k > n.min(), share * alpha ** (k / (n.min() * passed)), 1.0)
