@@ -3,11 +3,12 @@ trusted for is withheld with its reason, in the JSON, the terminal and the HTML 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_report_review import report_json, store
+from test_report_review import invoke, report_json, store
 
 from passhat.metrics.estimators import pass_hat_curve
 from passhat.metrics.extrapolate import (
@@ -180,3 +181,27 @@ def test_reports_say_once_that_nothing_beyond_n_is_predicted_when_the_fit_misses
     assert "predicted pass^k [95% CI]" not in out
     html = (tmp_path / "r.html").read_text()
     assert "pass^k beyond n is not predicted: the best-fitting model" in html and "Model-based pass^100" not in html
+
+
+def test_traffic_withholds_the_clean_days_the_report_does_not_predict(tmp_path: Path) -> None:
+    # The report predicts pass^20 of this run but not pass^100; 10 conversations a day are within what it
+    # predicts, 100 days of them (pass^1000 for each scenario) are not, and traffic says so with the reason.
+    stored_histogram(tmp_path, "r", ALWAYS_OR_ALMOST)
+    path = tmp_path / "t.json"
+    result = invoke("traffic", "r", "--out", tmp_path, "--per-day", 10, "--k-days", 100, "--json", path)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(path.read_text())
+    assert all(t["clean_day"] is not None and t["clean_days"] is None for t in doc["tasks"])
+    assert doc["clean_day"] is not None and "models that fit the data about as well" in doc["not_predicted"]
+    assert "not predicted" in result.output and "does not predict pass^k that far" in result.output.replace("\n", " ")
+
+
+def test_the_dashboards_traffic_calculator_withholds_what_the_report_does(tmp_path: Path) -> None:
+    from web_support import make_app, signed_in
+
+    stored_histogram(tmp_path, "r", ALWAYS_OR_ALMOST)
+    client = signed_in(make_app(tmp_path), tmp_path, "viewer")
+    page = client.get("/runs/r/traffic", params={"per_day": "10", "days": "100", "target": "0.9"})
+    assert page.status_code == 200, page.text
+    assert "the report does not predict pass^k that far: models that fit the data about as well" in page.text
+    assert page.text.count('<td class="num">not predicted</td>') == 100  # P(clean 100 days) of each task

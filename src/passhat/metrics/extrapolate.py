@@ -510,6 +510,14 @@ class Extrapolation:
     def predicted(self, k: int) -> bool:
         return k not in self.withheld
 
+    def credible_limit(self) -> tuple[float | None, str]:
+        """(the largest k on the curve below the first withheld one, or None when none is withheld; its reason).
+        A k between two curve points is not checked, so only the shown points vouch for it."""
+        if not self.withheld:
+            return None, ""
+        first = min(self.withheld)
+        return float(max((k for k in self.curve if k < first), default=0)), self.withheld[first]
+
     def to_json(self) -> dict[str, Any]:
         shown = [k for k in EXTRAPOLATE_KS if self.predicted(k)]
         return {
