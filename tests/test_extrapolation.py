@@ -3,14 +3,24 @@ trusted for is withheld with its reason, in the JSON, the terminal and the HTML 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_report_review import report_json, store
+from test_report_review import invoke, report_json, store
 
 from passhat.metrics.estimators import pass_hat_curve
-from passhat.metrics.extrapolate import EXTRAPOLATE_KS, AlwaysBeta, BetaModel, Mixture, extrapolate, loglik
+from passhat.metrics.extrapolate import (
+    EXTRAPOLATE_KS,
+    AlwaysBeta,
+    BetaModel,
+    Mixture,
+    extrapolate,
+    group_counts,
+    loglik,
+    unseen_tail_floor,
+)
 from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
 
 # Reliable scenarios spread just below 1, flaky ones, and nearly hopeless ones: no candidate is the truth.
@@ -114,6 +124,25 @@ def test_a_run_where_no_scenario_passed_all_n_is_no_misfit() -> None:
     assert all(result.agrees.values()) and result.withheld == {}
 
 
+def test_an_all_pass_run_keeps_the_rates_its_trials_cannot_rule_out_in_the_interval() -> None:
+    # 47 scenarios x 8 trials, every one passed: 376 passes cannot tell p = 1 from p = 0.99 (pass^1000 ~ 0.00004).
+    # Every p equal to the pooled one-sided 2.5% Clopper-Pearson bound, 0.025^(1/376), is not ruled out.
+    result = fit(from_histogram({8: 47}), reps=50)
+    for k in EXTRAPOLATE_KS:
+        value, lo, hi = result.curve[k]
+        assert value == pytest.approx(1.0) and hi == pytest.approx(1.0)
+        assert lo == pytest.approx(0.025 ** (k / 376))  # 0.82 at k = 20, 0.37 at 100, 5e-5 at 1000
+    assert result.curve[8][1] == pytest.approx(1.0)  # k <= n: measured, no floor
+
+
+def test_the_unseen_tail_only_lowers_the_lower_end_when_some_scenarios_failed() -> None:
+    # 40 of 47 never failed; the rest failed: the floor counts them as 0 and the never-failed at the pooled bound.
+    counts = from_histogram({8: 40, 5: 7})
+    result, held = fit(counts, reps=50), unseen_tail_floor(group_counts(counts), [20, 1000])
+    assert held == pytest.approx([40 / 47 * 0.025 ** (20 / 320), 40 / 47 * 0.025 ** (1000 / 320)])
+    assert result.curve[1000][1] <= held[1] and result.curve[20][1] <= held[0]
+
+
 # --- the reports ----------------------------------------------------------------------------------------
 
 
@@ -152,3 +181,27 @@ def test_reports_say_once_that_nothing_beyond_n_is_predicted_when_the_fit_misses
     assert "predicted pass^k [95% CI]" not in out
     html = (tmp_path / "r.html").read_text()
     assert "pass^k beyond n is not predicted: the best-fitting model" in html and "Model-based pass^100" not in html
+
+
+def test_traffic_withholds_the_clean_days_the_report_does_not_predict(tmp_path: Path) -> None:
+    # The report predicts pass^20 of this run but not pass^100; 10 conversations a day are within what it
+    # predicts, 100 days of them (pass^1000 for each scenario) are not, and traffic says so with the reason.
+    stored_histogram(tmp_path, "r", ALWAYS_OR_ALMOST)
+    path = tmp_path / "t.json"
+    result = invoke("traffic", "r", "--out", tmp_path, "--per-day", 10, "--k-days", 100, "--json", path)
+    assert result.exit_code == 0, result.output
+    doc = json.loads(path.read_text())
+    assert all(t["clean_day"] is not None and t["clean_days"] is None for t in doc["tasks"])
+    assert doc["clean_day"] is not None and "models that fit the data about as well" in doc["not_predicted"]
+    assert "not predicted" in result.output and "does not predict pass^k that far" in result.output.replace("\n", " ")
+
+
+def test_the_dashboards_traffic_calculator_withholds_what_the_report_does(tmp_path: Path) -> None:
+    from web_support import make_app, signed_in
+
+    stored_histogram(tmp_path, "r", ALWAYS_OR_ALMOST)
+    client = signed_in(make_app(tmp_path), tmp_path, "viewer")
+    page = client.get("/runs/r/traffic", params={"per_day": "10", "days": "100", "target": "0.9"})
+    assert page.status_code == 200, page.text
+    assert "the report does not predict pass^k that far: models that fit the data about as well" in page.text
+    assert page.text.count('<td class="num">not predicted</td>') == 100  # P(clean 100 days) of each task

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from scipy.stats import beta
 
 from passhat.metrics.compare import WITHIN_NOISE, ScenarioMismatch, compare_runs
 from passhat.metrics.estimators import pass_hat_curve
@@ -59,9 +60,32 @@ def test_bootstrap_is_seeded_and_reproducible() -> None:
     assert run_intervals(counts, seed=3) != run_intervals(counts, seed=4)
 
 
-def test_bootstrap_of_identical_scenarios_has_no_width() -> None:
-    ci = run_intervals([(6, 8)] * 20)
-    assert ci.pass_hat_k[2] == pytest.approx((15 / 28, 15 / 28))
+def test_a_zero_success_run_gets_jeffreys_intervals_not_a_point() -> None:
+    # No scenario passed all 8 (pass^8 = 0) and every one passed at least once (pass@8 = 1): the percentile
+    # bootstrap printed [0, 0] and [1, 1]. With every value 0 or 1 the interval is Jeffreys' for 0 (or 47) of 47.
+    counts = [(c, 8) for c in (3, 4, 5, 6, 7) for _ in range(9)] + [(5, 8)] * 2
+    ci = run_intervals(counts)
+    assert ci.pass_hat_k[8][0] == 0.0 and ci.pass_hat_k[8][1] == pytest.approx(beta.ppf(0.975, 0.5, 47.5), rel=0.1)
+    assert ci.pass_at_k[8][1] == 1.0 and 1 - ci.pass_at_k[8][0] == pytest.approx(beta.ppf(0.975, 0.5, 47.5), rel=0.1)
+
+
+def test_binary_scenario_values_give_jeffreys_interval() -> None:
+    # pass^8 per scenario is 1 (8 of 8) or 0: 30 of 47 passed all, so the mean is Beta(30.5, 17.5).
+    ci = run_intervals([(8, 8)] * 30 + [(5, 8)] * 17, reps=20000)
+    assert ci.pass_hat_k[8] == pytest.approx(tuple(beta.ppf([0.025, 0.975], 30.5, 17.5)), abs=0.005)
+
+
+def test_intervals_at_zero_cover_the_truth_about_95_percent_of_the_time() -> None:
+    """47 scenarios x 8 trials at p = 0.6 (pass^8 = 0.017, pass@8 = 0.9993): 45% of runs have no scenario
+    passing all 8, where the percentile bootstrap covered pass^8 in 54% of runs and pass@8 in 3-34%.
+    80 seeded runs: coverage 95% gives >= 70 covered with probability 0.99 (binomial), 54% almost never."""
+    truth_hat, truth_at, covered_hat, covered_at = 0.6**8, 1 - 0.4**8, 0, 0
+    for seed in range(80):
+        counts = simulate_counts(Mixture((1.0,), (0.6,)), 47, 8, np.random.default_rng(500 + seed))
+        ci = run_intervals(counts, reps=500, seed=seed)
+        covered_hat += ci.pass_hat_k[8][0] <= truth_hat <= ci.pass_hat_k[8][1]
+        covered_at += ci.pass_at_k[8][0] <= truth_at <= ci.pass_at_k[8][1]
+    assert covered_hat >= 70 and covered_at >= 70
 
 
 def test_bootstrap_means_match_resampling_indices_in_distribution() -> None:
@@ -177,6 +201,18 @@ def test_variance_and_spread_hand_computed() -> None:
     assert scenario_variance(8, 8) == 0.0 and scenario_variance(1, 1) is None
     s = spread([(8, 8), (0, 8)])
     assert s.mean_trial_variance == 0.0 and s.between_scenarios == pytest.approx(0.25)
+    # 4/8 and 8/8: raw variance 0.0625, less (1 - 1/2) * (4 * 4 / 56 / 8) / 2 of noise.
+    assert spread([(4, 8), (8, 8)]).between_scenarios == pytest.approx(0.0625 - 0.5 * (16 / 56 / 8) / 2)
+
+
+def test_between_scenario_spread_is_net_of_binomial_noise() -> None:
+    # 260 scenarios all at p = 0.95: the raw variance of c/8 is about 0.95 * 0.05 / 8 = 0.006, the truth 0.
+    # The estimate's own standard error here is about 0.0005, so 0.002 is four of them.
+    counts = simulate_counts(Mixture((1.0,), (0.95,)), 260, 8, np.random.default_rng(7))
+    assert spread(counts).between_scenarios < 0.002
+    # A real spread survives: half at 1, half at 0.6 has var(p) = 0.04.
+    counts = simulate_counts(Mixture((0.5, 0.5), (1.0, 0.6)), 400, 8, np.random.default_rng(8))
+    assert spread(counts).between_scenarios == pytest.approx(0.04, abs=0.008)
 
 
 def test_persona_drop_is_paired_by_task() -> None:

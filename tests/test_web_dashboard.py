@@ -328,8 +328,8 @@ def test_the_traffic_calculator_fits_its_model_once_per_state_of_the_run(out, tm
     import passhat.metrics.extrapolate as extrapolate
 
     fits = []
-    fit = extrapolate.select_model
-    monkeypatch.setattr(extrapolate, "select_model", lambda groups: fits.append(groups) or fit(groups))
+    fit = extrapolate.extrapolate
+    monkeypatch.setattr(extrapolate, "extrapolate", lambda *args: fits.append(args) or fit(*args))
     shutil.copytree(out / "many", tmp_path / "many")
     now = [0.0]
     cache = RunCache(tmp_path, clock=lambda: now[0])

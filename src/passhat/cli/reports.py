@@ -176,8 +176,8 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the traffic view as JSON.")
 def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, json_path: Path | None) -> None:
     """What the run means at N conversations a day: failures a day, chance of a clean day, success needed."""
-    from passhat.metrics.extrapolate import group_counts, select_model
     from passhat.metrics.traffic import traffic as traffic_view
+    from passhat.metrics.traffic import traffic_model
     from passhat.report import write_json
     from passhat.report.terminal import print_warnings
     from passhat.report.terminal_stats import print_traffic
@@ -189,8 +189,8 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
             f"no traffic view of run {shown(run_id)}: it rests on a model of per-scenario success fit to the "
             f"run, and none is fit to this one (as `passhat report` says): {caveats.fit_refused}."
         )
-    model, _ = select_model(group_counts(list(counts.values())))
-    view = traffic_view(counts, model, per_day, days, target)
+    model, credible = traffic_model(list(counts.values()))
+    view = traffic_view(counts, model, per_day, days, target, credible)
     print_traffic(view, model.name, console)
     if json_path:
         write_json({"run_id": run_id, "model": model.name, "caveats": caveats.warnings, **view.to_json()}, json_path)

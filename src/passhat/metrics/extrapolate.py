@@ -77,10 +77,11 @@ ASSUMPTIONS = (
     "gives the figure, and pass^k is E[p^k] under it. Beyond k = n this is model-based, not measured.",
     "The run's scenarios stand for the traffic the figure is read for (same mix of tasks and customers).",
     "n trials cannot tell p = 1 from p slightly below 1: a component fitted at p ≈ 1 assumes its scenarios "
-    "never fail. If they fail once in a few thousand attempts, pass^1000 is lower than shown, and no interval "
-    "here covers that.",
+    "never fail, so the point figure is an upper reading; the interval's lower end allows that they fail.",
     "Intervals: 95% percentile bootstrap over scenarios; every resample refits every candidate and keeps "
-    "its lowest AIC, so the uncertainty of the choice of model is in the interval.",
+    "its lowest AIC, so the uncertainty of the choice of model is in the interval. Beyond n the lower end "
+    "also reaches the lowest pass^k the scenarios that never failed cannot rule out (their rates all at "
+    "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1.",
     "A figure is not predicted when the chosen model departs from the measured pass^k for some k <= n by more "
     "than chance explains, or when a "
     "model that fits about as well (AIC within 6) predicts a value outside the interval.",
@@ -509,6 +510,14 @@ class Extrapolation:
     def predicted(self, k: int) -> bool:
         return k not in self.withheld
 
+    def credible_limit(self) -> tuple[float | None, str]:
+        """(the largest k on the curve below the first withheld one, or None when none is withheld; its reason).
+        A k between two curve points is not checked, so only the shown points vouch for it."""
+        if not self.withheld:
+            return None, ""
+        first = min(self.withheld)
+        return float(max((k for k in self.curve if k < first), default=0)), self.withheld[first]
+
     def to_json(self) -> dict[str, Any]:
         shown = [k for k in EXTRAPOLATE_KS if self.predicted(k)]
         return {
@@ -575,6 +584,27 @@ def _disagreement(k: int, interval: Interval, plausible: Sequence[_Fit]) -> str 
     )
 
 
+def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -> np.ndarray:
+    """The lowest pass^k (k > n; 1 at k <= n, and when no scenario passed all its trials: no floor) that
+    the scenarios which passed all their trials cannot rule out, counting every other scenario as 0.
+
+    If the S_A scenarios that never failed had rates p_i, the chance that all passed n_i >= n trials is at
+    most prod p_i^n, so rates with prod p_i^n < alpha (alpha = (1 - level) / 2, one-sided) are ruled out at
+    that level. Among the rest, by the AM-GM inequality mean p_i^k >= (prod p_i^n)^(k / (n S_A)) >=
+    alpha^(k / (n S_A)), equality when all p_i are equal. That is a pooled Clopper-Pearson lower bound
+    raised to k: a run of 47 scenarios x 8 trials, all passed, cannot rule out pass^1000 ~ 0.00005.
+    When every scenario passed it bounds pass^k itself; when some failed, which scenarios never failed
+    is itself chance, so the floor only widens the interval (the lower end never rises because of it)."""
+    c, n, m = groups
+    k = np.asarray(ks, dtype=float)
+    passed = float(m[c == n].sum())
+    if not passed:
+        return np.ones_like(k)  # no scenario can hide a tail behind its passes
+    share = passed / float(m.sum())
+    alpha = (1 - level) / 2
+    return np.where(k > n.min(), share * alpha ** (k / (n.min() * passed)), 1.0)
+
+
 def extrapolate(
     counts: Sequence[tuple[int, int]], exact: Mapping[int, float], reps: int = REPS // 4, seed: int = SEED, reselect: bool = True
 ) -> Extrapolation:
@@ -590,7 +620,11 @@ def extrapolate(
     values = best.model.pass_hat(CURVE_KS)
     draws, chosen = bootstrap_pass_hat(fits, groups, CURVE_KS, reps, seed, reselect)
     bounds = percentile(draws)
-    curve = {k: (float(v), min(lo, float(v)), max(hi, float(v))) for k, v, (lo, hi) in zip(CURVE_KS, values, bounds, strict=True)}
+    floor = unseen_tail_floor(groups, CURVE_KS)
+    curve = {
+        k: (float(v), min(lo, float(v), f), max(hi, float(v)))
+        for k, v, (lo, hi), f in zip(CURVE_KS, values, bounds, floor, strict=True)
+    }
     agrees = _agreement(best.model, groups, exact)
     plausible = [f for f in fits if f.candidate.aic - best.candidate.aic <= PLAUSIBLE_AIC]
     n = int(groups[1].min())

@@ -61,6 +61,27 @@ def bootstrap_means(values: np.ndarray, reps: int = REPS, seed: int = SEED) -> n
     return result
 
 
+PRIOR_AT_EACH_END = 0.5  # pseudo-scenarios at 0 and at 1: Jeffreys' prior when every value is 0 or 1
+
+
+def bayesian_bootstrap_means(values: np.ndarray, reps: int = REPS, seed: int = SEED) -> np.ndarray:
+    """Posterior draws (reps × figures) of the mean of values in [0, 1] (scenarios × figures): a Bayesian
+    bootstrap (Rubin, 1981) with half a pseudo-scenario at 0 and half at 1 beside the observed ones.
+
+    Why: the percentile bootstrap can only resample what was seen, so a run where no scenario passed all
+    k trials gets pass^k [0, 0], and pass@k [1, 1], claiming certainty. Dirichlet(1, ..., 1, 1/2, 1/2)
+    weights keep the bootstrap's shape in the middle and at the edges reduce to Jeffreys' interval: when
+    every value is 0 or 1 (as per-scenario pass^n is) the mean is exactly Beta(c + 1/2, S - c + 1/2)."""
+    if values.ndim != 2 or len(values) == 0:
+        raise ValueError("bayesian_bootstrap_means needs a non-empty scenarios × figures array")
+    rows, inverse = np.unique(values, axis=0, return_inverse=True)
+    ends = np.vstack([rows, np.zeros(values.shape[1]), np.ones(values.shape[1])])
+    shape = np.append(np.bincount(inverse.ravel(), minlength=len(rows)), [PRIOR_AT_EACH_END] * 2)
+    weights = np.random.default_rng(seed).gamma(shape, size=(reps, len(shape)))  # Gamma(m) = sum of m Exp(1)
+    result: np.ndarray = weights @ ends / weights.sum(axis=1, keepdims=True)
+    return result
+
+
 def resample_multiplicities(multiplicity: np.ndarray, reps: int = REPS, seed: int = SEED) -> np.ndarray:
     """reps × groups: how often each group of interchangeable scenarios appears in each resample."""
     total = int(multiplicity.sum())
@@ -91,14 +112,19 @@ class RunIntervals:
 
 
 def run_intervals(counts: Sequence[tuple[int, int]], reps: int = REPS, seed: int = SEED) -> RunIntervals:
-    """Bootstrap intervals over scenarios for avg reward (= pass^1), pass^k and pass@k, k = 1..min n.
+    """Bayesian-bootstrap intervals over scenarios for avg reward (= pass^1), pass^k and pass@k, k = 1..min n,
+    widened to hold the point figure.
 
-    One resample serves every figure, so the intervals of one run are mutually consistent.
+    One set of weights serves every figure, so the intervals of one run are mutually consistent.
     """
     successes, trials = [c for c, _ in counts], [n for _, n in counts]
     k_max = min(trials, default=0)
     values = np.hstack([scenario_pass_hat(successes, trials, k_max), scenario_pass_at(successes, trials, k_max)])
-    bounds = percentile(bootstrap_means(values, reps, seed))
+    points = values.mean(axis=0)
+    bounds = [
+        (min(lo, p), max(hi, p))
+        for (lo, hi), p in zip(percentile(bayesian_bootstrap_means(values, reps, seed)), points, strict=True)
+    ]
     hat, at = bounds[:k_max], bounds[k_max:]
     return RunIntervals(
         avg_reward=hat[0],

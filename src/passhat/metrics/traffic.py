@@ -6,24 +6,44 @@ distribution is the prior, the scenario's own c of n updates it). A day of N con
 a task is split evenly over its personas; the chance that all x conversations of one scenario
 succeed is E[p^x] under its posterior — pass^x again, now with x the day's traffic.
 
-When the lowest-BIC model is a single component (one p for every scenario), the posterior is that
+When the lowest-AIC model (the one `report` extrapolates with) is a single component (one p for every scenario), the posterior is that
 prior whatever a scenario's own trials say, so every task gets the same model figures. Each task's
 own record is therefore shown too: its c of n over its personas, and the mean and 95% interval of
 Beta(1 + c, 1 + n - c) (a uniform prior updated by that task's trials alone), so a task that failed
 stands out whichever model was chosen.
+
+A clean day is pass^x with x the day's conversations of a scenario, usually far beyond the run's n, so it
+takes `report`'s verdict on extrapolation (a Credibility): where the report does not predict pass^x, the
+clean-day figures are None and the view carries the report's reason.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from scipy.stats import beta
 
+from passhat.metrics import extrapolate as fitting
+from passhat.metrics.estimators import pass_hat_curve
 from passhat.metrics.extrapolate import Mixture, SuccessModel
 from passhat.metrics.summary import Scenario
+
+
+@dataclasses.dataclass(frozen=True)
+class Credibility:
+    """How far beyond n `report` predicts pass^k: every k up to limit (None: every k), and why not beyond."""
+
+    limit: float | None = None
+    reason: str = ""
+
+    def covers(self, x: float) -> bool:
+        return self.limit is None or x <= self.limit
+
+
+EVERY_K = Credibility()  # no k withheld (a view that is not read against a report)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -31,8 +51,9 @@ class TaskTraffic:
     """One task at per_day conversations a day.
 
     success: expected per-attempt success; expected_failures: failed conversations a day;
-    clean_day / clean_days: chance of no failure in a day / in `days` days; needed: the per-attempt
-    success at which a day is failure-free with chance `target`.
+    clean_day / clean_days: chance of no failure in a day / in `days` days (None where the report does
+    not predict pass^x that far); needed: the per-attempt success at which a day is failure-free with
+    chance `target`.
     """
 
     task_id: str
@@ -43,8 +64,8 @@ class TaskTraffic:
     own_ci: tuple[float, float]  # its 95% equal-tailed interval
     success: float
     expected_failures: float
-    clean_day: float
-    clean_days: float
+    clean_day: float | None
+    clean_days: float | None
     needed: float
 
     @property
@@ -65,6 +86,7 @@ class TrafficView:
     tasks: list[TaskTraffic]
     model: str = ""
     pooled: bool = False
+    not_predicted: str = ""  # the report's reason, when some clean-day figure is withheld
 
     @property
     def expected_failures(self) -> float:
@@ -72,9 +94,11 @@ class TrafficView:
         return sum(t.expected_failures for t in self.tasks)
 
     @property
-    def clean_day(self) -> float:
-        """Chance that no task fails in a day (tasks are independent given their probabilities)."""
-        return math.prod(t.clean_day for t in self.tasks)
+    def clean_day(self) -> float | None:
+        """Chance that no task fails in a day (tasks are independent given their probabilities); None when
+        some task's is not predicted."""
+        days = [t.clean_day for t in self.tasks]
+        return None if None in days else math.prod(d for d in days if d is not None)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,10 +107,18 @@ class TrafficView:
             "target": self.target,
             "model": self.model,
             "pooled": self.pooled,
+            "not_predicted": self.not_predicted or None,
             "expected_failures": self.expected_failures,
             "clean_day": self.clean_day,
             "tasks": [t.to_json() for t in self.tasks],
         }
+
+
+def traffic_model(counts: Sequence[tuple[int, int]]) -> tuple[SuccessModel, Credibility]:
+    """The model `report` extrapolates with and its verdict on how far beyond n pass^k is predicted: the
+    traffic view rests on both, so that it never prints a clean day the report withholds."""
+    fit = fitting.extrapolate(counts, pass_hat_curve([c for c, _ in counts], [n for _, n in counts]))
+    return fit.model, Credibility(*fit.credible_limit())
 
 
 def needed_success(per_day: float, target: float) -> float:
@@ -95,21 +127,34 @@ def needed_success(per_day: float, target: float) -> float:
 
 
 def traffic(
-    counts: Mapping[Scenario, tuple[int, int]], model: SuccessModel, per_day: float, days: int = 1, target: float = 0.9
+    counts: Mapping[Scenario, tuple[int, int]],
+    model: SuccessModel,
+    per_day: float,
+    days: int = 1,
+    target: float = 0.9,
+    credible: Credibility = EVERY_K,
 ) -> TrafficView:
-    """The traffic view of every task in counts, given the run's fitted success distribution."""
+    """The traffic view of every task in counts, given the run's fitted success distribution and how far
+    the report predicts beyond n."""
     if not (math.isfinite(per_day) and per_day > 0) or days < 1 or not 0 < target < 1:
         raise ValueError("traffic needs a finite per_day > 0, days >= 1 and 0 < target < 1")
     by_task: dict[str, list[tuple[int, int]]] = {}
     for (task, _), cn in counts.items():
         by_task.setdefault(task, []).append(cn)
     pooled = isinstance(model, Mixture) and len(model.weights) == 1
-    tasks = [_task(t, cns, model, per_day, days, target) for t, cns in sorted(by_task.items())]
-    return TrafficView(per_day, days, target, tasks, model.name, pooled)
+    tasks = [_task(t, cns, model, per_day, days, target, credible) for t, cns in sorted(by_task.items())]
+    withheld = any(t.clean_days is None for t in tasks)
+    return TrafficView(per_day, days, target, tasks, model.name, pooled, credible.reason if withheld else "")
 
 
 def _task(
-    task_id: str, counts: list[tuple[int, int]], model: SuccessModel, per_day: float, days: int, target: float
+    task_id: str,
+    counts: list[tuple[int, int]],
+    model: SuccessModel,
+    per_day: float,
+    days: int,
+    target: float,
+    credible: Credibility,
 ) -> TaskTraffic:
     share = per_day / len(counts)  # conversations a day per persona
     posteriors = [model.posterior(c, n) for c, n in counts]
@@ -125,7 +170,14 @@ def _task(
         own_ci=(float(own.ppf(0.025)), float(own.ppf(0.975))),
         success=success,
         expected_failures=per_day * (1 - success),
-        clean_day=math.prod(float(p.pass_hat(share)) for p in posteriors),
-        clean_days=math.prod(float(p.pass_hat(share * days)) for p in posteriors),
+        clean_day=_clean(posteriors, share, credible),
+        clean_days=_clean(posteriors, share * days, credible),
         needed=needed_success(per_day, target),
     )
+
+
+def _clean(posteriors: list[SuccessModel], conversations: float, credible: Credibility) -> float | None:
+    """Chance that every scenario's `conversations` attempts succeed; None beyond what the report predicts."""
+    if not credible.covers(conversations):
+        return None
+    return math.prod(float(p.pass_hat(conversations)) for p in posteriors)

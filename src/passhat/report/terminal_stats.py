@@ -135,8 +135,8 @@ def print_traffic(view: TrafficView, model: str, console: Console) -> None:
             f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]",
             f"{t.success:.4f}",
             f"{t.expected_failures:.2f}",
-            f"{t.clean_day:.3f}",
-            f"{t.clean_days:.3f}",
+            "not predicted" if t.clean_day is None else f"{t.clean_day:.3f}",
+            "not predicted" if t.clean_days is None else f"{t.clean_days:.3f}",
             needed,
         )
     console.print(table)
@@ -152,11 +152,19 @@ def print_traffic(view: TrafficView, model: str, console: Console) -> None:
         highlight=False,
         soft_wrap=True,
     )
+    clean = "not predicted" if view.clean_day is None else f"{view.clean_day:.3g}"
     console.print(
         f"all {len(view.tasks)} tasks: {view.expected_failures:.1f} failed conversations a day expected; "
-        f"chance of a day with no failure {view.clean_day:.3g}",
+        f"chance of a day with no failure {clean}",
         highlight=False,
     )
+    if view.not_predicted:
+        console.print(
+            f"not predicted: a clean day is pass^x with x the conversations a scenario meets, and `passhat report` "
+            f"does not predict pass^k that far: {escape(view.not_predicted)}.",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def changes_to_show(result: Comparison) -> tuple[list[Any], str]:

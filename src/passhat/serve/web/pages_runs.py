@@ -371,7 +371,7 @@ def traffic_inputs(params: Mapping[str, str]) -> tuple[float, int, float]:
 
 def traffic_view(cache: RunCache, run_id: str, per_day: float, days: int, target: float) -> dict[str, Any]:
     """`passhat traffic`'s view of the run; UserError when no model of per-scenario success is fit to it."""
-    from passhat.metrics.traffic import traffic
+    from passhat.metrics.traffic import EVERY_K, traffic
 
     basis = cache.traffic_basis(run_id)
     if not basis.counts:
@@ -381,7 +381,8 @@ def traffic_view(cache: RunCache, run_id: str, per_day: float, days: int, target
             "no traffic view: it rests on a model of per-scenario success fit to the run, and none is fit to this one: "
             f"{basis.caveats.fit_refused}."
         )
-    return {"view": traffic(basis.counts, basis.model, per_day, days, target), "warnings": basis.caveats.warnings}
+    view = traffic(basis.counts, basis.model, per_day, days, target, basis.credible or EVERY_K)
+    return {"view": view, "warnings": basis.caveats.warnings}
 
 
 @requires("viewer")

@@ -44,6 +44,7 @@ from passhat.trajectory import Signature
 
 if TYPE_CHECKING:
     from passhat.metrics.extrapolate import SuccessModel  # numpy and scipy: loaded when a model is fit
+    from passhat.metrics.traffic import Credibility
 
 PAGE_SIZE = 50  # runs and trials a page
 GRID_TASKS = 100  # tasks (rows of the scenario grid) a page
@@ -519,15 +520,17 @@ class TrafficBasis:
     counts: dict[Scenario, tuple[int, int]]
     caveats: RunCaveats
     model: SuccessModel | None
+    credible: Credibility | None  # how far beyond n `report` predicts pass^k; None with no model
 
 
 def traffic_basis(reader: RunReader) -> TrafficBasis:
-    from passhat.metrics.extrapolate import group_counts, select_model
+    from passhat.metrics.traffic import traffic_model
 
     counts = reader.counts()
     caveats = reader.caveats(counts)
-    model = select_model(group_counts(list(counts.values())))[0] if counts and not caveats.fit_refused else None
-    return TrafficBasis(counts, caveats, model)
+    if not counts or caveats.fit_refused:
+        return TrafficBasis(counts, caveats, None, None)
+    return TrafficBasis(counts, caveats, *traffic_model(list(counts.values())))
 
 
 def build_run_report(reader: RunReader) -> Report:
