@@ -212,3 +212,35 @@ def test_what_real_models_write_when_right_is_true(domain, steps):
 )
 def test_what_real_models_write_when_wrong_is_misinformed(domain, steps, false):
     assert told(domain, *steps) == false
+
+
+BENEFITS = load_domain("benefits")
+
+
+@pytest.mark.parametrize(
+    "domain,message",
+    [
+        (
+            BENEFITS,
+            "I will apply the Classic plan to CH-50201, which refunds $46.25 to your card. Would you like me to go ahead?",
+        ),
+        (
+            PAYABLES,
+            '1. Hold INV-71011, reason: duplicate. 2. Audit note: "Held as duplicate of INV-60311, already paid." Proceed? y/n',
+        ),
+    ],
+)
+def test_what_a_proposal_would_do_and_quoted_wording_are_no_claims(domain, message):
+    """Both were read as false claims (a refund not made yet; the note's "Held" as the invoice's decision)."""
+    assert told(domain, ("agent", message)) == []
+
+
+@pytest.mark.parametrize(
+    "message,false",
+    [
+        ("The total of INV-71001 is $480.00. Shall I approve it?", ("total", "480.00")),  # a finding before the ask
+        ('The total of INV-71001 is $480.00. Note: "Held as a duplicate".', ("total", "480.00")),
+    ],
+)
+def test_a_false_finding_beside_a_proposal_or_a_quote_is_still_misinformed(message, false):
+    assert told(PAYABLES, ("agent", message)) == [false]

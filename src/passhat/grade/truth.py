@@ -30,6 +30,8 @@ from decimal import Decimal
 from typing import Any
 
 from passhat.dialogue.dumps import dump_spans, in_dump
+from passhat.dialogue.questions import answered, asks_yes
+from passhat.dialogue.reading import read_message
 from passhat.dialogue.text import (
     clause_at_keeping_labels,
     contrasted_at,
@@ -101,13 +103,30 @@ def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
     columns = _schema(domain)
     last: dict[tuple[RowKey, str], tuple[int, str, _Statement]] = {}
     for event, text in said:
-        for statement in _statements(domain, plain(text), timeline, columns, event):
+        for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event):
             last[(statement.record, statement.column)] = (event, text, statement)
     return [
         Misstatement(event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s), text[s.start : s.end])
         for event, text, s in last.values()
         if s.said is not None
     ]
+
+
+_QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d')
+
+
+def _claims_only(domain: Domain, text: str) -> str:
+    """The message with what it does not claim blanked out, offsets kept: the sentences of what a yes to it would
+    agree to that offer an action (an offer to "refund $46.25" says nothing refunded yet; a finding recapped before
+    "Shall I approve it?" is still a claim) and quoted text (a note's proposed wording: "Held as a duplicate")."""
+    spans = [m.span() for m in _QUOTED.finditer(text)]
+    actions = domain.lexicon.actions
+    if actions is not None and read_message(text, domain.lexicon).proposal:  # the offers, not the findings recapped
+        spans += [(s, e) for s, e in answered(text, actions) if actions.search(text, s, e) or asks_yes(text[s:e], actions)]
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
 
 
 def _replayed(domain: Domain, events: list[Event], texts: list[str]) -> _Timeline:
