@@ -23,6 +23,11 @@ from passhat.store import ResultStore
 
 ray = pytest.importorskip("ray")
 
+# Every test that starts Ray in the pytest process runs in one pytest-xdist worker (with --dist loadgroup), one
+# after another as without xdist: two workers' ray.init() at once would start two local Ray instances that compete
+# for the same 2 CPUs (each is told num_cpus=2) and the same /tmp/ray session folder.
+pytestmark = pytest.mark.xdist_group("ray")
+
 SMALL = {"personas": ["baseline", "incoherent"], "tasks": ["retail-001", "retail-003"], "trials": 2}
 
 
@@ -84,6 +89,7 @@ def test_a_cli_run_on_ray_with_early_stop_accounts_for_every_planned_trial(tmp_p
     assert stored_trials + saved == 6 and ray.is_initialized()
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_ray_exits_130_keeps_what_was_stored_and_resumes(tmp_path):
     """The run's own process starts (or joins) Ray; Ctrl-C stops it like a run on workers: what was stored stays."""
     assert_interrupted_and_resumed(tmp_path, started_and_stopped(tmp_path, "int", signal.SIGINT, "--executor", "ray"))

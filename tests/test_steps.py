@@ -341,6 +341,8 @@ def test_in_process_in_workers_and_on_resume_a_trial_records_the_same_steps(tmp_
         assert steps_of(store, workers=2) == one
 
 
+@pytest.mark.slow
+@pytest.mark.xdist_group("ray")  # one Ray instance at a time in this pytest run: see test_ray_executor.py
 def test_ray_actors_record_the_same_steps(tmp_path: Path):
     ray = pytest.importorskip("ray")
     with ResultStore.create(tmp_path / "one", "one", SMALL.model_dump()) as store:
