@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from test_steps import SMALL as STEPS_RUN
+from test_steps import steps_of
 from test_workers import KILL_MARKER, assert_interrupted_and_resumed, started_and_stopped
 
 from passhat.cli import main
@@ -22,6 +24,10 @@ from passhat.run.runner import execute
 from passhat.store import ResultStore
 
 ray = pytest.importorskip("ray")
+
+# Every test that starts Ray in the pytest process is in this file: pytest-xdist (--dist loadfile) runs a file's
+# tests in one worker, one after another as without xdist, where two workers' ray.init() at once would start two
+# local Ray instances competing for the same 2 CPUs (each told num_cpus=2) and the same /tmp/ray session folder.
 
 SMALL = {"personas": ["baseline", "incoherent"], "tasks": ["retail-001", "retail-003"], "trials": 2}
 
@@ -69,6 +75,14 @@ def test_a_trial_that_kills_every_worker_it_runs_in_is_an_infra_error_after_the_
     )
 
 
+def test_ray_actors_record_the_same_steps(tmp_path: Path):
+    """A trial's steps (test_steps.py) are the same recorded by a Ray actor as in one process."""
+    with ResultStore.create(tmp_path / "one", "one", STEPS_RUN.model_dump()) as store:
+        one = steps_of(store, workers=1)
+    with ResultStore.create(tmp_path / "ray", "ray", STEPS_RUN.model_dump()) as store:
+        assert steps_of(store, workers=2, executor="ray") == one
+
+
 def run_cli(*args: str) -> Result:
     return CliRunner().invoke(main, ["run", *args])
 
@@ -84,6 +98,7 @@ def test_a_cli_run_on_ray_with_early_stop_accounts_for_every_planned_trial(tmp_p
     assert stored_trials + saved == 6 and ray.is_initialized()
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_ray_exits_130_keeps_what_was_stored_and_resumes(tmp_path):
     """The run's own process starts (or joins) Ray; Ctrl-C stops it like a run on workers: what was stored stays."""
     assert_interrupted_and_resumed(tmp_path, started_and_stopped(tmp_path, "int", signal.SIGINT, "--executor", "ray"))

@@ -8,8 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import pytest
+from test_workers import INTERRUPTED, STORED_BEFORE_STOP, _count, wait_until_stored
 
 from passhat.run.config import RunConfig
 from passhat.run.runner import execute
@@ -44,18 +46,9 @@ def test_different_seeds_give_different_trajectories(tmp_path):
     assert [t.events for t in a] != [t.events for t in b]
 
 
-def _count(db: Path) -> int:
-    import sqlite3
-
-    try:
-        with sqlite3.connect(db) as conn:
-            return conn.execute("SELECT count(*) FROM trials").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
+@pytest.mark.slow
 def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
-    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "2"]
+    common = [*INTERRUPTED, "--out", str(tmp_path), "--concurrency", "2"]
     subprocess.run([PASSHAT, "run", *common, "--run-id", "whole"], check=True, capture_output=True)
     with ResultStore.open(tmp_path / "whole") as store:
         whole = store.trials()
@@ -64,9 +57,7 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
         [PASSHAT, "run", *common, "--run-id", "killed"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     db = tmp_path / "killed" / "results.sqlite"
-    deadline = time.monotonic() + 120
-    while _count(db) < len(whole) // 3 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.02)
+    wait_until_stored(child, db, len(whole) // 3)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
     partial = _count(db)
@@ -80,15 +71,14 @@ def test_resume_after_sigkill_matches_an_uninterrupted_run(tmp_path):
     assert {t.key: (t.reward, t.signature) for t in after} == {t.key: (t.reward, t.signature) for t in whole}
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_cleanly_with_exit_130_and_the_run_resumes(tmp_path):
-    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "2"]
+    common = [*INTERRUPTED, "--out", str(tmp_path), "--concurrency", "2"]
     child = subprocess.Popen(
         [PASSHAT, "run", *common, "--run-id", "int"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     db = tmp_path / "int" / "results.sqlite"
-    deadline = time.monotonic() + 120
-    while _count(db) < 20 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.02)
+    wait_until_stored(child, db, STORED_BEFORE_STOP)
     child.send_signal(signal.SIGINT)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == 130, stderr

@@ -341,18 +341,6 @@ def test_in_process_in_workers_and_on_resume_a_trial_records_the_same_steps(tmp_
         assert steps_of(store, workers=2) == one
 
 
-def test_ray_actors_record_the_same_steps(tmp_path: Path):
-    ray = pytest.importorskip("ray")
-    with ResultStore.create(tmp_path / "one", "one", SMALL.model_dump()) as store:
-        one = steps_of(store, workers=1)
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR")
-    try:
-        with ResultStore.create(tmp_path / "ray", "ray", SMALL.model_dump()) as store:
-            assert steps_of(store, workers=2, executor="ray") == one
-    finally:
-        ray.shutdown()
-
-
 def test_the_careful_reference_agent_does_every_step_of_every_retail_task_right(tmp_path: Path):
     config = RunConfig(personas=["baseline"], tasks=list(RETAIL.tasks), trials=1, agent="reference:perfect")
     with ResultStore.create(tmp_path / "p", "p", config.model_dump()) as store:

@@ -215,6 +215,7 @@ def fuzz_route(client: TestClient, token: str, route: Route, method: str):
     return fuzz
 
 
+@pytest.mark.slow
 def test_no_parameter_of_any_route_makes_the_server_fail(app, out: Path):
     client = signed_in(app, out, "admin", "fuzzer")
     token = csrf(client)

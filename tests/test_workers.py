@@ -99,6 +99,7 @@ def create_killer() -> _KillerAgent:
     return _KillerAgent()
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_has_its_trials_run_again_none_lost_none_twice(tmp_path, monkeypatch):
     monkeypatch.setenv(KILL_MARKER, str(tmp_path / "killed"))
     cfg = RunConfig(**{**SMALL, "agent": "python:test_workers:create_killer"})
@@ -136,21 +137,44 @@ def _count(db: Path) -> int:
         return 0
 
 
+# The interrupted runs: 10 tasks × 5 personas × 6 trials (300 trials), enough that a stop after 20 stored lands
+# mid-run, and a resume (and the uninterrupted reference) that costs seconds, not the default run's 1,560 trials.
+INTERRUPTED = ["--trials", "6", "--seed", "7", "--tasks", ",".join(f"retail-{i:03d}" for i in range(1, 11))]
+STORED_BEFORE_STOP = 20
+STORED_WAIT_SECONDS = 600  # a wait for a condition: under heavy load it passes late, never proceeds without it
+
+
+def wait_until_stored(child: subprocess.Popen, db: Path, at_least: int) -> None:
+    """Wait until the run ``child`` has stored ``at_least`` trials in ``db``: a wait for the condition, which under
+    heavy load passes late; if it never holds (the run exits first, or STORED_WAIT_SECONDS pass), the run is killed
+    and the test fails saying so, rather than stopping a run that has not started storing."""
+    deadline = time.monotonic() + STORED_WAIT_SECONDS
+    while _count(db) < at_least and child.poll() is None:
+        if time.monotonic() > deadline:
+            child.kill()
+            child.communicate()
+            pytest.fail(f"{db.parent.name}: {_count(db)} trials stored in {STORED_WAIT_SECONDS} s, fewer than {at_least}")
+        time.sleep(0.02)
+    if child.poll() is not None:
+        _, stderr = child.communicate()
+        pytest.fail(
+            f"{db.parent.name} exited ({child.returncode}) with {_count(db)} trials stored, before it was stopped: {stderr}"
+        )
+
+
 def started_and_stopped(tmp_path: Path, run_id: str, stop: signal.Signals, *flags: str) -> subprocess.Popen:
     """A CLI run with two workers (and ``flags``), sent ``stop`` once a few trials are stored (the test waits for
     trials, not for time)."""
-    common = ["--trials", "6", "--seed", "7", "--out", str(tmp_path), "--concurrency", "4", "--workers", "2", *flags]
+    common = [*INTERRUPTED, "--out", str(tmp_path), "--concurrency", "4", "--workers", "2", *flags]
     child = subprocess.Popen(
         [PASSHAT, "run", *common, "--run-id", run_id], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
-    db = tmp_path / run_id / "results.sqlite"
-    deadline = time.monotonic() + 120
-    while _count(db) < 20 and time.monotonic() < deadline and child.poll() is None:
-        time.sleep(0.02)
+    wait_until_stored(child, tmp_path / run_id / "results.sqlite", STORED_BEFORE_STOP)
     child.send_signal(stop)
     return child
 
 
+@pytest.mark.slow
 def test_ctrl_c_with_workers_exits_130_keeps_what_was_stored_and_resumes(tmp_path):
     assert_interrupted_and_resumed(tmp_path, started_and_stopped(tmp_path, "int", signal.SIGINT))
 
@@ -169,6 +193,7 @@ def assert_interrupted_and_resumed(tmp_path: Path, child: subprocess.Popen) -> N
     assert resumed.returncode == 0, resumed.stderr
 
 
+@pytest.mark.slow
 def test_a_run_with_workers_killed_and_resumed_matches_an_uninterrupted_one(tmp_path):
     child = started_and_stopped(tmp_path, "killed", signal.SIGKILL)
     child.communicate(timeout=60)
@@ -178,7 +203,7 @@ def test_a_run_with_workers_killed_and_resumed_matches_an_uninterrupted_one(tmp_
     )
     assert resumed.returncode in (0, 1), resumed.stderr
     whole = subprocess.run(
-        [PASSHAT, "run", "--trials", "6", "--seed", "7", "--out", str(tmp_path), "--workers", "1", "--run-id", "whole"],
+        [PASSHAT, "run", *INTERRUPTED, "--out", str(tmp_path), "--workers", "1", "--run-id", "whole"],
         capture_output=True,
         text=True,
     )
