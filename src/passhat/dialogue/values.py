@@ -706,7 +706,7 @@ def units_in(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _UNIT.finditer(plain(text))]
 
 
-_PHRASE_GAP = r"[\s\-_\"'“”‘’/:]+"  # ":" too, so a time ("11:00") is a phrase like any other
+_PHRASE_GAP = r"[\s\-_\"'“”‘’/:*`]+"  # ":" too, so a time ("11:00") is a phrase like any other; "*" and "`": markdown
 
 
 def names_phrase(text: str, phrase: str) -> list[tuple[int, int]]:
