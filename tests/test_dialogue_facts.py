@@ -515,6 +515,8 @@ VERDICT_SENTENCE = "invoice INV-71017 is over tolerance"
         (QUEUE, QUEUE_SENTENCE, "INV-71011 is on hold as a duplicate; we have queried it with you.", False),
         (QUEUE, QUEUE_SENTENCE, "INV-71012 is ready for payment.", False),  # another invoice
         (TOTAL, "your total is $332.20", "Customer wants a refund of $8.62 on the lamp.", False),
+        (TOTAL, "your total is $332.20", "The $332.20 has not been paid yet; the rest was refunded.", False),
+        (TOTAL, "your total is $332.20", "Your total is not $332.20 but $340.00.", True),
     ],
 )
 def test_free_text_contradicts_a_fact_when_it_denies_it_or_puts_another_value_in_its_place(

@@ -153,18 +153,30 @@ def answers_kind(fact: Fact, text: str, id_pattern: str | None = None) -> bool:
 
 def contradicts(fact: Fact, sentence: str, text: str, id_pattern: str | None = None) -> bool:
     """Whether free text the agent wrote for someone else (a hand-off summary, a note, a notice) says the
-    fact wrongly: denies its value ("not over tolerance"), or, without saying it, puts another value in its
+    fact wrongly: denies it ("not over tolerance", "the total is not $332.20"; an amount beside a negation of
+    something else is no denial of it: "the 12 rolls not received ($268.80) have not been paid"), or, without saying it, puts another value in its
     place, judged as a restatement after ``sentence`` (the fact said rightly) would be: a rival status of the
     same thing, another amount or date in a clause about the same slot."""
     written = _Message(1, plain(text), text, [])
     said = _said_spans(fact, written.text)
-    if any(_rejection(fact, written, m, id_pattern) == "negated" for m in said):
+    if any(_denies(fact, written, m, id_pattern) for m in said):
         return True
     right = _Message(0, plain(sentence), sentence, [])
     told = next(iter(_said_spans(fact, right.text)), None)
     return told is not None and any(
         _restates_otherwise(fact, right, told, written, span, id_pattern) for span in sentences(written.text)
     )
+
+
+_DENIED_BEFORE = re.compile(r"(?:\bnot|n't|\bnever)\s+(?:\w+\s+)?$", re.I)
+
+
+def _denies(fact: Fact, message: _Message, mention: _Said, id_pattern: str | None) -> bool:
+    """A status or phrase negated anywhere in its clause ("not over tolerance"); a value only when the negation is
+    said of it ("the total is not $332.20"), not of something beside it ("the 12 rolls not received ($268.80)")."""
+    if fact.kind not in ("status", "phrase") and not _DENIED_BEFORE.search(message.text, 0, mention.start):
+        return False
+    return _rejection(fact, message, mention, id_pattern) == "negated"
 
 
 # ---------------------------------------------------------------------------------------------- where the value is said
