@@ -335,13 +335,18 @@ def _agreed_id(core: str, agreed: set[str]) -> bool:
     )
 
 
+_QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d')  # long enough to be a text, not a value
+
+
 def _stated_but_not_agreed(
     proposal: str, terms: list[Term], id_pattern: str | None, own: set[str], spans: Spans | None = None
 ) -> list[str]:
     """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
     (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
     recapped around the proposal are context, except a card and, where the writes move money for the customer,
-    an amount moving for them: what the customer would get or pay, wherever it is said."""
+    an amount moving for them: what the customer would get or pay, wherever it is said. A quoted wording (a note's or
+    a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own."""
+    proposal = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), proposal)
     spans = spans or [(0, len(proposal))]
     every = [t for term in terms for t in (term, *term.alternatives)]
     out = []

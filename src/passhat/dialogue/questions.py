@@ -24,7 +24,7 @@ CONFIRM_QUESTION = cue(
     r"can i (?:go ahead|proceed)",
     r"may i (?:go ahead|proceed)",
     r"is (?:that|this|everything) (?:ok|okay|correct|right|alright)",
-    r"(?:does|do) (?:that|this|these) (?:sound|look|work)",
+    r"(?:does|do) (?:that|this|these|it)(?: all)? (?:sound|look|work)",
     r"confirm",
     r"proceed",
     r"go ahead",
@@ -53,7 +53,8 @@ _POINTING = frozenset(
     "ok okay alright fine good sound sounds look looks right correct work works is are does the as above described "
     "proposed planned outlined want like would shall should can may could to and yes no y n confirm make changes "
     "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
-    "instead request proposal action actions first second tell what or let know reply otherwise different".split()
+    "instead request proposal action actions first second tell what or let know reply otherwise different say just "
+    "any wording changed change changes edit edits tweak anything else two three four five six seven eight nine ten".split()
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
