@@ -33,6 +33,10 @@ HOLD_011_PRICE = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "re
 NOTE_011 = Write(tool="add_audit_note", args={"invoice_id": "INV-71011", "note": "Duplicate of INV-60311."})
 APPLY_002 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50201", "plan": "classic", "payment_method_id": "PM-30029"})
 CANCEL_5102 = Write(tool="cancel_appointment", args={"appointment_id": "AP-5102"})
+BOOK_020 = Write(
+    tool="book_appointment", args={"clinician_id": "D-12", "date": "2025-06-13", "patient_id": "P-1002", "time": "09:30"}
+)
+APPLY_003 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50301", "plan": "classic", "payment_method_id": "PM-30031"})
 ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
 
 RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
@@ -157,6 +161,9 @@ PROPOSALS = [
         (),
     ),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 2025-07-30)?", ()),
+    # a time written with a dot beside a date is the time, not an amount
+    ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 9.30. Is that correct?", (BOOK_020,)),
+    ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 11.45. Is that correct?", ()),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 30 July 2025)?", ()),
 ]
 
@@ -256,6 +263,13 @@ def test_a_report_is_of_what_was_done_not_of_what_is_asked_next() -> None:
 @pytest.mark.parametrize(("text", "writes"), REPORTS)
 def test_a_report_that_something_is_done(text, writes) -> None:
     assert read("payables", "pay-001", text, done=(APPROVE_001,)).reports == keys("payables", *writes)
+
+
+def test_a_report_in_the_domain_s_other_words_for_its_action() -> None:
+    """ "adjusted under Classic" is the benefit applied (a benefits word); the wrong amount refunded is not it."""
+    said = "Done — CH-50301 has been adjusted under Classic: {} refunded to Visa ****5530."
+    assert read("benefits", "benefits-003", said.format("$37.50"), done=(APPLY_003,)).reports == keys("benefits", APPLY_003)
+    assert read("benefits", "benefits-003", said.format("$73.50"), done=(APPLY_003,)).reports == frozenset()
 
 
 # -- the action lexicon: every domain's tools get the engine's synonyms ----------------------------------------

@@ -217,7 +217,7 @@ def quote_adjustment(db: sqlite3.Connection, charge_id: str, plan: PlanId) -> di
     write=True,
     target="charge_id",
     confirm_keys=("charge_id", "plan", "payment_method_id"),
-    confirm_words=("apply", "applying"),
+    confirm_words=("apply", "applying", r"adjust(?:s|ed|ing)?(?: \S+){0,3}? under\b"),  # "adjusted under Classic"
     kinds={"charge_id": "id", "payment_method_id": "id"},
 )
 def apply_plan_benefit(db: sqlite3.Connection, charge_id: str, plan: PlanId, payment_method_id: str) -> dict[str, Any]:
