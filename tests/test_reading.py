@@ -37,6 +37,11 @@ BOOK_020 = Write(
     tool="book_appointment", args={"clinician_id": "D-12", "date": "2025-06-13", "patient_id": "P-1002", "time": "09:30"}
 )
 APPLY_003 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50301", "plan": "classic", "payment_method_id": "PM-30031"})
+BOOK_008 = Write(
+    tool="book_appointment", args={"clinician_id": "D-14", "date": "2025-06-17", "patient_id": "P-1016", "time": "10:00"}
+)
+HAND_OFF_007 = Write(tool="hand_off_to_staff", args={"phone": "4135550108", "summary": "Dose question; nurse line."})
+TRANSFER_020 = Write(tool="transfer_to_controller", args={"employee_number": "E-40455", "summary": "Bank account change."})
 ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
 
 RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
@@ -270,6 +275,32 @@ def test_a_report_in_the_domain_s_other_words_for_its_action() -> None:
     said = "Done — CH-50301 has been adjusted under Classic: {} refunded to Visa ****5530."
     assert read("benefits", "benefits-003", said.format("$37.50"), done=(APPLY_003,)).reports == keys("benefits", APPLY_003)
     assert read("benefits", "benefits-003", said.format("$73.50"), done=(APPLY_003,)).reports == frozenset()
+
+
+def test_a_hand_off_is_proposed_and_reported_in_its_own_words_only() -> None:
+    """A hand-off tool declares no words: it takes the engine's hand-off words, so a booking proposes no hand-off,
+    and a hand-off said at a sentence's start is one made; money "transferred to your card" is none."""
+    booking = "Would you like me to book Jonas Whitcombe with Dr Lindahl on June 17, 2025 at 10:00?"
+    assert read("intake", "intake-008", booking).proposes == keys("intake", BOOK_008)
+    offer = "That's not something I can handle over the phone. Shall I hand you over to our staff with a summary?"
+    assert read("intake", "intake-007", offer, also=(HAND_OFF_007,)).proposes == keys("intake", HAND_OFF_007)
+    said = read("payables", "pay-020", "Transferred to the controller. Summary sent.", done=(TRANSFER_020,))
+    assert said.handoff and said.reports == keys("payables", TRANSFER_020)
+    assert not read("payables", "pay-020", "The payment was transferred to the vendor's account.").handoff
+
+
+def test_a_report_in_the_domain_s_words_for_a_status_and_a_short_payment() -> None:
+    """ "its status is now ready for payment" reports the status change, "its status is received" is a finding;
+    "short-paid to" reports the adjustment, to its own amount only."""
+    approve = Write(tool="approve_invoice", args={"invoice_id": "INV-71003"})
+    status = Write(tool="update_status", args={"invoice_id": "INV-71003", "status": "ready for payment"})
+    said = "Done: I've approved INV-71003; its status is now ready for payment."
+    assert read("payables", "pay-003", said, done=(approve, status)).reports == keys("payables", approve, status)
+    assert read("payables", "pay-003", "INV-71003: its status is received.", done=(approve, status)).reports == frozenset()
+    short = Write(tool="adjust_invoice", args={"invoice_id": "INV-71007", "amount": 1523.2})
+    said = "Done: INV-71007 has been short-paid to {}."
+    assert read("payables", "pay-007", said.format("$1523.20"), done=(short,)).reports == keys("payables", short)
+    assert read("payables", "pay-007", said.format("$1532.20"), done=(short,)).reports == frozenset()
 
 
 # -- the action lexicon: every domain's tools get the engine's synonyms ----------------------------------------

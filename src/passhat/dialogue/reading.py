@@ -21,12 +21,19 @@ _HANDOFF = cue(
     r"transferr?(?:ing|ed)? you",
     r"transfer (?:this|your) (?:case|request|conversation)",
     r"connect(?:ing)? you (?:with|to)",
-    r"hand(?:ing)? you (?:over|off)",
-    r"pass(?:ing)? you (?:on|over|along) to",
+    r"hand(?:ing|ed)? (?:you )?(?:over|off) to",
+    r"hand(?:ing|ed)? you (?:over|off)",
+    r"pass(?:ing|ed)? you (?:on|over|along) to",
     r"escalat(?:e|ing|ed) (?:this|your)",
+    r"escalated to (?:a |an |our |the )?(?:staff|human|person|colleague|team|specialist|supervisor|manager)",
+    r"(?:case|request|ticket) (?:has been |was |is )?escalated",
+    r"pass(?:ed|ing)? (?:your|the|this) (?:case|request) (?:on |over )?to",
     r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)",
     r"specialist will",
 )
+# A report headed by the hand-off itself ("Transferred to the controller.", "Escalated to staff."): only at a
+# sentence's start, where "transferred to" cannot be money moving to a card.
+_HANDED_OVER = re.compile(r"\W*(?:escalated|transferr?ed|handed (?:off|over)|passed (?:on|over)) to\b", re.I)
 # The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
 # even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
 _OFFER = cue(
@@ -282,12 +289,13 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     proposal = bool(confirming) and has_action
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
-    handoff = bool(_HANDOFF.search(body)) and not proposal
+    handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)
+    handoff = bool(_HANDOFF.search(body) or handed) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)
     return Reading(
         handoff=handoff,
         proposal=proposal,
-        report=bool(_REPORT.search(body)),
+        report=bool(_REPORT.search(body)) or handoff,  # a hand-off needs no yes: said to the customer, it is made
         failure=bool(_FAILURE.search(body)) and not not_found,
         refusal=bool(_REFUSAL.search(body)) and not (not_found or asks),
         not_found=not_found,

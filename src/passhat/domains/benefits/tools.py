@@ -16,6 +16,7 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
+from passhat.dialogue.lexicon import HANDOFF_WORDS
 from passhat.domains import payments
 from passhat.domains.toolkit import NotFound, ToolFailure, one, rows, tool
 
@@ -373,6 +374,7 @@ def renew_membership(db: sqlite3.Connection, member_id: str, plan: PlanId, payme
     needs_confirmation=False,
     ends_conversation=True,
     target="member_number",
+    confirm_words=(r"escalat", r"open(?:s|ed|ing)? a case", r"pass(?:es|ed|ing)? (?:your|the|this) case", *HANDOFF_WORDS),
     free_text=("summary",),
     kinds={"member_number": "code"},
 )
