@@ -42,6 +42,10 @@ BOOK_008 = Write(
 )
 HAND_OFF_007 = Write(tool="hand_off_to_staff", args={"phone": "4135550108", "summary": "Dose question; nurse line."})
 TRANSFER_020 = Write(tool="transfer_to_controller", args={"employee_number": "E-40455", "summary": "Bank account change."})
+RECORDS_018 = Write(
+    tool="request_records",
+    args={"delivery": "mail", "patient_id": "P-1005", "records": "visit summaries", "requester_id": "P-1006"},
+)
 ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
 
 RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
@@ -166,6 +170,14 @@ PROPOSALS = [
         (),
     ),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 2025-07-30)?", ()),
+    # records sent by mail, said as the caller hears it; by the portal is another write
+    ("intake", "intake-018", "Shall I request a copy of the visit summaries for Beatrix Holm, sent by post?", (RECORDS_018,)),
+    (
+        "intake",
+        "intake-018",
+        "Shall I request a copy of the visit summaries for Beatrix Holm, sent online?",
+        (RECORDS_018.model_copy(update={"args": {**RECORDS_018.args, "delivery": "portal"}}),),
+    ),
     # a time written with a dot beside a date is the time, not an amount
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 9.30. Is that correct?", (BOOK_020,)),
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 11.45. Is that correct?", ()),
