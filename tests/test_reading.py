@@ -46,6 +46,8 @@ RECORDS_018 = Write(
     tool="request_records",
     args={"delivery": "mail", "patient_id": "P-1005", "records": "visit summaries", "requester_id": "P-1006"},
 )
+CANCEL_002 = Write(tool="cancel_order", args={"order_id": "#R7928167", "reason": "ordered by mistake"})
+CANCEL_002_NEEDED = Write(tool="cancel_order", args={"order_id": "#R7928167", "reason": "no longer needed"})
 ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
 
 RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
@@ -87,7 +89,19 @@ ASKS = [
     ("payables", "pay-011", "Thanks! And which invoice is it", {"invoice"}),
     ("payables", "pay-011", "Do you have the invoice number handy", {"invoice"}),
     ("payables", "pay-011", "Please reply with your employee number and work email.", {"identity"}),
+    # the domains' terse and list forms
+    ("intake", "intake-003", "Phone no. / DOB?", {"identity"}),
+    ("intake", "intake-029", "To book, I need:\n- **Doctor**\n- **Preferred date and time**", {"clinician", "when"}),
+    ("intake", "intake-003", "- 15.30 on Tue Jun 17, 2025\n\nWhich one works for you?", {"when"}),
+    ("intake", "intake-023", "**Delivery:** would you like the copy sent by **mail** or through the **portal**?", {"delivery"}),
+    ("helpdesk", "hd-006", "Incident no.? Symptom?", {"incident", "symptom"}),
+    ("payables", "pay-029", "**Amount needed:** what should INV-71033 be adjusted to?", {"amount"}),
+    # an offer whose own clause asks what ("should I" is no offer inside "should INV-71033")
+    ("payables", "pay-006", "To make sure I get it right, what amount should I short-pay INV-71006 to", {"amount"}),
+    ("payables", "pay-011", "Sorry, which is on me — should I hold INV-71011 with the reason duplicate?", set()),
     # statements that name a slot ask for nothing
+    ("intake", "intake-029", "Your appointment with your doctor is on the preferred date and time you gave.", set()),
+    ("intake", "intake-023", "I've sent it by mail, not through the portal.", set()),
     ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),
     ("retail", "retail-001", "Your order number is #R3042198 and the email on it is yours.", set()),
     ("intake", "intake-038", "I've moved the one on 2 July.", set()),
@@ -178,6 +192,8 @@ PROPOSALS = [
         "Shall I request a copy of the visit summaries for Beatrix Holm, sent online?",
         (RECORDS_018.model_copy(update={"args": {**RECORDS_018.args, "delivery": "portal"}}),),
     ),
+    # "— confirm?" asks for a yes, not for the reason it names; another reason of the closed set is another write
+    ("retail", "retail-002", "Cancel #R7928167 with the reason “ordered by mistake” — confirm?", (CANCEL_002,)),
     # a time written with a dot beside a date is the time, not an amount
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 9.30. Is that correct?", (BOOK_020,)),
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 11.45. Is that correct?", ()),
@@ -190,6 +206,12 @@ def test_a_yes_agrees_to_the_proposal_s_terms_and_a_conflicting_term_voids_it(do
     reading = read(domain, task, text)
     assert reading.proposal
     assert reading.proposes == keys(domain, *writes)
+
+
+def test_another_value_of_a_closed_set_is_another_write_even_when_optional() -> None:
+    """A cancellation's reason need not be said; said as the other reason, the yes is to that cancellation only."""
+    text = "I'm ready to cancel #R7928167 as no longer needed. Okay to proceed?"
+    assert read("retail", "retail-002", text, also=(CANCEL_002_NEEDED,)).proposes == keys("retail", CANCEL_002_NEEDED)
 
 
 YES_TO_SOMETHING_ELSE = [

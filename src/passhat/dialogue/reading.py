@@ -37,18 +37,23 @@ _HANDED_OVER = re.compile(r"\W*(?:escalated|transferr?ed|handed (?:off|over)|pas
 # The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
 # even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
 _OFFER = cue(
-    r"shall (?:i|we)",
-    r"should (?:i|we)",
+    r"shall (?:i|we)\b",
+    r"should (?:i|we)\b",
     r"(?:would|do) you (?:like|want) (?:me|us) to",
     r"(?:want|like) me to",
     r"(?:can|may) (?:i|we) (?:go ahead|proceed)",
     r"(?:ok|okay) to",
     r"is it (?:ok|okay|alright|fine) (?:if i|to)",
+    r"confirm\s*\?",  # "Cancel #R7928167 with the reason 'ordered by mistake' — confirm?"
     r"yes/no",
     r"yes or no",
     r"\(?y/n\)?",
 )
 _WH_QUESTION = re.compile(r"\W*(?:(?:and|also|then|so),?\s+)?(?:what|which|who|whose|how|when|where)\b", re.I)  # asks, not offers
+# "what amount should I short-pay it to?": the offer's own clause asks what, so it asks for a detail
+_WH_CLAUSE = re.compile(r"\b(?:what|which|how much|how many)\b[^.?!,;:—–]{0,40}$", re.I)
+# "To make sure I get it right, what amount should I short-pay it to": a clause opening with what/which asks, "?" or not
+_WH_ASKS = re.compile(r"[,;:]\s*(?:what|which)\b[^.?!,;:]{0,40}\b(?:should|would|do|can|shall) (?:i|we|you)\b", re.I)
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = cue(
@@ -244,10 +249,17 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     "I can't tell which" and the items of a list a request opens (``listed``: "To look into it I need:") ask, and
     not an offer to act that leaves nothing to choose (``acting``: the message names an action or an entity);
     "which one" asks for the domain's ``which`` slot."""
-    asking = "?" in sentence or _ASKING.search(sentence) or _WH_QUESTION.match(sentence) or _terse_request(sentence)
+    asking = (
+        "?" in sentence
+        or _ASKING.search(sentence)
+        or _WH_QUESTION.match(sentence)
+        or _WH_ASKS.search(sentence)
+        or _terse_request(sentence)
+    )
     if not (asking or listed):
         return frozenset()
-    if acting and _OFFER.search(sentence) and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence)):
+    offer = _OFFER.search(sentence) if acting else None
+    if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
     slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(sentence))
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
