@@ -214,6 +214,19 @@ def test_another_value_of_a_closed_set_is_another_write_even_when_optional() -> 
     assert read("retail", "retail-002", text, also=(CANCEL_002_NEEDED,)).proposes == keys("retail", CANCEL_002_NEEDED)
 
 
+def test_asking_whether_to_hold_off_asks_for_a_yes_that_binds_nothing() -> None:
+    """ "would you prefer I hold off and leave it?" asks for a yes; the yes is to leaving it, not to the hold offered."""
+    text = (
+        "I could place INV-71011 on hold, reason: duplicate right away. Given the buyer hasn't replied, though, "
+        "would you prefer I hold off and leave INV-71011 as it is for now?"
+    )
+    reading = read("payables", "pay-011", text)
+    assert reading.proposal and reading.proposes == frozenset()
+    assert read("payables", "pay-011", "Would you prefer I put INV-71011 on hold, reason: duplicate?").proposes == keys(
+        "payables", HOLD_011
+    )
+
+
 YES_TO_SOMETHING_ELSE = [
     (
         "payables",

@@ -41,6 +41,7 @@ _OFFER = cue(
     r"should (?:i|we)\b",
     r"(?:would|do) you (?:like|want) (?:me|us) to",
     r"(?:want|like) me to",
+    r"would you (?:prefer|rather) (?:that )?(?:i|we)\b",
     r"(?:can|may) (?:i|we) (?:go ahead|proceed)",
     r"(?:ok|okay) to",
     r"is it (?:ok|okay|alright|fine) (?:if i|to)",

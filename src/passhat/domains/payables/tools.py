@@ -321,7 +321,7 @@ def get_vendor(db: sqlite3.Connection, vendor_id: str) -> dict[str, Any]:
 
 APPROVE_WORDS = ("approve", "approving")
 ADJUST_WORDS = ("adjust", "adjusting", r"short[- ]?pa(?:y|id)", "short-paying")
-HOLD_WORDS = ("hold", "holding")
+HOLD_WORDS = (r"hold(?!\s+off)", r"holding(?!\s+off)")  # "hold off" is holding back, not a hold
 ESCALATE_WORDS = ("escalate", "escalating", r"rout(?:e|es|ing)(?: \S+){0,3}? to the controller")
 POST_WORDS = ("post", "posting")
 # "its status is now ready for payment": the status changed, not a finding ("its status is received")
