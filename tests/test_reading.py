@@ -227,6 +227,13 @@ def test_asking_whether_to_hold_off_asks_for_a_yes_that_binds_nothing() -> None:
     )
 
 
+def test_a_request_for_leave_asks_for_a_yes_with_no_action_and_not_knowing_does_not() -> None:
+    """ "OK to save this chat transcript? y/n" asks for a yes that binds no write; "I can't confirm that ... yet" asks nothing."""
+    reading = read("payables", "pay-011", "OK to save this chat transcript for quality review? y/n")
+    assert reading.proposal and reading.proposes == frozenset()
+    assert not read("benefits", "benefits-017", "I can't confirm that the yearly dues are $219.00 yet.").proposal
+
+
 YES_TO_SOMETHING_ELSE = [
     (
         "payables",

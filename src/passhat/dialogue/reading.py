@@ -50,6 +50,11 @@ _OFFER = cue(
     r"yes or no",
     r"\(?y/n\)?",
 )
+# A request for the customer's leave with no action of the domain ("May I keep a transcript?", "OK to save this
+# chat? y/n"): it asks for a yes all the same, though a yes to it agrees to no write.
+_CONSENT = cue(
+    r"may (?:i|we)\b", r"would you like\b", r"(?:ok|okay) to\b", r"would it be (?:ok|okay|alright|fine)", r"yes or no", r"y/n"
+)
 _WH_QUESTION = re.compile(r"\W*(?:(?:and|also|then|so),?\s+)?(?:what|which|who|whose|how|when|where)\b", re.I)  # asks, not offers
 # "what amount should I short-pay it to?": the offer's own clause asks what, so it asks for a detail
 _WH_CLAUSE = re.compile(r"\b(?:what|which|how much|how many)\b[^.?!,;:—–]{0,40}$", re.I)
@@ -299,7 +304,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
-    proposal = bool(confirming) and has_action
+    proposal = bool(confirming) and (has_action or any(_CONSENT.search(s) and "?" in s for s in confirming))
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
     handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)

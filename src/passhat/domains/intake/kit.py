@@ -34,7 +34,7 @@ CUES = {
         r"what (?:doctor|clinician)",
         r"who would you like to see",
         r"(?:doctor|clinician) in mind",
-        r"(?<![\w ])(?:doctor|clinician)\W*$",  # an item alone: "To book, I need: - **Doctor**"
+        r"(?<![\w ])(?:doctor|clinician)\W*$",  # said alone: "To book, I need: - **Doctor**"
     ),
     "when": cue(
         r"what (?:new )?(?:date|day|time)",
