@@ -48,6 +48,7 @@ RECORDS_018 = Write(
 )
 CANCEL_002 = Write(tool="cancel_order", args={"order_id": "#R7928167", "reason": "ordered by mistake"})
 CANCEL_002_NEEDED = Write(tool="cancel_order", args={"order_id": "#R7928167", "reason": "no longer needed"})
+RAISE_1131 = Write(tool="escalate_incident", args={"incident_id": "INC-1131", "priority": "high"})
 ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
 
 RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
@@ -194,6 +195,9 @@ PROPOSALS = [
     ),
     # "— confirm?" asks for a yes, not for the reason it names; another reason of the closed set is another write
     ("retail", "retail-002", "Cancel #R7928167 with the reason “ordered by mistake” — confirm?", (CANCEL_002,)),
+    # a priority raised, said as the value it is set to
+    ("helpdesk", "hd-013", "Would you like me to set INC-1131 to High priority?", (RAISE_1131,)),
+    ("helpdesk", "hd-013", "Would you like me to set INC-1131 to Low priority?", ()),
     # a time written with a dot beside a date is the time, not an amount
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 9.30. Is that correct?", (BOOK_020,)),
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 11.45. Is that correct?", ()),
