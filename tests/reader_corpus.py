@@ -208,13 +208,20 @@ def _domain(name: str) -> Domain:
     return load_domain(name)
 
 
+def _before(domain: Domain, done: list[Write]) -> dict[str, Any]:
+    """Each write made's terms, by key, on the backend as it stood before that write: a refund made reads its
+    amount, not the 0.00 left once it is made, whether the message reports it or a yes would agree to it again."""
+    return {key(domain, w): _BACKENDS.commitment(domain, done[:i], w) for i, w in enumerate(done)}
+
+
 def read_entry(entry: Entry, domain_name: str) -> Observed:
     """What passhat's reader makes of the message, in the task's conversation after ``entry.done``."""
     domain = _domain(domain_name)
     task = domain.tasks[entry.task]
     writes = candidates(domain, entry)
-    commitments = [_BACKENDS.commitment(domain, entry.done, w) for w in writes]
-    done = [_BACKENDS.commitment(domain, entry.done, w) for w in entry.done]
+    made = _before(domain, entry.done)
+    commitments = [made.get(key(domain, w)) or _BACKENDS.commitment(domain, entry.done, w) for w in writes]
+    done = [made[key(domain, w)] for w in entry.done]
     reading = read_message(entry.text, domain.lexicon)
     own = (task.customer.customer_id,)
     proposed = reading.agreed(commitments, done, own) if reading.proposal else set()

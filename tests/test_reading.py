@@ -33,6 +33,22 @@ HOLD_011_PRICE = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "re
 NOTE_011 = Write(tool="add_audit_note", args={"invoice_id": "INV-71011", "note": "Duplicate of INV-60311."})
 APPLY_002 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50201", "plan": "classic", "payment_method_id": "PM-30029"})
 CANCEL_5102 = Write(tool="cancel_appointment", args={"appointment_id": "AP-5102"})
+BOOK_020 = Write(
+    tool="book_appointment", args={"clinician_id": "D-12", "date": "2025-06-13", "patient_id": "P-1002", "time": "09:30"}
+)
+APPLY_003 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50301", "plan": "classic", "payment_method_id": "PM-30031"})
+BOOK_008 = Write(
+    tool="book_appointment", args={"clinician_id": "D-14", "date": "2025-06-17", "patient_id": "P-1016", "time": "10:00"}
+)
+HAND_OFF_007 = Write(tool="hand_off_to_staff", args={"phone": "4135550108", "summary": "Dose question; nurse line."})
+TRANSFER_020 = Write(tool="transfer_to_controller", args={"employee_number": "E-40455", "summary": "Bank account change."})
+RECORDS_018 = Write(
+    tool="request_records",
+    args={"delivery": "mail", "patient_id": "P-1005", "records": "visit summaries", "requester_id": "P-1006"},
+)
+CANCEL_002 = Write(tool="cancel_order", args={"order_id": "#R7928167", "reason": "ordered by mistake"})
+CANCEL_002_NEEDED = Write(tool="cancel_order", args={"order_id": "#R7928167", "reason": "no longer needed"})
+RAISE_1131 = Write(tool="escalate_incident", args={"incident_id": "INC-1131", "priority": "high"})
 ASSIGN_1061 = Write(tool="assign_incident", args={"incident_id": "INC-1061", "group": "telephony"})
 
 RECAP_007 = """Thanks, Hugo — verified. Here's what I found on INV-71007 (Northmoor Packaging):
@@ -74,7 +90,19 @@ ASKS = [
     ("payables", "pay-011", "Thanks! And which invoice is it", {"invoice"}),
     ("payables", "pay-011", "Do you have the invoice number handy", {"invoice"}),
     ("payables", "pay-011", "Please reply with your employee number and work email.", {"identity"}),
+    # the domains' terse and list forms
+    ("intake", "intake-003", "Phone no. / DOB?", {"identity"}),
+    ("intake", "intake-029", "To book, I need:\n- **Doctor**\n- **Preferred date and time**", {"clinician", "when"}),
+    ("intake", "intake-003", "- 15.30 on Tue Jun 17, 2025\n\nWhich one works for you?", {"when"}),
+    ("intake", "intake-023", "**Delivery:** would you like the copy sent by **mail** or through the **portal**?", {"delivery"}),
+    ("helpdesk", "hd-006", "Incident no.? Symptom?", {"incident", "symptom"}),
+    ("payables", "pay-029", "**Amount needed:** what should INV-71033 be adjusted to?", {"amount"}),
+    # an offer whose own clause asks what ("should I" is no offer inside "should INV-71033")
+    ("payables", "pay-006", "To make sure I get it right, what amount should I short-pay INV-71006 to", {"amount"}),
+    ("payables", "pay-011", "Sorry, which is on me — should I hold INV-71011 with the reason duplicate?", set()),
     # statements that name a slot ask for nothing
+    ("intake", "intake-029", "Your appointment with your doctor is on the preferred date and time you gave.", set()),
+    ("intake", "intake-023", "I've sent it by mail, not through the portal.", set()),
     ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),
     ("retail", "retail-001", "Your order number is #R3042198 and the email on it is yours.", set()),
     ("intake", "intake-038", "I've moved the one on 2 July.", set()),
@@ -157,6 +185,22 @@ PROPOSALS = [
         (),
     ),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 2025-07-30)?", ()),
+    # records sent by mail, said as the caller hears it; by the portal is another write
+    ("intake", "intake-018", "Shall I request a copy of the visit summaries for Beatrix Holm, sent by post?", (RECORDS_018,)),
+    (
+        "intake",
+        "intake-018",
+        "Shall I request a copy of the visit summaries for Beatrix Holm, sent online?",
+        (RECORDS_018.model_copy(update={"args": {**RECORDS_018.args, "delivery": "portal"}}),),
+    ),
+    # "— confirm?" asks for a yes, not for the reason it names; another reason of the closed set is another write
+    ("retail", "retail-002", "Cancel #R7928167 with the reason “ordered by mistake” — confirm?", (CANCEL_002,)),
+    # a priority raised, said as the value it is set to
+    ("helpdesk", "hd-013", "Would you like me to set INC-1131 to High priority?", (RAISE_1131,)),
+    ("helpdesk", "hd-013", "Would you like me to set INC-1131 to Low priority?", ()),
+    # a time written with a dot beside a date is the time, not an amount
+    ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 9.30. Is that correct?", (BOOK_020,)),
+    ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 11.45. Is that correct?", ()),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 30 July 2025)?", ()),
 ]
 
@@ -166,6 +210,32 @@ def test_a_yes_agrees_to_the_proposal_s_terms_and_a_conflicting_term_voids_it(do
     reading = read(domain, task, text)
     assert reading.proposal
     assert reading.proposes == keys(domain, *writes)
+
+
+def test_another_value_of_a_closed_set_is_another_write_even_when_optional() -> None:
+    """A cancellation's reason need not be said; said as the other reason, the yes is to that cancellation only."""
+    text = "I'm ready to cancel #R7928167 as no longer needed. Okay to proceed?"
+    assert read("retail", "retail-002", text, also=(CANCEL_002_NEEDED,)).proposes == keys("retail", CANCEL_002_NEEDED)
+
+
+def test_asking_whether_to_hold_off_asks_for_a_yes_that_binds_nothing() -> None:
+    """ "would you prefer I hold off and leave it?" asks for a yes; the yes is to leaving it, not to the hold offered."""
+    text = (
+        "I could place INV-71011 on hold, reason: duplicate right away. Given the buyer hasn't replied, though, "
+        "would you prefer I hold off and leave INV-71011 as it is for now?"
+    )
+    reading = read("payables", "pay-011", text)
+    assert reading.proposal and reading.proposes == frozenset()
+    assert read("payables", "pay-011", "Would you prefer I put INV-71011 on hold, reason: duplicate?").proposes == keys(
+        "payables", HOLD_011
+    )
+
+
+def test_a_request_for_leave_asks_for_a_yes_with_no_action_and_not_knowing_does_not() -> None:
+    """ "OK to save this chat transcript? y/n" asks for a yes that binds no write; "I can't confirm that ... yet" asks nothing."""
+    reading = read("payables", "pay-011", "OK to save this chat transcript for quality review? y/n")
+    assert reading.proposal and reading.proposes == frozenset()
+    assert not read("benefits", "benefits-017", "I can't confirm that the yearly dues are $219.00 yet.").proposal
 
 
 YES_TO_SOMETHING_ELSE = [
@@ -256,6 +326,39 @@ def test_a_report_is_of_what_was_done_not_of_what_is_asked_next() -> None:
 @pytest.mark.parametrize(("text", "writes"), REPORTS)
 def test_a_report_that_something_is_done(text, writes) -> None:
     assert read("payables", "pay-001", text, done=(APPROVE_001,)).reports == keys("payables", *writes)
+
+
+def test_a_report_in_the_domain_s_other_words_for_its_action() -> None:
+    """ "adjusted under Classic" is the benefit applied (a benefits word); the wrong amount refunded is not it."""
+    said = "Done — CH-50301 has been adjusted under Classic: {} refunded to Visa ****5530."
+    assert read("benefits", "benefits-003", said.format("$37.50"), done=(APPLY_003,)).reports == keys("benefits", APPLY_003)
+    assert read("benefits", "benefits-003", said.format("$73.50"), done=(APPLY_003,)).reports == frozenset()
+
+
+def test_a_hand_off_is_proposed_and_reported_in_its_own_words_only() -> None:
+    """A hand-off tool declares no words: it takes the engine's hand-off words, so a booking proposes no hand-off,
+    and a hand-off said at a sentence's start is one made; money "transferred to your card" is none."""
+    booking = "Would you like me to book Jonas Whitcombe with Dr Lindahl on June 17, 2025 at 10:00?"
+    assert read("intake", "intake-008", booking).proposes == keys("intake", BOOK_008)
+    offer = "That's not something I can handle over the phone. Shall I hand you over to our staff with a summary?"
+    assert read("intake", "intake-007", offer, also=(HAND_OFF_007,)).proposes == keys("intake", HAND_OFF_007)
+    said = read("payables", "pay-020", "Transferred to the controller. Summary sent.", done=(TRANSFER_020,))
+    assert said.handoff and said.reports == keys("payables", TRANSFER_020)
+    assert not read("payables", "pay-020", "The payment was transferred to the vendor's account.").handoff
+
+
+def test_a_report_in_the_domain_s_words_for_a_status_and_a_short_payment() -> None:
+    """ "its status is now ready for payment" reports the status change, "its status is received" is a finding;
+    "short-paid to" reports the adjustment, to its own amount only."""
+    approve = Write(tool="approve_invoice", args={"invoice_id": "INV-71003"})
+    status = Write(tool="update_status", args={"invoice_id": "INV-71003", "status": "ready for payment"})
+    said = "Done: I've approved INV-71003; its status is now ready for payment."
+    assert read("payables", "pay-003", said, done=(approve, status)).reports == keys("payables", approve, status)
+    assert read("payables", "pay-003", "INV-71003: its status is received.", done=(approve, status)).reports == frozenset()
+    short = Write(tool="adjust_invoice", args={"invoice_id": "INV-71007", "amount": 1523.2})
+    said = "Done: INV-71007 has been short-paid to {}."
+    assert read("payables", "pay-007", said.format("$1523.20"), done=(short,)).reports == keys("payables", short)
+    assert read("payables", "pay-007", said.format("$1532.20"), done=(short,)).reports == frozenset()
 
 
 # -- the action lexicon: every domain's tools get the engine's synonyms ----------------------------------------

@@ -48,6 +48,8 @@ BOOKING = "Shall I book an appointment for patient P-1016 with Dr Ilse Varga (D-
         "17 June 2025 at 2.30pm",
         "Tue, Jun 17 at half past two in the afternoon",
         "Tuesday the 17th of June, 2:30 p.m.",
+        "Tue Jun 17, 2025 at 14.30",  # a dot, beside the date
+        "14.30 on Tue Jun 17, 2025",
     ],
 )
 def test_a_booking_is_proposed_with_its_day_and_time_in_any_usual_form(when):
@@ -63,6 +65,7 @@ def test_a_booking_is_proposed_with_its_day_and_time_in_any_usual_form(when):
         "18 June 2025 at 2:30 pm",
         "June 17, 2024 at 14:30",
         "17 June",  # no time at all
+        "17 June, 14.30",  # a dot not tied to the date by "at" or "on": an amount, no time
     ],
 )
 def test_a_booking_at_another_day_or_time_is_not_proposed(when):

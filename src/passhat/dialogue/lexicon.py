@@ -42,6 +42,15 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "renew": (r"extend", r"re-?up\b"),
 }
 
+# how a hand to a person is said, for a tool that hands the customer over and declares no words of its own
+HANDOFF_WORDS = (
+    r"transfer",
+    r"hand(?:s|ed|ing)?(?: \S+){0,3}? (?:off|over)\b",
+    r"pass(?:es|ed|ing)?(?: \S+){0,3}? (?:on|over|along) to\b",
+    r"connect(?:s|ed|ing)? you\b",
+    r"put(?:ting)? you through\b",
+)
+
 
 @functools.cache
 def with_synonyms(words: Iterable[str]) -> tuple[str, ...]:

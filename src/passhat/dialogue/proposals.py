@@ -400,6 +400,17 @@ def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
     return out
 
 
+def _says_otherwise(proposal: str, write: Commitment, spans: Spans) -> bool:
+    """Whether the proposal gives, instead of a value of a closed set the write sets (even an optional one), another
+    value of that set: "cancel it as ordered by mistake" is no cancellation as "no longer needed"."""
+    return any(
+        t.unlike
+        and not named(proposal, t, spans)
+        and any(within(spans, at) for u in t.unlike for at, _ in names_phrase(proposal, u))
+        for t in write.terms
+    )
+
+
 def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
     """The rest of a message of ``length`` once ``spans`` are taken out: what a report says, not what it asks."""
     out, at = [], 0
@@ -430,7 +441,9 @@ def bound_writes(
     offered = {
         i
         for i, c in enumerate(wanted)
-        if proposes(proposal, c.words, reported, spans) and all(named(proposal, t, spans) for t in c.terms if t.required)
+        if proposes(proposal, c.words, reported, spans)
+        and all(named(proposal, t, spans) for t in c.terms if t.required)
+        and not _says_otherwise(proposal, c, spans)
     }
     if not offered:
         return set()

@@ -18,6 +18,7 @@ CONFIRM_QUESTION = cue(
     r"shall i",
     r"should i",
     r"would you like (?:me )?to",
+    r"would you (?:prefer|rather) (?:that )?(?:i|we)\b",
     r"do you want (?:me )?to",
     r"want me to",
     r"like me to",

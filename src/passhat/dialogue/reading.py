@@ -21,27 +21,45 @@ _HANDOFF = cue(
     r"transferr?(?:ing|ed)? you",
     r"transfer (?:this|your) (?:case|request|conversation)",
     r"connect(?:ing)? you (?:with|to)",
-    r"hand(?:ing)? you (?:over|off)",
-    r"pass(?:ing)? you (?:on|over|along) to",
+    r"hand(?:ing|ed)? (?:you )?(?:over|off) to",
+    r"hand(?:ing|ed)? you (?:over|off)",
+    r"pass(?:ing|ed)? you (?:on|over|along) to",
     r"escalat(?:e|ing|ed) (?:this|your)",
+    r"escalated to (?:a |an |our |the )?(?:staff|human|person|colleague|team|specialist|supervisor|manager)",
+    r"(?:case|request|ticket) (?:has been |was |is )?escalated",
+    r"pass(?:ed|ing)? (?:your|the|this) (?:case|request) (?:on |over )?to",
     r"(?:a|an|our) (?:human|live) (?:agent|representative|colleague|teammate)",
     r"specialist will",
 )
+# A report headed by the hand-off itself ("Transferred to the controller.", "Escalated to staff."): only at a
+# sentence's start, where "transferred to" cannot be money moving to a card.
+_HANDED_OVER = re.compile(r"\W*(?:escalated|transferr?ed|handed (?:off|over)|passed (?:on|over)) to\b", re.I)
 # The agent offering to act itself ("Shall I ...", "Can I go ahead and ..."): with an action, a request for a yes,
 # even where it names a detail in words that elsewhere ask for it ("cancel order number 3042198").
 _OFFER = cue(
-    r"shall (?:i|we)",
-    r"should (?:i|we)",
+    r"shall (?:i|we)\b",
+    r"should (?:i|we)\b",
     r"(?:would|do) you (?:like|want) (?:me|us) to",
     r"(?:want|like) me to",
+    r"would you (?:prefer|rather) (?:that )?(?:i|we)\b",
     r"(?:can|may) (?:i|we) (?:go ahead|proceed)",
     r"(?:ok|okay) to",
     r"is it (?:ok|okay|alright|fine) (?:if i|to)",
+    r"confirm\s*\?",  # "Cancel #R7928167 with the reason 'ordered by mistake' — confirm?"
     r"yes/no",
     r"yes or no",
     r"\(?y/n\)?",
 )
+# A request for the customer's leave with no action of the domain ("May I keep a transcript?", "OK to save this
+# chat? y/n"): it asks for a yes all the same, though a yes to it agrees to no write.
+_CONSENT = cue(
+    r"may (?:i|we)\b", r"would you like\b", r"(?:ok|okay) to\b", r"would it be (?:ok|okay|alright|fine)", r"yes or no", r"y/n"
+)
 _WH_QUESTION = re.compile(r"\W*(?:(?:and|also|then|so),?\s+)?(?:what|which|who|whose|how|when|where)\b", re.I)  # asks, not offers
+# "what amount should I short-pay it to?": the offer's own clause asks what, so it asks for a detail
+_WH_CLAUSE = re.compile(r"\b(?:what|which|how much|how many)\b[^.?!,;:—–]{0,40}$", re.I)
+# "To make sure I get it right, what amount should I short-pay it to": a clause opening with what/which asks, "?" or not
+_WH_ASKS = re.compile(r"[,;:]\s*(?:what|which)\b[^.?!,;:]{0,40}\b(?:should|would|do|can|shall) (?:i|we|you)\b", re.I)
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = cue(
@@ -237,10 +255,17 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     "I can't tell which" and the items of a list a request opens (``listed``: "To look into it I need:") ask, and
     not an offer to act that leaves nothing to choose (``acting``: the message names an action or an entity);
     "which one" asks for the domain's ``which`` slot."""
-    asking = "?" in sentence or _ASKING.search(sentence) or _WH_QUESTION.match(sentence) or _terse_request(sentence)
+    asking = (
+        "?" in sentence
+        or _ASKING.search(sentence)
+        or _WH_QUESTION.match(sentence)
+        or _WH_ASKS.search(sentence)
+        or _terse_request(sentence)
+    )
     if not (asking or listed):
         return frozenset()
-    if acting and _OFFER.search(sentence) and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence)):
+    offer = _OFFER.search(sentence) if acting else None
+    if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
     slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(sentence))
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
@@ -279,15 +304,16 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
-    proposal = bool(confirming) and has_action
+    proposal = bool(confirming) and (has_action or any(_CONSENT.search(s) and "?" in s for s in confirming))
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
-    handoff = bool(_HANDOFF.search(body)) and not proposal
+    handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)
+    handoff = bool(_HANDOFF.search(body) or handed) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)
     return Reading(
         handoff=handoff,
         proposal=proposal,
-        report=bool(_REPORT.search(body)),
+        report=bool(_REPORT.search(body)) or handoff,  # a hand-off needs no yes: said to the customer, it is made
         failure=bool(_FAILURE.search(body)) and not not_found,
         refusal=bool(_REFUSAL.search(body)) and not (not_found or asks),
         not_found=not_found,

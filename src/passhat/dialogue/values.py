@@ -187,6 +187,7 @@ def _money_in(text: str) -> tuple[Mention, ...]:
 
 def _digit_money(text: str) -> list[_Amount]:
     found = []
+    times = {m.start() for m in _dot_times(text)}
     for m in _DIGIT_MONEY.finditer(text):
         start, end = m.start(), m.end()
         if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_#/@.:-"):
@@ -203,8 +204,8 @@ def _digit_money(text: str) -> list[_Amount]:
             continue
         if post.startswith("cent"):
             amount, currency = amount / 100, "USD"
-        elif not (pre or post) and not re.fullmatch(r"[\d,]*\.\d{2}", num):
-            continue  # a bare number is an amount only with two decimals
+        elif not (pre or post) and (not re.fullmatch(r"[\d,]*\.\d{2}", num) or m.start("num") in times):
+            continue  # a bare number is an amount only with two decimals, and not as a time ("at 10.30")
         signed = bool(m.group("sign1") or m.group("sign2") or (m.group("open") and m.group("close")))
         found.append((start, end, amount, currency, signed))
     return found
@@ -428,6 +429,10 @@ _TIME_FORMS = [
     ),
     re.compile(r"\b(?P<noon>noon|midday|midnight)\b", re.I),
 ]
+# "at 10.30", "11.00 on Mon Jun 16": a time written with a dot only where a time is due (else it is an amount)
+_DOT_TIME = re.compile(r"(?<![\w:.,/$€£-])(?P<h>[01]?\d|2[0-3])\.(?P<m>[0-5]\d)(?![\w:]|[.,]\d)")
+_BEFORE_TIME = re.compile(r"\s*,?\s*(?:at|@)\s+", re.I)
+_AFTER_TIME = re.compile(r"\s*,?\s*on\s+", re.I)
 _AT_HOUR = re.compile(r"\s*,?\s*(?:at|@)\s+(?P<h>1\d|2[0-3]|0?[1-9])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I)
 
 
@@ -447,10 +452,26 @@ def _times_in(text: str) -> tuple[Mention, ...]:
             value = _clock(m)
             if value is not None:
                 found.append((m.start(), m.end(), value))
-    for date in dates_in(text):
+    days = dates_in(text)
+    for date in days:
         if at := _AT_HOUR.match(text, date.end):
             found.append((at.start("h"), at.end(), _clock(at)))
+    found += [(m.start(), m.end(), _clock(m)) for m in _dot_times(text)]
     return tuple(Mention("time", v, s, e) for s, e, v in _longest_first(found))
+
+
+def _dot_times(text: str) -> list[re.Match[str]]:
+    """Times written with a dot ("10.30"), only beside a date: "June 17 at 10.30", "11.00 on Mon Jun 16".
+    Elsewhere "10.30" is an amount ("priced at 12.50"); beside a date it is none (:func:`money_in` leaves it out)."""
+    days = dates_in(text)
+    after_day = {before.end() for d in days if (before := _BEFORE_TIME.match(text, d.end))}
+    starts = {d.start for d in days}
+    out = []
+    for m in _DOT_TIME.finditer(text):
+        after = _AFTER_TIME.match(text, m.end())
+        if m.start() in after_day or (after and after.end() in starts):
+            out.append(m)
+    return out
 
 
 def _clock(m: re.Match[str]) -> str | None:

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
+from passhat.dialogue.lexicon import HANDOFF_WORDS
 from passhat.dialogue.values import VALUE_KINDS, ValueKind
 from passhat.domains.model import Call
 from passhat.errors import UserError
@@ -99,7 +100,8 @@ def tool(
         ends_conversation=ends_conversation,
         target=target,
         confirm_keys=confirm_keys if confirm_keys is not None else ((target,) if target else ()),
-        confirm_words=confirm_words,
+        # a hand-off that declares no words is said as hand-offs are: else any proposal or report would name it
+        confirm_words=confirm_words or (HANDOFF_WORDS if ends_conversation else ()),
         identifies=identifies,
         free_text=free_text,
         kinds=dict(kinds or {}),

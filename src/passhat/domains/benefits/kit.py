@@ -25,7 +25,11 @@ CUES = {
         r"authenticat",
     ),
     "charge": cue(
-        r"which charge", r"what charge", r"charge reference", r"reference (?:number )?(?:on|from) (?:your|the) receipt"
+        r"which charge",
+        r"what charge",
+        r"charge (?:reference|ref\b|number)",
+        r"reference of the charge",
+        r"reference (?:number )?(?:on|from) (?:your|the) receipt",
     ),
     "plan": cue(r"which (?:membership )?plan", r"what (?:membership )?plan", r"plan (?:are|were) you on"),
     "payment": cue(
@@ -33,6 +37,8 @@ CUES = {
         r"what (?:card|payment method)",
         r"where (?:should|would you like) (?:the|your) (?:refund|money)",
         r"club credit\?",
+        r"last four of the one",
+        r"(?<![\w ])payment method\W*$",
     ),
 }
 

@@ -16,6 +16,7 @@ import sqlite3
 from datetime import date, timedelta
 from typing import Any
 
+from passhat.dialogue.lexicon import HANDOFF_WORDS
 from passhat.domains import payments
 from passhat.domains.toolkit import NotFound, ToolFailure, one, rows, tool
 
@@ -217,7 +218,7 @@ def quote_adjustment(db: sqlite3.Connection, charge_id: str, plan: PlanId) -> di
     write=True,
     target="charge_id",
     confirm_keys=("charge_id", "plan", "payment_method_id"),
-    confirm_words=("apply", "applying"),
+    confirm_words=("apply", "applying", r"adjust(?:s|ed|ing)?(?: \S+){0,3}? under\b"),  # "adjusted under Classic"
     kinds={"charge_id": "id", "payment_method_id": "id"},
 )
 def apply_plan_benefit(db: sqlite3.Connection, charge_id: str, plan: PlanId, payment_method_id: str) -> dict[str, Any]:
@@ -373,6 +374,7 @@ def renew_membership(db: sqlite3.Connection, member_id: str, plan: PlanId, payme
     needs_confirmation=False,
     ends_conversation=True,
     target="member_number",
+    confirm_words=(r"escalat", r"open(?:s|ed|ing)? a case", r"pass(?:es|ed|ing)? (?:your|the|this) case", *HANDOFF_WORDS),
     free_text=("summary",),
     kinds={"member_number": "code"},
 )

@@ -298,7 +298,8 @@ def assign_incident(db: sqlite3.Connection, incident_id: str, group: Group) -> d
 @tool(
     write=True,
     target="incident_id",
-    confirm_words=(r"rais(?:e|ing)", r"escalat(?:e|ing)", r"increas(?:e|ing)"),
+    # "set INC-1131 to High priority": the priority said as the value it is set to
+    confirm_words=(r"rais(?:e|ing)", r"escalat(?:e|ing)", r"increas(?:e|ing)", r"set(?:ting)?(?: \S+){0,3}? to \w+ priority\b"),
     kinds={"incident_id": "id"},
 )
 def escalate_incident(db: sqlite3.Connection, incident_id: str, priority: Priority) -> dict[str, Any]:

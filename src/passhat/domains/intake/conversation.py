@@ -94,9 +94,18 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
         return [
             _patient_term(db, a.get("patient_id", "")),
             Term("phrase", str(a.get("records", "")), "records"),
-            Term("phrase", str(a.get("delivery", "")), "delivery"),
+            _delivery_term(str(a.get("delivery", ""))),
         ]
     return []
+
+
+# how else a caller hears each way of sending records ("mailed to the address on file", "sent by post")
+_DELIVERY_SAID = {"mail": ("mailed", "post", "posted"), "portal": ("online",)}
+
+
+def _delivery_term(delivery: str) -> Term:
+    spoken = tuple(Term("phrase", w, "delivery") for w in _DELIVERY_SAID.get(delivery, ()))
+    return Term("phrase", delivery, "delivery", alternatives=spoken)
 
 
 def _patient_term(db: sqlite3.Connection, patient_id: str) -> Term:

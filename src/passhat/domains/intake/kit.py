@@ -21,6 +21,7 @@ CUES = {
         r"phone number",
         r"number (?:on|we have on) (?:your )?file",
         r"date of birth",
+        r"\bDOB\b",
         r"birth ?date",
         r"when (?:were you|you were) born",
         r"verify (?:who you are|your identity|who's calling|who is calling)",
@@ -28,10 +29,29 @@ CUES = {
     ),
     "patient": cue(r"who is (?:the appointment|the request|this|it) for", r"(?:patient|their|child)(?:'s)? full name", r"whose"),
     "appointment": cue(r"(?:appointment'?s? )?reference", r"reminder", r"which appointment"),
-    "clinician": cue(r"which (?:doctor|clinician)", r"what (?:doctor|clinician)", r"who would you like to see"),
-    "when": cue(r"what (?:date|day|time)", r"which (?:date|day|time)", r"when would you like"),
+    "clinician": cue(
+        r"which (?:doctor|clinician)",
+        r"what (?:doctor|clinician)",
+        r"who would you like to see",
+        r"(?:doctor|clinician) in mind",
+        r"(?<![\w ])(?:doctor|clinician)\W*$",  # said alone: "To book, I need: - **Doctor**"
+    ),
+    "when": cue(
+        r"what (?:new )?(?:date|day|time)",
+        r"which (?:date|day|time)",
+        r"when would you like",
+        r"(?:new|preferred) (?:date|day|time)",
+        r"date ?(?:and|/|\+|or) ?time",
+        r"day (?:or time )?that (?:suits|works)",
+        r"day or time",
+        r"(?:which|what) (?:one|slot|time) works (?:best )?for you",  # a choice among the openings offered
+    ),
     "records": cue(r"which (?:records|part)", r"what (?:records|part)"),
-    "delivery": cue(r"portal or (?:by )?mail", r"how would you like to receive", r"mail or (?:the )?portal"),
+    "delivery": cue(
+        r"how would you like to receive",
+        r"(?:mail|post)\W+or\W+(?:\w+\W+){0,2}portal",
+        r"portal\W+or\W+(?:\w+\W+){0,2}(?:mail|post)",
+    ),
 }
 
 PHRASINGS = {

@@ -17,7 +17,7 @@ SLOTS: tuple[Slot, ...] = ("identity", "invoice", "reason", "amount")
 
 CUES = {
     IDENTITY: cue(
-        r"employee (?:number|id)",
+        r"employee (?:number|id|no\b)",
         r"badge",
         r"work email",
         r"email address",
@@ -26,7 +26,14 @@ CUES = {
     ),
     "invoice": cue(r"which invoice", r"what invoice", r"invoice (?:number|id)", r"INV number"),
     "reason": cue(r"(?:hold )?reason", r"why (?:is it|it is|should it be) held"),
-    "amount": cue(r"what amount", r"which amount", r"how much should", r"adjust(?:ed)? (?:it )?to (?:what|which)"),
+    "amount": cue(
+        r"what amount",
+        r"which amount",
+        r"how much should",
+        r"adjust(?:ed)? (?:it )?to (?:what|which)",
+        r"amount needed",
+        r"what should \S+ be (?:adjusted|short-paid) to",
+    ),
 }
 
 PHRASINGS = {

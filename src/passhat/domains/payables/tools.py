@@ -320,11 +320,12 @@ def get_vendor(db: sqlite3.Connection, vendor_id: str) -> dict[str, Any]:
 # -- writes --------------------------------------------------------------------------------------------
 
 APPROVE_WORDS = ("approve", "approving")
-ADJUST_WORDS = ("adjust", "adjusting", r"short[- ]?pay", "short-paying")
-HOLD_WORDS = ("hold", "holding")
+ADJUST_WORDS = ("adjust", "adjusting", r"short[- ]?pa(?:y|id)", "short-paying")
+HOLD_WORDS = (r"hold(?!\s+off)", r"holding(?!\s+off)")  # "hold off" is holding back, not a hold
 ESCALATE_WORDS = ("escalate", "escalating", r"rout(?:e|es|ing)(?: \S+){0,3}? to the controller")
 POST_WORDS = ("post", "posting")
-STATUS_WORDS = ("mark", "marking", "move", "moving", "set the status")
+# "its status is now ready for payment": the status changed, not a finding ("its status is received")
+STATUS_WORDS = ("mark", "marking", "move", "moving", "set the status", r"status (?:is|has been) (?:now|set|changed|updated)\b")
 NOTE_WORDS = ("note", "noting", "annotate")
 NOTIFY_WORDS = ("notify", "notifying", "email", "emailing")
 

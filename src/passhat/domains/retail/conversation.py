@@ -12,6 +12,7 @@ from typing import Any
 
 from passhat.dialogue.proposals import Term, named
 from passhat.domains.model import Action, Customer, NearMiss
+from passhat.domains.retail.data import CANCEL_REASONS
 from passhat.domains.retail.model import Shopper
 from passhat.domains.retail.tools import TOOLS, cancellation_refunds, net_paid, price_difference, variant_info
 from passhat.domains.toolkit import one, rows
@@ -100,7 +101,9 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
         refunds = cancellation_refunds(db, order_id)
         terms += [_payment_term(db, pm, "refunded to", required=False) for pm in refunds]
         terms += _amounts(refunds.values(), "refund")
-        terms.append(Term("phrase", str(a.get("reason")), "reason", required=False))
+        # the other reasons said beside it conflict: "cancel it as ordered by mistake" is not "no longer needed"
+        others = tuple(r for r in CANCEL_REASONS if r != a.get("reason"))
+        terms.append(Term("phrase", str(a.get("reason")), "reason", required=False, unlike=others))
     elif tool in ("change_order_address", "change_customer_address"):
         terms.append(Term("street", a.get("address1", ""), "street"))
         if a.get("address2"):
