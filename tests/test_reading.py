@@ -16,6 +16,7 @@ from reader_corpus import Entry, Write, _domain, key, read_entry
 
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.lexicon import with_synonyms
+from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for, unconfirmed
@@ -490,3 +491,31 @@ MORE_PROPOSALS = [
 def test_a_date_is_no_question_and_an_alternative_is_pointed_at(domain, task, text, write) -> None:
     """ "May 30" does not open a question; "go ahead with the alternative" points back; "send ... to" assigns."""
     assert read(domain, task, text).proposes == keys(domain, write)
+
+
+DONE_TABLE = (
+    "### Done ✅\n\n| Action | Result |\n|---|---|\n| **Approve** INV-71001 | Approved for payment in full, $510.00 |\n\n"
+    "**Anything else?**"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "report"),
+    [
+        (DONE_TABLE, True),
+        ("**All done!**\n- INV-71001: approved in full", True),
+        ("Not done!\nINV-71001 could not be approved: the receipt is missing.", False),
+        ("It isn't done yet.\nShall I approve INV-71001?", False),
+    ],
+)
+def test_a_done_heading_reports_and_a_negated_done_does_not(text, report) -> None:
+    assert read_message(text, load_domain("payables").lexicon).report is report
+
+
+def test_the_customer_takes_a_done_heading_over_a_table_as_its_request_done() -> None:
+    """A markdown model's report: the customer used to ask for its request again ("Let me say it again: ...")."""
+    user = _customer("payables", "pay-001")
+    _says(user, "Could I have your employee number and work email?")
+    assert is_affirmative(_says(user, "Shall I approve INV-71001 for payment in full at $510.00?").text)
+    turn = _says(user, DONE_TABLE)
+    assert turn.stop == "satisfied", turn.text

@@ -71,8 +71,9 @@ _REPORT = cue(
     r"successfully",
     r"all set",
     r"(?:it'?s|that'?s|all) done",
-    r"\bdone\b(?:[.!]|\s*[—–:-])",
+    r"(?<!not )(?<!n't )(?<!never )\bdone\b(?:[.!]|\s*[—–:-])",
     r"^\W*done\b",
+    r"(?<!not )(?<!n't )(?<!never )done\b[*_\s]*(?:\u2705|\u2714|\u2611|!|\n|$)",  # a heading or a line of its own: "### Done ✅", "**All done!**"
     rf"(?:is|are) (?!{_READ_VERBS}\b)\w+ed\b",
     r"went through",
     r"is complete",
