@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from passhat.agents.base import AgentSetup
+from passhat.agents.base import AgentFactory, AgentSetup
 from passhat.agents.http_agent import http_agent_factory, is_http_spec
 from passhat.agents.llm import LLMAgent, LLMAgentFactory
 from passhat.agents.python_agent import PREFIX as PYTHON_PREFIX
@@ -12,9 +10,6 @@ from passhat.agents.python_agent import python_agent_factory
 from passhat.agents.reference import PROFILES, ErrorProfile, ReferenceAgent
 from passhat.errors import UserError
 from passhat.llm import ModelHub, ModelRef
-
-if TYPE_CHECKING:  # run.trial imports this package: a type-only import avoids the cycle
-    from passhat.run.trial import AgentFactory
 
 
 def _reference(profile: ErrorProfile) -> AgentFactory:

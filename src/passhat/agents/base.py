@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from passhat.domains.model import Domain, Task
@@ -49,6 +50,10 @@ class Agent(Protocol):
     async def act(self, events: list[Event]) -> AgentTurn:
         """The next turn, given every event so far (messages and tool results)."""
         ...
+
+
+# What the orchestrator is given to make each trial's agent: ``--agent``'s choice, resolved by ``resolve_agent``
+AgentFactory = Callable[[AgentSetup], Agent]
 
 
 class AgentFailed(Exception):

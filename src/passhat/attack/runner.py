@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from passhat.agents import resolve_agent
-from passhat.agents.base import Agent, AgentSetup
+from passhat.agents.base import Agent, AgentFactory, AgentSetup
 from passhat.attack.config import AttackConfig, Configuration, configurations, parse_attacks, parse_defenses, parse_names
 from passhat.attack.defenses import DefendedAgent, Defenses, Detector, Interventions, instruction_heuristic, planned_tools
 from passhat.attack.model import AttackerGoal
@@ -30,8 +30,9 @@ from passhat.errors import UserError
 from passhat.llm import ModelHub, scrub
 from passhat.run.runner import new_config, select_tasks, validate_ground_truth
 from passhat.run.seeding import trial_seed
-from passhat.run.trial import AgentFactory, TrialSpec, TurnBounds, UserFactory, run_trial, unjudged
+from passhat.run.trial import TrialSpec, TurnBounds, run_trial, unjudged
 from passhat.users import resolve_user
+from passhat.users.base import UserFactory
 from passhat.users.personas import resolve_personas
 
 OnTrial = Callable[[AttackRecord], None]

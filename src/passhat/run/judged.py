@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from passhat.agents import resolve_agent
+from passhat.agents.base import AgentFactory
 from passhat.domains import load_domain
 from passhat.domains.model import Domain, Task
 from passhat.grade import required_facts
@@ -22,10 +23,11 @@ from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
 from passhat.run.config import RunConfig
-from passhat.run.trial import AgentFactory, Pacing, TrialSpec, TurnBounds, UserFactory, run_trial, unjudged
+from passhat.run.trial import Pacing, TrialSpec, TurnBounds, run_trial, unjudged
 from passhat.store import EncodedTrial, TrialRecord
 from passhat.trajectory import INFRA_ERROR, Event
 from passhat.users import resolve_user
+from passhat.users.base import UserFactory
 from passhat.users.paraphrase import with_opening
 
 AuditRecords = list[dict[str, Any]]

@@ -19,10 +19,10 @@ import dataclasses
 import json
 import random
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from passhat.agents.base import Agent, AgentFailed, AgentSetup, ToolCall
+from passhat.agents.base import Agent, AgentFactory, AgentFailed, AgentSetup, ToolCall
 from passhat.agents.protocol import AgentUnavailable
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment
@@ -36,11 +36,8 @@ from passhat.llm import ContextOverflow, ModelRequestError, ModelUnavailable
 from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
 from passhat.untrusted import redact, storable
-from passhat.users.base import UserSimulator
+from passhat.users.base import UserFactory, UserSimulator
 from passhat.users.personas import Persona
-
-AgentFactory = Callable[[AgentSetup], Agent]
-UserFactory = Callable[[Domain, Task, Persona, random.Random], UserSimulator]
 
 # an agent that could not answer: it said so, or its service or model endpoint failed past the retries or refused
 AGENT_UNAVAILABLE = (AgentUnavailable, ModelUnavailable, ModelRequestError)

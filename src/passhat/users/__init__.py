@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from passhat.errors import UserError
 from passhat.llm import ModelHub, ModelRef
+from passhat.users.base import UserFactory
 from passhat.users.llm import LLMUser, LLMUserFactory
 from passhat.users.scripted import ScriptedUser
-
-if TYPE_CHECKING:  # run.trial imports this package: a type-only import avoids the cycle
-    from passhat.run.trial import UserFactory
 
 USERS: dict[str, UserFactory] = {"scripted": ScriptedUser}
 

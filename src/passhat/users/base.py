@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import random
+from collections.abc import Callable
 from typing import Protocol
 
+from passhat.domains.model import Domain, Task
 from passhat.trajectory import UserStop
+from passhat.users.personas import Persona
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,3 +24,7 @@ class UserSimulator(Protocol):
     async def respond(self, agent_text: str | None) -> UserTurn:
         """The customer's next message; ``agent_text`` is None for the opening message."""
         ...
+
+
+# What the orchestrator is given to make each trial's customer: ``--user``'s choice, resolved by ``resolve_user``
+UserFactory = Callable[[Domain, Task, Persona, random.Random], UserSimulator]

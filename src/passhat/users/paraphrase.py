@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import TYPE_CHECKING
 
 from passhat.domains.model import Domain, Task
 from passhat.openings import MAX_PARAPHRASES, opening_variant
-
-if TYPE_CHECKING:  # run.trial imports the users package: a type-only import avoids the cycle
-    from passhat.run.trial import UserFactory
+from passhat.users.base import UserFactory
 
 FRAMES = (
     "I was hoping you could help me with something. {request}",
