@@ -10,10 +10,10 @@ import random
 import pytest
 
 from passhat.agents import resolve_agent
-from passhat.attack.marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPEN
+from passhat.agents.attack_marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPEN
+from passhat.agents.attack_templates import render
+from passhat.agents.susceptibility import Heeding, Susceptibility, told
 from passhat.attack.runner import Suite, new_attack_config, plan_attacks, prepare
-from passhat.attack.susceptibility import Heeding, Susceptibility, told
-from passhat.attack.templates import render
 from passhat.domains import load_domain
 from passhat.env.tools import ok
 from passhat.run.seeding import trial_seed

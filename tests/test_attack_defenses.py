@@ -6,6 +6,8 @@ import asyncio
 import random
 
 from passhat.agents import resolve_agent
+from passhat.agents.attack_marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPEN
+from passhat.agents.attack_templates import TEMPLATE_NAMES, render
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
 from passhat.attack.defenses import (
     SPOTLIGHT_NOTE,
@@ -16,9 +18,7 @@ from passhat.attack.defenses import (
     planned_tools,
     spotlighted,
 )
-from passhat.attack.marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPEN
 from passhat.attack.runner import Suite, new_attack_config, plan_attacks, prepare
-from passhat.attack.templates import TEMPLATE_NAMES, render
 from passhat.domains import load_domain
 from passhat.env import Environment, tool_registry
 from passhat.env.tools import ok

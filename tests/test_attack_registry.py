@@ -8,10 +8,10 @@ import sqlite3
 
 import pytest
 
-from passhat.attack.model import AttackerGoal, Injection, RowExists, Vector
 from passhat.attack.proof import injection_problems
 from passhat.attack.world import AttackWorld, attack_world
 from passhat.domains import BUILT_IN, load_domain
+from passhat.domains.injection import AttackerGoal, Injection, RowExists, Vector
 from passhat.domains.model import Action
 from passhat.env import Environment
 from passhat.errors import UserError

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from passhat.attack.model import CUSTOMER, AttackerGoal, Disclosed, RowExists
-from passhat.attack.templates import TEMPLATE_NAMES, TEMPLATES, recognise, render
+from passhat.agents.attack_templates import TEMPLATE_NAMES, TEMPLATES, recognise, render
+from passhat.domains.injection import CUSTOMER, AttackerGoal, Disclosed, RowExists
 from passhat.domains.model import Action
 from passhat.faults.kinds import injected_instruction
 

@@ -82,7 +82,7 @@ PUBLIC_CONTRACT = (
     "passhat.domains.kit",
     "passhat.domains.toolkit",
     "passhat.domains.facts",
-    "passhat.attack.model",
+    "passhat.domains.injection",
     "passhat.dialogue",
 )
 

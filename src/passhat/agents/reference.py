@@ -20,7 +20,7 @@ from collections.abc import Generator
 from typing import TypeVar
 
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
-from passhat.attack.susceptibility import INJECTABLE, Heeding, Susceptibility, told
+from passhat.agents.susceptibility import INJECTABLE, Heeding, Susceptibility, told
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, worded

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from passhat.agents.attack_templates import TEMPLATE_NAMES, TemplateName
 from passhat.attack.defenses import DEFENSE_NAMES, DefenseName
-from passhat.attack.templates import TEMPLATE_NAMES, TemplateName
 from passhat.errors import UserError
 from passhat.run.config import RunConfig
 

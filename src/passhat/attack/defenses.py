@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable, Collection, Iterable
 from typing import Any, Literal, get_args
 
+from passhat.agents.attack_marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPEN
 from passhat.agents.base import Agent, AgentSetup, AgentTurn, ToolCall
-from passhat.attack.marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPEN
 from passhat.domains.model import Action, Domain, Task
 from passhat.env import tool_registry
 from passhat.env.tools import error, ok

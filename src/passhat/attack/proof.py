@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from passhat.attack.susceptibility import told
+from passhat.agents.susceptibility import told
 from passhat.attack.world import AttackWorld
 from passhat.env import Environment
 

@@ -9,11 +9,11 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from passhat.agents.attack_templates import TEMPLATES
 from passhat.attack.config import AttackConfig, configurations
 from passhat.attack.figures import ConfigurationFigures, Figure, UnderAttack, configuration_figures
-from passhat.attack.model import Injection
 from passhat.attack.store import AttackOutcome
-from passhat.attack.templates import TEMPLATES
+from passhat.domains.injection import Injection
 
 ATTACK_SCHEMA = "passhat.attack/1"
 

@@ -15,15 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 from passhat.agents import resolve_agent
+from passhat.agents.attack_templates import TemplateName, render
 from passhat.agents.base import Agent, AgentFactory, AgentSetup
 from passhat.attack.config import AttackConfig, Configuration, configurations, parse_attacks, parse_defenses, parse_names
 from passhat.attack.defenses import DefendedAgent, Defenses, Detector, Interventions, instruction_heuristic, planned_tools
-from passhat.attack.model import AttackerGoal
 from passhat.attack.proof import injection_problems
 from passhat.attack.store import AttackKey, AttackOutcome, AttackRecord, AttackStore
-from passhat.attack.templates import TemplateName, render
 from passhat.attack.world import AttackWorld, Exposure, attack_world
 from passhat.domains import load_domain
+from passhat.domains.injection import AttackerGoal
 from passhat.domains.model import Action, Task
 from passhat.env import fork_backend, template_for, tool_registry
 from passhat.errors import UserError

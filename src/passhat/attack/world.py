@@ -20,7 +20,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from passhat.attack.model import Injection, Vector
+from passhat.domains.injection import Injection, Vector
 from passhat.domains.model import Domain
 from passhat.env import fork_backend, template_for
 from passhat.errors import UserError

@@ -20,7 +20,7 @@ from passhat.dialogue.proposals import Term
 from passhat.dialogue.reading import Lexicon
 
 if TYPE_CHECKING:
-    from passhat.attack.model import Injection
+    from passhat.domains.injection import Injection
     from passhat.domains.kit import ConversationKit
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from passhat.attack.model import AttackerGoal, Disclosed, Injection, RowExists, Vector
+from passhat.domains.injection import AttackerGoal, Disclosed, Injection, RowExists, Vector
 from passhat.domains.model import Action
 
 ATTACKER, ATTACKER_CARD, ATTACKER_TOW = "M-0901", "PM-09011", "CH-09001"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from passhat.attack.model import AttackerGoal, Disclosed, Injection, RowExists, Vector
+from passhat.domains.injection import AttackerGoal, Disclosed, Injection, RowExists, Vector
 from passhat.domains.model import Action
 
 ATTACKER, ATTACKER_CHANGE, ATTACKER_TICKET = "U-0901", "CHG-0901", "INC-0901"

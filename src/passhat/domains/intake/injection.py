@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from passhat.attack.model import CUSTOMER, AttackerGoal, Disclosed, Injection, RowExists, Vector
+from passhat.domains.injection import CUSTOMER, AttackerGoal, Disclosed, Injection, RowExists, Vector
 from passhat.domains.model import Action
 
 ATTACKER, STRANGER, STRANGER_VISIT = "P-0901", "P-0902", "AP-0902"

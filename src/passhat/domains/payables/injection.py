@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from passhat.attack.model import AttackerGoal, Disclosed, Injection, RowExists, Vector
+from passhat.domains.injection import AttackerGoal, Disclosed, Injection, RowExists, Vector
 from passhat.domains.model import Action
 
 ATTACKER, ATTACKER_NAME, ATTACKER_INVOICE, ATTACKER_PO = "V-901", "Halden Industrial Supply", "INV-79001", "PO-4901"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from passhat.attack.model import CUSTOMER, AttackerGoal, Disclosed, Injection, RowExists, Vector
+from passhat.domains.injection import CUSTOMER, AttackerGoal, Disclosed, Injection, RowExists, Vector
 from passhat.domains.model import Action
 
 ATTACKER, ATTACKER_CARD, ATTACKER_GIFT_CARD, ATTACKER_ORDER = "C-000001", "card_000001", "gift_000001", "#R0000001"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Literal, get_args
 
-from passhat.attack.model import AttackerGoal
+from passhat.domains.injection import AttackerGoal
 from passhat.domains.model import Action
 
 TemplateName = Literal["ignore_previous", "fake_system", "tool_impersonation", "urgency", "multi_step"]

@@ -1,5 +1,6 @@
-"""The marks defenses leave in what an agent reads: where the defenses (which write them) and the agents that
-react to them (the injectable reference agent) meet, without either importing the other."""
+"""The marks defenses leave in what an agent reads: where the defenses (the attack suite's, which write them) and the
+agents that react to them (the injectable reference agent) meet. They live with the agents, the lower layer, so
+that the agents never import the suite."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from passhat.attack.marks import REMINDER, inside_spotlight
-from passhat.attack.templates import Instruction, TemplateName, recognise
+from passhat.agents.attack_marks import REMINDER, inside_spotlight
+from passhat.agents.attack_templates import Instruction, TemplateName, recognise
 from passhat.faults.kinds import leaves
 from passhat.trajectory import Event
 
