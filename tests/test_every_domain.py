@@ -33,6 +33,7 @@ from mcp import Client
 
 import passhat
 from passhat.agents import resolve_agent
+from passhat.agents.mcp_wire import listening_socket
 from passhat.cli import main
 from passhat.domains import BUILT_IN, load_domain
 from passhat.domains.model import Domain
@@ -41,7 +42,7 @@ from passhat.faults import FAULT_CLASSES
 from passhat.grade.check import CaseResult, check_task
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.serve import McpDomainServer, listening_socket
+from passhat.serve import McpDomainServer
 from passhat.serve.mcp_server import endpoint
 from passhat.users import resolve_user
 from passhat.users.personas import PERSONAS

@@ -24,6 +24,7 @@ from click.testing import CliRunner
 from mcp import Client
 
 from passhat.agents import resolve_agent
+from passhat.agents.mcp_wire import listening_socket
 from passhat.cli import main
 from passhat.domains import load_domain
 from passhat.env import Environment
@@ -32,7 +33,7 @@ from passhat.run.config import RunConfig
 from passhat.run.seeding import trial_seed
 from passhat.run.tool_path import trial_tool_path
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.serve import McpDomainServer, listening_socket
+from passhat.serve import McpDomainServer
 from passhat.serve.mcp_server import endpoint
 from passhat.store import ResultStore
 from passhat.trajectory import Event

@@ -31,10 +31,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 import passhat.domains.retail
+from passhat.agents.mcp_wire import listening_socket
 from passhat.cli import main
 from passhat.domains import load_domain
 from passhat.env import Environment
-from passhat.serve import McpDomainServer, McpSession, listening_socket
+from passhat.serve import McpDomainServer, McpSession
 from passhat.serve.mcp_server import endpoint
 from passhat.trajectory import Event
 

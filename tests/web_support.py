@@ -15,7 +15,7 @@ import httpx
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from passhat.serve.mcp_server import listening_socket
+from passhat.agents.mcp_wire import listening_socket
 from passhat.serve.web.accounts import Accounts, Role
 from passhat.serve.web.app import create_app, web_server
 

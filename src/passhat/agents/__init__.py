@@ -40,7 +40,7 @@ def resolve_agent(spec: str, hub: ModelHub | None = None, with_policy: bool = Tr
     if is_http_spec(spec):
         return http_agent_factory(spec, hub)
     if spec.strip().lower().startswith("mcp+"):
-        # imported here: the MCP server's module loads the orchestrator (which imports this package) and the MCP SDK
+        # imported here: the MCP agent loads the MCP SDK and uvicorn, which no other agent needs
         from passhat.agents.mcp_agent import mcp_agent_factory
 
         return mcp_agent_factory(spec, hub)

@@ -37,12 +37,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 import passhat
 from passhat.agents.base import AgentSetup, AgentTurn, ToolCall
 from passhat.agents.http_agent import AgentService, HttpAgent, checked_url
+from passhat.agents.mcp_wire import MCP_PATH, listening_socket, mcp_tool, tool_result
 from passhat.agents.protocol import ToolResult
 from passhat.env import tool_registry
 from passhat.env.tools import error
 from passhat.errors import UserError
 from passhat.llm import ModelHub
-from passhat.serve.mcp_server import MCP_PATH, listening_socket, mcp_tool, tool_result
 from passhat.trajectory import Event
 from passhat.untrusted import escape_text
 

@@ -54,7 +54,7 @@ def serve(ctx: click.Context, out: Path, host: str, port: int, secure_cookies: b
     if ctx.invoked_subcommand is not None:
         return
     # imported here: the web stack is paid for by this command only
-    from passhat.serve.mcp_server import listening_socket
+    from passhat.agents.mcp_wire import listening_socket
     from passhat.serve.web.app import create_app, web_server
 
     if out.exists() and not out.is_dir():
@@ -131,11 +131,12 @@ def mcp(
     """Serve a domain's tools over MCP, each session on a fresh fork of its backend, until the client leaves (stdio)
     or Ctrl-C (http)."""
     # imported here, not with the CLI: the MCP SDK and its web stack take half a second every other command would pay
+    from passhat.agents.mcp_wire import listening_socket
     from passhat.faults import parse_faults
     from passhat.guard.inbox import Inbox
     from passhat.guard.options import parse_guards
     from passhat.run.preflight import load_checked_domain
-    from passhat.serve.mcp_server import McpDomainServer, endpoint, listening_socket
+    from passhat.serve.mcp_server import McpDomainServer, endpoint
 
     def given(names: tuple[str, ...]) -> list[str]:
         typed = click.core.ParameterSource.COMMANDLINE

@@ -9,5 +9,5 @@ from __future__ import annotations
 
 from passhat.lazy import lazy_names
 
-__all__ = ["McpDomainServer", "McpSession", "listening_socket"]
+__all__ = ["McpDomainServer", "McpSession"]
 __getattr__ = lazy_names(__name__, dict.fromkeys(__all__, "mcp_server"))

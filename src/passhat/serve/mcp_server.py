@@ -28,7 +28,7 @@ same seed and the same calls give the same faults, session by session.
 In-process API, for a harness that runs an agent against this server::
 
     server = McpDomainServer(domain, guards=["confirmation"], faults={"timeout": 0.1}, seed=0, on_session_end=grade)
-    await server.serve_stdio()                  # or: await server.serve_http(listening_socket(host, port), host)
+    await server.serve_stdio()                  # or: await server.serve_http(listening_socket(host, port), host)  # from agents.mcp_wire
     server.stop()                               # ends serve_http, from any thread
     server.session_ids()                        # every session so far, in opening order
     server.session_events(session_id)           # its events: each call, and at its end the operator's decisions
@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import socket
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -67,21 +66,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import passhat
 from passhat.agents.base import ToolCall
+from passhat.agents.mcp_wire import MCP_PATH, mcp_tool, tool_result
 from passhat.domains.model import Domain
-from passhat.domains.toolkit import ToolMeta
 from passhat.env import Environment
-from passhat.errors import UserError
 from passhat.guard import ToolPath
 from passhat.guard.gate import SIMULATED
 from passhat.guard.inbox import Inbox
 from passhat.run.seeding import trial_seed
 from passhat.run.tool_path import trial_tool_path
 from passhat.run.trial import GENEROUS_BOUNDS, execute_call
-from passhat.safe_files import shown
 from passhat.trajectory import Event
 
 CONNECTION_SESSION = "stdio"  # the session of a connection its transport gives no id of its own (stdio, in-process)
-MCP_PATH = "/mcp"  # where the streamable HTTP endpoint answers
 
 
 @dataclasses.dataclass
@@ -264,46 +260,6 @@ def _sessionless_refusal(version: str) -> JSONResponse:
         "data": {"supported": list(HANDSHAKE_PROTOCOL_VERSIONS), "requested": version},
     }
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=400)
-
-
-def mcp_tool(schema: dict[str, Any], meta: ToolMeta) -> types.Tool:
-    """A tool as MCP lists it: the function schema a run's LLM agent sees, annotated from the tool's metadata."""
-    title = schema["name"].replace("_", " ").capitalize()
-    if meta.write:
-        hints = {"read_only_hint": False, "destructive_hint": True, "idempotent_hint": meta.idempotent}
-    else:
-        hints = {"read_only_hint": True}
-    return types.Tool(
-        name=schema["name"],
-        title=title,
-        description=schema["description"],
-        input_schema=schema["parameters"],
-        # the title again for clients of protocol versions that read it from the annotations only
-        annotations=types.ToolAnnotations(title=title, open_world_hint=False, **hints),
-    )
-
-
-def tool_result(result: dict[str, Any]) -> types.CallToolResult:
-    """A three-shape result as MCP carries it: structured, as JSON text for clients that read text only, and an error
-    result unless it is a success."""
-    text = json.dumps(result, ensure_ascii=False)
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=text)], structured_content=result, is_error=result["status"] != "ok"
-    )
-
-
-def listening_socket(host: str, port: int) -> socket.socket:
-    """A socket listening on ``host:port`` (port 0: a free one the system picks); a UserError naming the flags when
-    the address cannot be had."""
-    try:
-        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
-        return socket.create_server((host, port), family=family)
-    except (OSError, UnicodeError, ValueError) as exc:
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise UserError(
-            f"cannot listen on --host {shown(host)} --port {port}: {reason}; give an address of this machine and a free "
-            "port (--port 0 picks one)."
-        ) from None
 
 
 def endpoint(sock: socket.socket) -> str:
