@@ -84,8 +84,8 @@ def planned_run(marker: pytest.Mark, test: str) -> PlannedRun:
     naming the test otherwise."""
     from pydantic import ValidationError
 
-    from passhat.cli.common import check_gate
     from passhat.errors import UserError
+    from passhat.run.stored import check_gate
 
     def usage(problem: str) -> pytest.UsageError:
         return pytest.UsageError(f"{test}: @pytest.mark.{MARKER}: {problem}")

@@ -1,7 +1,7 @@
 """What several `passhat` commands share: the consoles, the group that turns every failure into a message and an
 exit code, the parameter types that refuse what would otherwise surface as a traceback, the --out option, finding
-a run's folder, the --gate checks, the --domain and --tasks-dir options, and a domain's tags and gated tasks for the
-reports."""
+a run's folder, the --gate option, the --domain and --tasks-dir options, and a domain's tags for the reports (with a
+note when the domain is gone; what a stored run is read for beside its trials is passhat.run.stored's)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ import click
 from rich.console import Console
 from rich.text import Text
 
-from passhat.domains import DEFAULT_DOMAIN, load_domain
+from passhat.domains import DEFAULT_DOMAIN
 from passhat.errors import UserError
+from passhat.run.stored import task_tags
 
 if TYPE_CHECKING:  # the metrics and reports load numpy and scipy: imported by the commands that use them
     from passhat.metrics.gate import Gate
@@ -285,22 +286,6 @@ def run_gate(spec: str | None, early_stop: bool) -> Gate | None:
         raise UserError(f"--gate {shown(spec)} is not a gate: {exc}.") from None
 
 
-def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
-    """A gate the run cannot answer is a user error before any trial runs."""
-    if gate is None:
-        return
-    if gate.k > config["trials"]:
-        raise UserError(
-            f"the gate's k = {gate.k} ({flag}) exceeds the run's {config['trials']} trials per scenario; "
-            f"pass^k needs k <= n: lower k or run with --trials {gate.k} or more."
-        )
-    if gate.persona is not None and gate.persona not in config["personas"]:
-        raise UserError(
-            f"the gate's persona {shown(gate.persona)} ({flag}) is not among the run's personas "
-            f"({', '.join(config['personas'])})."
-        )
-
-
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
@@ -383,31 +368,9 @@ def domain_options(purpose: str) -> Callable[[Command], Command]:
     return add
 
 
-# A report of stored trials needs the run's domain only for its task tags and gated tasks: when the domain cannot be
-# loaded any more (a domain folder deleted or broken since the run), the report renders without them.
-
-
 def tags(domain: str, tasks_dir: str | None = None) -> dict[str, list[str]]:
-    """Each task's tags. Every report asks for them first (then for gated_tasks): this says when they are gone."""
-    try:
-        tasks = load_domain(domain, tasks_dir).tasks
-    except UserError as exc:
-        err.print(
-            Text.assemble(("note:", "yellow"), f" the report leaves out the run's task tags and gated tasks: {exc}"),
-            soft_wrap=True,
-        )
-        return {}
-    return {t.id: t.tags for t in tasks.values()}
-
-
-def gated_tasks(domain: str, tasks_dir: str | None = None) -> set[str]:
-    """The tasks that declare a human gate of their own (``guards:`` in the task file); none when tags() noted
-    that the domain is gone."""
-    try:
-        tasks = load_domain(domain, tasks_dir).tasks
-    except UserError:
-        return set()
-    return {t.id for t in tasks.values() if t.guards}
+    """Each task's tags, with a note on stderr when the run's domain cannot be loaded any more."""
+    return task_tags(domain, tasks_dir, gone=lambda why: err.print(Text.assemble(("note:", "yellow"), f" {why}"), soft_wrap=True))
 
 
 def print_report_and_json(report: Report, json_path: Path | None) -> None:

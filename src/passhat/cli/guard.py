@@ -19,12 +19,12 @@ from passhat.cli.common import (
     err,
     existing_run_dir,
     folder_problem,
-    gated_tasks,
     out_option,
     parallel_options,
     tags,
 )
 from passhat.errors import UserError
+from passhat.run.stored import gated_tasks
 from passhat.store import ResultStore
 
 if TYPE_CHECKING:

@@ -18,11 +18,9 @@ from passhat.cli import main
 from passhat.cli.common import (
     FiniteFloat,
     OutputFile,
-    check_gate,
     console,
     err,
     existing_run_dir,
-    gated_tasks,
     out_option,
     print_report_and_json,
     run_gate,
@@ -31,6 +29,7 @@ from passhat.cli.common import (
 )
 from passhat.errors import UserError
 from passhat.report.embedding import MAX_TRANSCRIPTS, ReportedTrials
+from passhat.run.stored import check_gate, gated_tasks
 from passhat.store import ResultStore
 
 if TYPE_CHECKING:  # each command imports the metrics it uses when it runs: numpy and scipy are not for `--help`

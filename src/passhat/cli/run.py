@@ -21,14 +21,12 @@ from passhat.cli.common import (
     InputFile,
     OutputFile,
     PlainText,
-    check_gate,
     checked_id,
     console,
     domain_options,
     err,
     existing_run_dir,
     folder_problem,
-    gated_tasks,
     is_folder,
     operator_options,
     out_option,
@@ -44,6 +42,7 @@ from passhat.errors import UserError
 from passhat.grade.modes import MODES
 from passhat.openings import MAX_PARAPHRASES
 from passhat.run.executors import EXECUTORS, Executor, check_executor
+from passhat.run.stored import check_gate, gated_tasks
 from passhat.store import EncodedTrial, ResultStore, list_runs
 
 if TYPE_CHECKING:  # the run machinery loads the model clients, numpy and scipy: imported by `run` when it runs

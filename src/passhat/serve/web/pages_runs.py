@@ -158,7 +158,7 @@ def report_sections(report: Report) -> Markup:
 def gate_section(reader: RunReader, spec: str) -> GateSection:
     """The verdict of the gate ``spec`` on the run, as `passhat report --gate` gives it; UserError for a gate
     that is no gate or that the run cannot answer."""
-    from passhat.cli.common import check_gate  # the report command's own checks of a gate against a run
+    from passhat.run.stored import check_gate  # the report command's own checks of a gate against a run
 
     try:
         gate: Gate = parse_gate(spec)

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sqlite3
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -535,11 +536,12 @@ def traffic_basis(reader: RunReader) -> TrafficBasis:
 
 def build_run_report(reader: RunReader) -> Report:
     """The run's report model exactly as `passhat report` builds it (task tags and gated tasks from its domain)."""
-    from passhat.cli.common import gated_tasks, tags  # the report commands' own reading of a run's domain
     from passhat.report import build_report
+    from passhat.run.stored import gated_tasks, task_tags  # the report commands' own reading of a run's domain
 
     domain, tasks_dir = reader.store.config.get("domain", ""), reader.store.config.get("tasks_dir")
-    return build_report(reader.store, tags(domain, tasks_dir), None, gated_tasks(domain, tasks_dir))
+    tags = task_tags(domain, tasks_dir, gone=lambda why: print(f"note: {why}", file=sys.stderr))
+    return build_report(reader.store, tags, None, gated_tasks(domain, tasks_dir))
 
 
 def _read_report(path: Path, stamp: Stamp) -> Report | None:
