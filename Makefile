@@ -22,6 +22,7 @@ test: install browser lint
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 # Headless Chromium for the browser tests: the HTML report and `passhat serve` (Debian's package, driven by
 # Playwright without a download of its own; CI runs as root on a fresh machine).
