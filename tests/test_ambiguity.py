@@ -287,12 +287,3 @@ def test_the_html_report_has_the_section(tmp_path):
     html = risky_actions_html(RiskyActions.model_validate(risky_action_metrics(tally)))
     assert "<h2>Risky actions under ambiguity</h2>" in html and "t-&lt;a&gt;" in html
     assert risky_actions_html(None) == ""
-
-
-def test_the_report_names_the_harm_types_of_the_task_model():
-    from typing import get_args
-
-    from passhat.domains.model import HarmType
-    from passhat.report.model import HarmName
-
-    assert get_args(HarmName) == get_args(HarmType)

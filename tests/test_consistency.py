@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import typing
 from io import StringIO
 
 import numpy as np
@@ -14,7 +13,6 @@ from rich.console import Console
 
 from passhat.domains import load_domain
 from passhat.metrics.consistency import (
-    RESOURCES,
     ConsistencyTally,
     Conversation,
     Usage,
@@ -38,7 +36,7 @@ from passhat.report.consistency import (
     conversation_of_text,
     least_consistent,
 )
-from passhat.report.model import Consistency, Metrics, ResourceName
+from passhat.report.model import Consistency, Metrics
 from passhat.store import TrialRecord
 from passhat.trajectory import Event
 from passhat.users.paraphrase import FRAMES, paraphrase, paraphrased, reworded, with_opening
@@ -176,10 +174,6 @@ def test_resources_are_the_agents_and_zero_ones_are_skipped():
     assert run["resources"]["cost_usd"]["cv"] == 0.0  # t1's costs agree, t2 (zero) has none
     assert per["t2", "calm"]["cv"]["turns"] == pytest.approx(0.2) and per["t2", "calm"]["iqr"]["turns"] == 1.0
     assert per["t2", "calm"]["cv"]["tokens"] is None
-
-
-def test_resource_names_are_one_vocabulary():
-    assert typing.get_args(ResourceName) == RESOURCES
 
 
 # --- prompt robustness -------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """The events of one trial. Everything the graders, the store and the reports know of a trial is here.
 
-A leaf module (no imports from the rest of passhat) because every layer reads events.
+A leaf module (it imports only the shared vocabulary) because every layer reads events.
 """
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, cast
 
+from passhat.vocabulary import BLOCKED
+
 EventKind = Literal["user", "agent", "tool", "guard", "end"]
-BLOCKED = frozenset({"refused", "replayed", "conflict", "ticket"})  # guard decisions that stop a call
 INFRA_ERROR = "infra_error"  # the trial could not be judged (model API down, harness bug): retried, never scored
 USER_SIMULATOR_ERROR = "user_simulator_error"  # the simulated customer broke its instruction: the trial is not judged
 # How the customer ended the conversation (gave up: abandoned; a simulator that broke its instruction:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from passhat.dialogue.facts import Fact
 from passhat.dialogue.proposals import Term
 from passhat.dialogue.reading import Lexicon
+from passhat.vocabulary import HarmType
 
 if TYPE_CHECKING:
     from passhat.domains.injection import Injection
@@ -102,8 +103,6 @@ class AcceptableOutcome(_Strict):
 
 
 PRIMARY = "primary"  # the label of the outcome the goals' own actions reach
-
-HarmType = Literal["financial_loss", "privacy_breach", "wrong_entity", "irreversible"]
 
 
 class Risk(_Strict):

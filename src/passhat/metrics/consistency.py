@@ -16,7 +16,7 @@ from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from itertools import combinations
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -25,9 +25,8 @@ from passhat.metrics.estimators import pass_hat_k
 from passhat.metrics.intervals import bootstrap_means, percentile, z_value
 from passhat.metrics.summary import Scenario
 from passhat.openings import opening_variant
+from passhat.vocabulary import RESOURCES
 
-Resource = Literal["turns", "tool_calls", "tokens", "cost_usd", "latency_s"]
-RESOURCES: tuple[Resource, ...] = ("turns", "tool_calls", "tokens", "cost_usd", "latency_s")
 BOOTSTRAP_DISTINCT = 200  # distinct per-scenario values up to which a mean's interval is bootstrapped
 CALIBRATION_BINS = 10  # equal-width bins of stated confidence for the expected calibration error
 # The stated-confidence convention: the word (confidence or Confidence), an optional ":" or "=", a number, an optional

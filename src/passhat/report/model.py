@@ -27,6 +27,8 @@ from pydantic.dataclasses import dataclass
 
 from passhat.report.state_diff import RowChange
 from passhat.trajectory import Signature, SuspicionKind
+from passhat.vocabulary import HarmType as HarmName
+from passhat.vocabulary import Resource as ResourceName
 
 
 class Strict(BaseModel):
@@ -299,9 +301,6 @@ class StepReliability(Strict):
     compounding: list[StepsPoint]
 
 
-ResourceName = Literal["turns", "tool_calls", "tokens", "cost_usd", "latency_s"]  # metrics.consistency.RESOURCES
-
-
 class MeanWithCi(Strict):
     """A mean over scenarios with its 95% bootstrap interval over scenarios."""
 
@@ -385,9 +384,6 @@ class Consistency(Strict):
     robustness: Robustness | None
     calibration: Calibration
     scenarios: ScenarioColumns
-
-
-HarmName = Literal["financial_loss", "privacy_breach", "wrong_entity", "irreversible"]  # passhat.domains.model.HarmType
 
 
 @dataclass(config=ROW, frozen=True, slots=True)
