@@ -89,36 +89,37 @@ def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return source
 
 
-def test_an_upward_import_breaks_the_layers_even_under_type_checking(copy: Path):
-    probe = copy / "passhat" / "domains" / "probe.py"
-    probe.write_text("from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from passhat.run.trial import run_trial\n")
+def lint_with(copy: Path, module: str, text: str) -> subprocess.CompletedProcess[str]:
+    """lint-imports on the copy with one module added (``domains/probe.py``; ``newcomer/__init__.py``: a package),
+    removed again after."""
+    path = copy / "passhat" / module
+    added = path.parent if not path.parent.exists() else path
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
     try:
-        result = lint(copy)
+        return lint(copy)
     finally:
-        probe.unlink()
+        if added.is_dir():
+            shutil.rmtree(added)
+        else:
+            added.unlink()
+
+
+def test_an_upward_import_breaks_the_layers_even_under_type_checking(copy: Path):
+    probe = "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from passhat.run.trial import run_trial\n"
+    result = lint_with(copy, "domains/probe.py", probe)
     assert result.returncode == 1
     assert "passhat.domains is not allowed to import passhat.run" in result.stdout
     assert "passhat.domains.probe -> passhat.run.trial" in result.stdout
 
 
 def test_a_downward_import_added_anywhere_keeps_the_layers(copy: Path):
-    probe = copy / "passhat" / "run" / "probe.py"
-    probe.write_text("from passhat.domains.model import Task\nfrom passhat.trajectory import Event\n")
-    try:
-        result = lint(copy)
-    finally:
-        probe.unlink()
+    result = lint_with(copy, "run/probe.py", "from passhat.domains.model import Task\nfrom passhat.trajectory import Event\n")
     assert result.returncode == 0, result.stdout
 
 
 def test_a_package_given_no_layer_breaks_the_contract(copy: Path):
-    package = copy / "passhat" / "newcomer"
-    package.mkdir()
-    (package / "__init__.py").write_text('"""A package nobody placed."""\n')
-    try:
-        result = lint(copy)
-    finally:
-        shutil.rmtree(package)
+    result = lint_with(copy, "newcomer/__init__.py", '"""A package nobody placed."""\n')
     assert result.returncode == 1
     assert "not listed as layers" in result.stdout and "passhat.newcomer" in result.stdout
 
