@@ -416,7 +416,8 @@ def test_reports_read_the_store_and_call_metrics_only():
         "passhat.trajectory",
         "passhat.file_writes",
         "passhat.lazy",
-    )  # leaf modules: errors, writing a file whole or not at all, and a package's names loaded on first use
+        "passhat.vocabulary",
+    )  # leaf modules: errors, writing a file whole or not at all, a package's names loaded on first use, shared Literals
     assert {"guard_section.py", "html.py", "faults.py", "guard.py"} <= set(_imports(SRC / "report")) | set(
         _imports(SRC / "metrics")
     )
@@ -425,7 +426,8 @@ def test_reports_read_the_store_and_call_metrics_only():
         assert all(m.startswith(allowed) for m in inner), (name, inner)
     for name, modules in _imports(SRC / "metrics").items():
         inner = {m for m in modules if m.startswith("passhat")}
-        # leaves: the trial record's vocabulary, the rule of which wording a trial's customer opened with, lazy names
-        leaves = ("passhat.metrics", "passhat.trajectory", "passhat.openings", "passhat.lazy")
+        # leaves: the trial record's vocabulary and the shared Literals, the rule of which wording a trial's customer
+        # opened with, lazy names
+        leaves = ("passhat.metrics", "passhat.trajectory", "passhat.vocabulary", "passhat.openings", "passhat.lazy")
         assert all(m.startswith(leaves) for m in inner), (name, inner)
     assert not (SRC / "faults" / "measure.py").exists() and not (SRC / "guard" / "measure.py").exists()
