@@ -323,6 +323,14 @@ ATTACKS = {
     "a stored trial deleted": (lambda f, e: sql(f, "DELETE FROM trials WHERE trial = 1"), "in the trail but not in the store"),
     "the audit table dropped": (lambda f, e: sql(f, "DROP TABLE audit"), "an entry the store does not hold"),
     "the trail emptied everywhere": (lambda f, e: rewrite_trail(f, []), "stored, but the trail has no entry"),
+    "the mirror emptied, its head reset": (
+        lambda f, e: write_log(f, [], {"seq": 0, "hash": "0" * 64}),
+        "missing those of 4 stored trials",
+    ),
+    "the mirror cut by two trials": (
+        lambda f, e: write_log(f, last_trial_cut(last_trial_cut(e)), None),
+        "missing those of 2 stored trials",
+    ),
 }
 
 
@@ -437,3 +445,11 @@ def test_the_last_line_is_found_from_the_end_as_a_whole_read_finds_it(tmp_path, 
     file.log.write_bytes(content)
     lines, tail = file.read()
     assert file.read_end() == (lines[-1] if lines else None, tail)
+
+
+def test_a_mirror_one_trial_behind_the_store_is_what_a_kill_leaves_not_tampering(run) -> None:
+    """A kill between storing a trial and mirroring it leaves exactly that trial's entries unwritten."""
+    write_log(run, last_trial_cut(stored(run)), None)
+    result = verify_cli(run.parent)
+    assert result.exit_code == 0, result.output
+    assert "entries behind the store (an interrupted write)" in " ".join(result.output.split())

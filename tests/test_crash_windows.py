@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from passhat.crashpoints import CRASH_VARIABLE
-from passhat.file_writes import write_atomically
+from passhat.file_writes import temporary_prefix, write_atomically
 from passhat.guard.audit import AUDIT_FILE
 from passhat.store import STORE_FILE, ResultStore
 
@@ -138,7 +138,9 @@ def test_a_report_killed_mid_write_leaves_every_file_whole(config_home, whole_ru
     assert killed.returncode == KILLED
     written = [path for path in files.values() if path.read_text() != "the previous report\n"]
     assert len(written) == n - 1  # those before the kill are whole and new, the rest as they were
+    assert list(tmp_path.glob(".passhat-*.tmp"))  # the killed write's temporary file
     assert passhat(config_home, tmp_path, "report", "r", *flags).returncode == 0
+    assert not list(tmp_path.glob(".passhat-*.tmp"))  # removed by the next write of the same report
     assert json.loads(files["--json"].read_text())["run_id"] == "r"
     assert files["--html"].read_text().rstrip().endswith("</html>")
     assert ET.parse(files["--junit"]).getroot().tag == "testsuite"
@@ -159,3 +161,15 @@ def test_an_atomic_write_that_fails_leaves_the_previous_file_and_no_temporary(tm
     monkeypatch.undo()
     write_atomically(target, "new")
     assert target.read_text() == "new" and oct(target.stat().st_mode & 0o777) == "0o640"  # its permissions kept
+
+
+def test_a_write_removes_what_killed_writes_of_the_same_file_left_but_not_a_live_writers(tmp_path) -> None:
+    target, other = tmp_path / "report.json", tmp_path / "other.json"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    left = tmp_path / f"{temporary_prefix(target)}{dead.stdout.strip()}-abc.tmp"  # a writer that is gone
+    live = tmp_path / f"{temporary_prefix(target)}{os.getpid()}-def.tmp"  # a writer still at work
+    elsewhere = tmp_path / f"{temporary_prefix(other)}{dead.stdout.strip()}-ghi.tmp"  # another file's
+    for path in (left, live, elsewhere):
+        path.write_text("half a report")
+    write_atomically(target, "new")
+    assert not left.exists() and live.exists() and elsewhere.exists()

@@ -332,3 +332,57 @@ def test_a_broken_domain_folder_is_one_paragraph_naming_the_file_before_any_tria
     assert (f"{folder}/{named}" if named else str(folder)) in text, text
     assert wrong in text, text
     assert not out.exists()  # refused before the run was made, let alone a trial
+
+
+# -- what a domain folder may hold ------------------------------------------------------------------------------
+
+
+def test_a_fifo_in_a_domain_folder_is_refused_naming_it_instead_of_waiting_forever(tmp_path):
+    folder = domain_folder(tmp_path, name="piped", policy_md=None)
+    os.mkfifo(folder / "policy.md")  # domain.py reads it with open(): without the check, a wait with no end
+    result = subprocess.run(
+        [sys.executable, "-m", "passhat.cli", "tasks", "--domain", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stderr
+    assert f"{folder / 'policy.md'} is not a regular file" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_a_socket_or_a_dangling_symlink_in_a_domain_folder_is_refused_naming_it(tmp_path):
+    import socket
+
+    sockets = domain_folder(tmp_path, name="socketed")
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sockets / "tasks" / "feed.yaml"))
+    dangling = domain_folder(tmp_path, name="dangling", schema_sql=None)
+    (dangling / "schema.sql").symlink_to(tmp_path / "moved-away.sql")
+    try:
+        for folder, named, why in (
+            (sockets, "tasks/feed.yaml", "is not a regular file"),
+            (dangling, "schema.sql", "is a symlink to nothing"),
+        ):
+            result = invoke("tasks", "--domain", str(folder))
+            assert result.exit_code == 2, result.output
+            assert f"{folder}/{named} {why}" in " ".join(result.output.split())
+    finally:
+        server.close()
+
+
+def test_a_symlink_loop_as_the_domain_is_a_user_error(tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    result = invoke("tasks", "--domain", str(tmp_path / "a"))
+    assert result.exit_code == 2, result.output
+    assert "is no usable path" in result.output and "bug" not in result.output
+
+
+def test_a_domain_folder_whose_files_are_symlinks_to_real_files_loads(tmp_path):
+    """A team may keep its policy in one place and link it in: only what cannot be read as a file is refused."""
+    folder = domain_folder(tmp_path, name="linked", policy_md=None)
+    (folder / "policy.md").symlink_to(RETAIL_DIR / "policy.md")
+    result = invoke("tasks", "--domain", str(folder))
+    assert result.exit_code == 0, result.output
+    assert "retail-001" in result.output

@@ -6,6 +6,7 @@ One local Ray instance (2 CPUs) serves the in-process tests: starting Ray costs 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import sys
 from pathlib import Path
@@ -115,3 +116,28 @@ def test_the_ray_executor_without_ray_installed_says_how_to_install_it(tmp_path,
     done = run_cli("--executor", "ray", "--out", str(tmp_path))
     assert done.exit_code == 2 and "pip install 'passhat[ray]'" in done.output
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("environ", "token_file", "mode"),
+    [
+        ({}, True, "token"),  # `ray start --head` (Ray >= 2.59) wrote ~/.ray/auth_token: join in token mode
+        ({"RAY_AUTH_TOKEN": "t" * 32}, False, "token"),
+        ({"RAY_AUTH_TOKEN_PATH": "/secrets/ray"}, False, "token"),
+        ({}, False, None),  # no token anywhere: Ray's own default
+        ({"RAY_AUTH_MODE": "disabled"}, True, "disabled"),  # what the user said wins
+    ],
+)
+def test_joining_a_cluster_gives_its_token_when_there_is_one(tmp_path, monkeypatch, environ, token_file, mode):
+    from passhat.run.ray_executor import _authenticate_as_the_cluster_does
+
+    for name in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    if token_file:
+        (tmp_path / ".ray").mkdir()
+        (tmp_path / ".ray" / "auth_token").write_text("x" * 32)
+    _authenticate_as_the_cluster_does()
+    assert os.environ.get("RAY_AUTH_MODE") == mode

@@ -412,3 +412,15 @@ def test_fuzzed_files_load_or_are_refused_as_user_errors(fuzz_dir: Path, data: b
             "config": lambda: load_config_file(path, run_command.params),
         }[kind]
     )
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="no /proc here")
+@pytest.mark.parametrize("flag", ["--faults", "--config"])
+def test_a_file_that_refuses_reading_such_as_proc_self_mem_is_a_user_error(tmp_path: Path, flag: str) -> None:
+    """/proc/self/mem is a regular file to stat() whose first read fails (EIO): the user named it, so the
+    refusal is theirs to fix, not a bug report."""
+    result = CliRunner().invoke(main, ["run", flag, "/proc/self/mem", "--out", str(tmp_path / "runs")])
+    assert result.exit_code == 2, result.output
+    text = one_paragraph(result.output)
+    assert "cannot read" in text and "/proc/self/mem" in text and "bug" not in text
+    assert not (tmp_path / "runs").exists()

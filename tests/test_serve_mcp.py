@@ -36,11 +36,12 @@ from passhat.cli import main
 from passhat.domains import load_domain
 from passhat.env import Environment
 from passhat.serve import McpDomainServer, McpSession
-from passhat.serve.mcp_server import endpoint
+from passhat.serve.mcp_server import CONNECTION_SESSION, endpoint
 from passhat.trajectory import Event
 
 RETAIL_DIR = Path(passhat.domains.retail.__file__).parent
 ORDER = "#R3042198"  # a pending retail order
+INITIALIZE = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}
 CANCEL = {"order_id": ORDER, "reason": "no longer needed"}
 
 
@@ -239,6 +240,58 @@ def test_over_http_sessions_still_open_end_when_the_server_stops():
         talk(session_left_open)
         assert ended == []
     assert ended == server.session_ids() and len(ended) == 1
+
+
+def test_over_http_an_abandoned_session_is_ended_once_idle_for_the_timeout_and_its_id_then_says_why():
+    """A client that leaves without a DELETE used to hold its fork for the server's life."""
+    ended: list[str] = []
+    with http_server(on_session_end=lambda s: ended.append(s.id), session_idle_timeout=60) as (server, url):
+
+        async def abandon_one_and_keep_one() -> None:
+            for _ in range(2):
+                async with Client(streamable_http_client(url, terminate_on_close=False)) as client:
+                    await client.call_tool("get_order", {"order_id": ORDER})
+
+        talk(abandon_one_and_keep_one)
+        abandoned, kept = server.session_ids()
+        server.session(kept).active += 45  # the kept one was used 45 s after the other
+        later = server.session(abandoned).active + 61
+        assert anyio.run(server.end_idle_sessions, later) == [abandoned]
+        assert ended == [abandoned] and server.session(kept).open
+        with pytest.raises(sqlite3.ProgrammingError):  # its fork is freed
+            server.session(abandoned).env.db.execute("SELECT 1")
+        body = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+        headers = {
+            "mcp-session-id": abandoned,
+            "mcp-protocol-version": "2025-11-25",
+            "accept": "application/json, text/event-stream",
+        }
+        answer = httpx.post(url, json=body, headers=headers)
+        assert answer.status_code == 404
+        assert "--session-idle-timeout" in answer.json()["error"]["message"]
+
+
+def test_over_http_a_session_beyond_max_sessions_is_refused_until_one_ends():
+    with http_server(max_sessions=1) as (server, url):
+
+        async def one_too_many() -> None:
+            async with Client(url) as client:
+                await client.call_tool("get_order", {"order_id": ORDER})
+                body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}
+                async with httpx.AsyncClient() as http:
+                    answer = await http.post(url, json=body, headers={"accept": "application/json, text/event-stream"})
+                assert answer.status_code == 503
+            async with Client(url) as client:  # the first one ended: room again
+                await client.call_tool("get_order", {"order_id": ORDER})
+
+        talk(one_too_many)
+        assert len(server.session_ids()) == 2
+
+
+def test_over_stdio_the_connection_never_ends_by_the_clock():
+    server = McpDomainServer(load_domain("retail"), session_idle_timeout=1)
+    connection = server._open(CONNECTION_SESSION)  # what the first request over stdio opens
+    assert anyio.run(server.end_idle_sessions, connection.active + 10**6) == [] and connection.open
 
 
 def test_over_http_faults_are_seeded_per_session_the_same_seed_giving_the_same_faults():

@@ -462,3 +462,17 @@ def test_what_the_agent_and_the_customer_wrote_renders_as_text(approver, out):
     page = approver.get(f"/inbox/{number}").text
     for section in ("request", "proposal", "evidence", "notes", "history"):
         assert escaped in page[page.index(f'id="{section}"') :].split("</section>")[0], section
+
+
+@pytest.mark.parametrize("query", ["q=%00", "q=lisbon%00", "owner=%00bob"])
+def test_a_control_character_in_a_filter_is_refused_not_read_as_match_everything(approver, varied, query):
+    """SQLite's LIKE ends a pattern at a NUL: unchecked, q=%00 listed every ticket."""
+    page = approver.get(f"/inbox?{query}")
+    assert page.status_code == 400
+    assert "control character (U+0000)" in page.text and not listed(page.text)
+
+
+def test_a_tab_in_the_search_is_text_and_the_store_refuses_a_nul_too(approver, varied, out):
+    assert approver.get("/inbox?q=lisbon%09").status_code == 200  # stripped like any edge whitespace
+    with InboxStore.open(out) as store, pytest.raises(ValueError, match="control character"):
+        store.page(search="\x00")

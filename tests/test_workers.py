@@ -212,3 +212,29 @@ def test_a_run_with_workers_killed_and_resumed_matches_an_uninterrupted_one(tmp_
         after, expected = store.trials(), reference.trials()
     assert 0 < partial < len(expected), "the run must be killed mid-way for this test to mean anything"
     assert {t.key: (t.reward, t.signature) for t in after} == {t.key: (t.reward, t.signature) for t in expected}
+
+
+class _Exited(Exception):
+    """os._exit, caught: the test process must live on."""
+
+
+def test_a_worker_whose_run_process_is_gone_exits_at_once_finishing_nothing(monkeypatch):
+    """With the run's process dead nobody stores a record, so a worker that sees its pipe close exits on the
+    spot instead of cancelling trials and closing clients first (workers outlived a SIGKILLed run by 1-5 s)."""
+    import multiprocessing
+
+    from passhat.run import workers
+
+    keys, run_end = multiprocessing.Pipe(duplex=False)
+    records_end, records = multiprocessing.Pipe(duplex=False)
+    run_end.close()  # what the kernel does to the run's end when the run's process is killed
+
+    def exited(code: int) -> None:
+        raise _Exited(code)
+
+    monkeypatch.setattr(workers.os, "_exit", exited)
+    with pytest.raises(_Exited) as how:
+        asyncio.run(workers._serve(keys, records, RunConfig(**SMALL), None))
+    assert how.value.args == (0,)
+    records.close()
+    records_end.close()

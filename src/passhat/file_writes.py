@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import hashlib
 import os
 import stat
 import tempfile
@@ -35,7 +36,9 @@ def write_atomically(
     ``window`` names the file's crash point for tests (a kill halfway through the first piece)."""
     pieces = (data,) if isinstance(data, (str, bytes)) else data
     mode = _mode_for(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".passhat-", suffix=".tmp")  # short: any valid name fits
+    prefix = temporary_prefix(path)
+    _remove_leftovers(path.parent, prefix)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f"{prefix}{os.getpid()}-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
             for i, piece in enumerate(pieces):
@@ -54,6 +57,32 @@ def write_atomically(
         raise
     if durable:
         _sync_folder(path.parent)
+
+
+def temporary_prefix(path: Path) -> str:
+    """The start of every temporary name of ``path``'s writes: short whatever the name (any valid name fits)."""
+    return f".passhat-{hashlib.sha256(path.name.encode(errors='surrogateescape')).hexdigest()[:12]}-"
+
+
+def _remove_leftovers(folder: Path, prefix: str) -> None:
+    """Delete the temporary files a killed write of the same file left behind, so kills do not pile them up;
+    a file of a writer still alive (its pid in the name) is left to it."""
+    with contextlib.suppress(OSError):
+        for leftover in folder.glob(f"{prefix}*.tmp"):
+            pid = leftover.name.removeprefix(prefix).partition("-")[0]
+            if pid.isdigit() and not _alive(int(pid)):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # OverflowError: a number no process can have
+        return False
+    except PermissionError:  # another user's process, alive
+        return True
+    return True
 
 
 def append_whole(path: Path, data: bytes, window: CrashWindow | None = None, durable: bool = True) -> None:

@@ -74,6 +74,8 @@ def read_text_file(path: Path, what: str, limit: int = MAX_FILE_BYTES) -> str:
             raise UserError(f"cannot read {what}: it is not a regular file (a pipe, socket or device); give a file.")
         with os.fdopen(fd, "rb", closefd=False) as file:
             data = b"" if info.st_size > limit else file.read(limit + 1)
+    except OSError as exc:  # a "file" that refuses reading, such as /proc/self/mem
+        raise UserError(f"cannot read {what}: {exc.strerror or exc}.") from None
     finally:
         os.close(fd)
     if info.st_size > limit or len(data) > limit:

@@ -20,7 +20,7 @@ from passhat.errors import UserError
 if TYPE_CHECKING:
     from passhat.guard.inbox import InboxStore
 
-HTTP_ONLY = ("host", "port")  # the options that only the http transport reads
+HTTP_ONLY = ("host", "port", "session_idle_timeout", "max_sessions")  # the options only the http transport reads
 INBOX_ONLY = ("out", "operator_timeout")  # the options that only the inbox operator reads
 
 
@@ -100,6 +100,21 @@ def checked_proxy(address: str) -> str:
 )
 @click.option("--faults", default="", help="Fault plan: class=rate,... (e.g. timeout=0.1,lost_response=0.2) or a YAML file.")
 @click.option("--seed", default=0, show_default=True, type=int, help="Seed of the faults; session n's derives from it and n.")
+@click.option(
+    "--session-idle-timeout",
+    default=1800.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True, max=10**9),
+    metavar="SECONDS",
+    help="(http) End a session that lists or calls no tool for this long, freeing its backend; its id then answers 404.",
+)
+@click.option(
+    "--max-sessions",
+    default=200,
+    show_default=True,
+    type=click.IntRange(min=1, max=10**6),
+    help="(http) Sessions open at once (each holds a backend); one more initialize is answered 503 until one ends.",
+)
 @operator_options(
     "at each session's end",
     "their decisions carried out at the session's next call and awaited at its end",
@@ -124,6 +139,8 @@ def mcp(
     guard: str,
     faults: str,
     seed: int,
+    session_idle_timeout: float,
+    max_sessions: int,
     operator: str,
     out: Path,
     operator_timeout: float,
@@ -159,7 +176,15 @@ def mcp(
         if operator == "inbox":
             store = stack.enter_context(_inbox_store(out))
             inbox = Inbox(store, "mcp", f"mcp:{urlsplit(endpoint(sock)).netloc if sock else 'stdio'}", operator_timeout)
-        server = McpDomainServer(loaded, guards=guards, faults=parse_faults(faults), seed=seed, inbox=inbox)
+        server = McpDomainServer(
+            loaded,
+            guards=guards,
+            faults=parse_faults(faults),
+            seed=seed,
+            inbox=inbox,
+            session_idle_timeout=session_idle_timeout,
+            max_sessions=max_sessions,
+        )
         what = f"passhat: serving the tools of domain {loaded.name} over MCP" + (f", tickets to {out}" if inbox else "")
         if sock is None:
             err.print(f"{what} on stdio", highlight=False, markup=False, soft_wrap=True)

@@ -148,7 +148,7 @@ def _folder_path(ref: str, flag: str = "--domain") -> Path:
     """``ref`` as an absolute path without symlinks; a path the system cannot use is a UserError."""
     try:
         return Path(ref).resolve()
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RuntimeError) as exc:  # RuntimeError: a symlink loop, on Python before 3.13
         raise UserError(f"{flag} {shown(ref)} is no usable path ({exc}).") from None
 
 

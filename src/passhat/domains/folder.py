@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import os
+import stat
 import sys
 import traceback
 from pathlib import Path
@@ -19,6 +21,7 @@ from passhat.errors import UserError
 from passhat.safe_files import cut, shown
 
 ENTRY_FILE = "domain.py"  # the file of a domain folder that defines DOMAIN
+MAX_ENTRIES = 10_000  # files and folders in one domain folder; the built-in domains hold fewer than 100
 
 
 def import_folder(folder: Path) -> Domain:
@@ -33,6 +36,7 @@ def import_folder(folder: Path) -> Domain:
         raise UserError(
             f"domain folder {folder} has no {ENTRY_FILE}: a domain folder's {ENTRY_FILE} defines DOMAIN = Domain(...)."
         )
+    refuse_unsafe_entries(folder)
     name = "_passhat_domain_" + hashlib.sha256(str(folder).encode(errors="surrogateescape")).hexdigest()[:16]
     spec = importlib.util.spec_from_file_location(name, entry, submodule_search_locations=[str(folder)])
     assert spec is not None and spec.loader is not None  # a .py file always has a source loader
@@ -47,6 +51,36 @@ def import_folder(folder: Path) -> Domain:
         hint = " (is it installed in the environment passhat runs in?)" if isinstance(exc, ModuleNotFoundError) else ""
         raise UserError(f"domain folder {folder} cannot be imported: {raised_at(exc, folder)}: {describe(exc)}{hint}.") from None
     return domain_in(module, str(entry))
+
+
+def refuse_unsafe_entries(folder: Path) -> None:
+    """Refuse a domain folder holding anything but regular files and folders (or symlinks to them).
+
+    Its ``domain.py`` reads its own files with ordinary ``open``: a FIFO named ``policy.md`` would block it
+    forever and a device would feed it without end; a symlink to nothing (or round a loop) fails there with
+    a message about the wrong file. Checked before anything in the folder runs.
+    """
+    count = 0
+    for root, folders, files in os.walk(folder):  # symlinked folders are listed, not entered
+        folders[:] = [f for f in folders if f != "__pycache__"]
+        for name in (*folders, *files):
+            count += 1
+            if count > MAX_ENTRIES:
+                raise UserError(f"domain folder {folder} holds more than {MAX_ENTRIES:,} files and folders.")
+            _refuse_unsafe_entry(Path(root, name), folder)
+
+
+def _refuse_unsafe_entry(path: Path, folder: Path) -> None:
+    try:
+        info = os.stat(path)  # follows a symlink to what it names
+    except OSError as exc:
+        why = "is a symlink to nothing (or round a loop)" if path.is_symlink() else f"cannot be read ({exc.strerror})"
+        raise UserError(f"domain folder {folder}: {path} {why}; remove it.") from None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise UserError(
+            f"domain folder {folder}: {path} is not a regular file (a pipe, socket or device), which passhat "
+            "would wait on forever; remove it."
+        )
 
 
 def domain_in(found: object, where: str) -> Domain:

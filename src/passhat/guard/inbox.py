@@ -25,6 +25,7 @@ import json
 import sqlite3
 import threading
 import time
+import unicodedata
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -430,7 +431,7 @@ def _matching(**filters: str | None) -> tuple[str, list[Any]]:
     given = {column: filters[column] for column in EQUAL_FILTERS if filters.get(column) is not None}
     where, params = [f"{column} = ?" for column in given], list(given.values())
     if search := filters.get("search"):
-        pattern = "%" + _bounded(search, "search", MAX_SEARCH).translate(LIKE_ESCAPES) + "%"
+        pattern = "%" + plain_text(_bounded(search, "search", MAX_SEARCH), "search").translate(LIKE_ESCAPES) + "%"
         where.append("(" + " OR ".join(f"{column} LIKE ? ESCAPE '\\'" for column in SEARCHED) + ")")
         params += [pattern] * len(SEARCHED)
     return (f" WHERE {' AND '.join(where)}" if where else ""), params
@@ -457,6 +458,14 @@ def _json(value: Any) -> str:
 def _one_of(value: Any, vocabulary: Any, what: str) -> None:
     if value not in get_args(vocabulary):
         raise ValueError(f"{what} must be one of {', '.join(get_args(vocabulary))}, not {value!r}")
+
+
+def plain_text(text: str, what: str) -> str:
+    """``text`` when it holds no control character; else ValueError. SQLite's LIKE stops reading a pattern at a
+    NUL, so "%\0…%" would match every ticket; no ticket's words hold one (their JSON escapes it)."""
+    if bad := next((c for c in text if unicodedata.category(c) == "Cc" and c != "\t"), None):
+        raise ValueError(f"the {what} holds a control character (U+{ord(bad):04X}): give the words to look for")
+    return text
 
 
 def _bounded(text: Any, what: str, limit: int, *, empty_ok: bool = False) -> str:

@@ -209,7 +209,14 @@ def _check_mirror(
         elif line != stored[number - 1].encode():
             listed.add(f"{AUDIT_FILE} line {number}: differs from entry {number} stored with the run (edited, inserted or moved)")
     listed.close()
-    if len(lines) < len(entries):
+    unwritten = sum(e.get("decision") == TRIAL_STORED for e in entries[len(lines) :])
+    if unwritten > 1:  # the parent mirrors each trial right after storing it: a kill leaves one unwritten at most
+        result.problems.append(
+            f"{AUDIT_FILE} holds {len(lines)} of the {len(entries)} stored entries, missing those of {unwritten} "
+            "stored trials: an interrupted write leaves at most the last trial's unwritten, so the log was cut or "
+            "emptied (after a power cut, `passhat run --resume` writes it again from the store)"
+        )
+    elif len(lines) < len(entries):
         result.notes.append(
             f"{AUDIT_FILE} is {len(entries) - len(lines)} entries behind the store (an interrupted write): "
             "`passhat run --resume` writes them"

@@ -25,6 +25,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from passhat.errors import UserError
@@ -78,6 +79,8 @@ class RayPool:
 
     async def run(self, specs: list[TrialSpec], sink: TrialSink) -> None:
         """Every spec sink admits, judged by the actors and stored by sink as each result is ready."""
+        if self._address or os.environ.get("RAY_ADDRESS"):  # joining a cluster: before Ray reads its configuration
+            _authenticate_as_the_cluster_does()
         import ray
 
         ours = _connect(ray, self._address)
@@ -141,6 +144,23 @@ async def _judged(ray: Any, call: Any, spec: TrialSpec) -> tuple[EncodedTrial, A
         return infra_error_trial(spec, scrub(reason), time.time()), []
 
 
+AUTH_MODE, AUTH_TOKEN_SOURCES = "RAY_AUTH_MODE", ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH")
+
+
+def _authenticate_as_the_cluster_does() -> None:
+    """Connect in token mode when a token is at hand and RAY_AUTH_MODE says nothing.
+
+    Since Ray 2.59 ``ray start --head`` starts a cluster with token authentication on (its token in
+    ~/.ray/auth_token), while a client joins with it off unless RAY_AUTH_MODE=token is set, and then fails with
+    "Authentication token is missing or incorrect". A cluster without authentication accepts a client in token
+    mode too, so giving the token whenever there is one costs nothing. Set before Ray is imported: it reads its
+    configuration then.
+    """
+    has_token = any(os.environ.get(name) for name in AUTH_TOKEN_SOURCES) or (Path.home() / ".ray" / "auth_token").is_file()
+    if AUTH_MODE not in os.environ and has_token:
+        os.environ[AUTH_MODE] = "token"
+
+
 def _connect(ray: Any, address: str | None) -> bool:
     """Connect to the cluster at ``address`` (or Ray's default); True when this call started Ray here, so the run
     shuts it down. A caller that already started Ray (a test, a notebook) keeps its instance."""
@@ -150,8 +170,9 @@ def _connect(ray: Any, address: str | None) -> bool:
         ray.init(address=address, logging_level=logging.WARNING, **({} if address else {"include_dashboard": False}))
     except (ConnectionError, ValueError, RuntimeError) as exc:
         where = f"--ray-address {address}" if address else "a local Ray instance"
+        token = " (a cluster with token authentication needs its token: RAY_AUTH_TOKEN, or ~/.ray/auth_token)" if address else ""
         raise UserError(
-            f"--executor ray: cannot connect to {where} ({exc}); start a cluster with `ray start --head` and give "
-            "its address, or drop --ray-address to start a local one."
+            f"--executor ray: cannot connect to {where} ({exc}){token}; start a cluster with `ray start --head` and "
+            "give its address, or drop --ray-address to start a local one."
         ) from None
     return True

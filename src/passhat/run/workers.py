@@ -17,7 +17,7 @@ ended one is graded after (its record, and with it the next key, comes back only
 A worker that dies (killed, out of memory, a crash in native code): a fresh worker takes its place and runs
 again each trial it held, up to ``RETRIES`` times; one still unfinished is stored as an infra error (retried
 on resume, never scored): never lost, never counted twice. When this process dies, its workers see their
-pipe close and exit.
+pipe close and exit at once, finishing nothing (no one is left to store it).
 """
 
 from __future__ import annotations
@@ -249,8 +249,8 @@ async def _serve(keys: Connection, records: Connection, config: RunConfig, conve
             await _readable(keys)
             try:
                 key = keys.recv()
-            except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record
-                key = STOP
+            except (EOFError, OSError):  # the run's process is gone: nobody is left to store a record, so
+                os._exit(0)  # no trial in flight is worth finishing, nor any cleanup (it took seconds)
             if key is STOP:
                 break
             _keep(running, asyncio.create_task(judged(key)))

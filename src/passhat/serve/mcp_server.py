@@ -17,8 +17,11 @@ when it ends:
 
 - over stdio the connection is the session (one per process), ended when the client closes the server's stdin;
 - over streamable HTTP each MCP session (``Mcp-Session-Id``, opened by ``initialize``) is one, ended when its client
-  ends it (HTTP DELETE, which the SDK's client sends when it closes) or when the server stops; sessions do not
-  expire on their own. Protocol revision 2026-07-28 has no sessions: a request of that revision is answered
+  ends it (HTTP DELETE, which the SDK's client sends when it closes), when it has been idle for
+  ``session_idle_timeout`` seconds (no tool listed or called; its fork is freed and its id then answers 404 saying
+  why), or when the server stops. At most ``max_sessions`` are open at once: one more ``initialize`` is answered 503
+  until one ends. A client that abandons its sessions therefore costs memory for the timeout, not for the server's
+  life. Protocol revision 2026-07-28 has no sessions: a request of that revision is answered
   -32022 (unsupported protocol version) naming the handshake versions, so a client that negotiates (the SDK's
   default ``mode="auto"``) falls back to the handshake and gets a session.
 
@@ -50,7 +53,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import socket
-from collections.abc import Awaitable, Callable, Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import mcp.types as types
@@ -78,6 +82,9 @@ from passhat.run.trial import GENEROUS_BOUNDS, execute_call
 from passhat.trajectory import Event
 
 CONNECTION_SESSION = "stdio"  # the session of a connection its transport gives no id of its own (stdio, in-process)
+SESSION_IDLE_TIMEOUT = 1800.0  # seconds without a tool listed or called before an HTTP session is ended (30 min)
+MAX_SESSIONS = 200  # HTTP sessions open at once (each holds a backend fork, about 1.4 MB)
+REAP_EVERY = 30.0  # seconds between looks for idle sessions (or a quarter of a shorter timeout)
 
 
 @dataclasses.dataclass
@@ -91,6 +98,7 @@ class McpSession:
     path: ToolPath
     events: list[Event] = dataclasses.field(default_factory=list)
     open: bool = True
+    active: float = dataclasses.field(default_factory=time.monotonic)  # when it last listed or called a tool
 
     @property
     def audit(self) -> list[dict[str, Any]]:
@@ -110,9 +118,12 @@ class McpDomainServer:
         seed: int = 0,
         on_session_end: Callable[[McpSession], None] | None = None,
         inbox: Inbox | None = None,
+        session_idle_timeout: float = SESSION_IDLE_TIMEOUT,
+        max_sessions: int = MAX_SESSIONS,
     ):
         self.domain, self.guards, self.faults, self.seed = domain, list(guards), dict(faults or {}), seed
         self.on_session_end, self.inbox = on_session_end, inbox
+        self.session_idle_timeout, self.max_sessions = session_idle_timeout, max_sessions
         self._sessions: dict[str, McpSession] = {}
         self._http: uvicorn.Server | None = None
         self._stopping = False  # stop() came, perhaps before serve_http made its server
@@ -153,11 +164,28 @@ class McpDomainServer:
         """End every session (the server stops), their waits for decisions running side by side."""
         await asyncio.gather(*(self.end_session(session_id) for session_id in self.session_ids()))
 
+    async def end_idle_sessions(self, now: float | None = None) -> list[str]:
+        """End every HTTP session idle for longer than ``session_idle_timeout`` (as of ``now``, monotonic), freeing
+        its fork; the ids ended. The stdio session is the connection's: it ends with it, never by the clock."""
+        now = time.monotonic() if now is None else now
+        idle = [
+            s.id for s in self._sessions.values()
+            if s.open and s.id != CONNECTION_SESSION and now - s.active > self.session_idle_timeout
+        ]  # fmt: skip
+        await asyncio.gather(*(self.end_session(session_id) for session_id in idle))
+        return idle
+
+    def ended(self, session_id: str) -> bool:
+        session = self._sessions.get(session_id)
+        return session is not None and not session.open
+
     def _session_of(self, ctx: ServerRequestContext[Any, Any]) -> McpSession:
         """The request's session, opened (with its fork) on its first request."""
         request = ctx.request  # the HTTP request over streamable HTTP; None over stdio
         session_id = (request.headers.get(MCP_SESSION_ID_HEADER) if request is not None else None) or CONNECTION_SESSION
-        return self._sessions.get(session_id) or self._open(session_id)
+        session = self._sessions.get(session_id) or self._open(session_id)
+        session.active = time.monotonic()
+        return session
 
     def _open(self, session_id: str) -> McpSession:
         number = len(self._sessions) + 1
@@ -201,10 +229,17 @@ class McpDomainServer:
         """Serve streamable HTTP at ``MCP_PATH`` on a listening socket until ``stop()`` (or Ctrl-C in the main thread)."""
         self._http = uvicorn.Server(uvicorn.Config(self.http_app(host), log_config=None, log_level="warning"))
         self._http.should_exit = self._stopping
+        reaper = asyncio.create_task(self._end_idle_sessions_until_stopped())
         try:
             await self._http.serve(sockets=[sock])
         finally:
+            reaper.cancel()
             await self.close()
+
+    async def _end_idle_sessions_until_stopped(self) -> None:
+        while True:
+            await asyncio.sleep(min(REAP_EVERY, self.session_idle_timeout / 4))
+            await self.end_idle_sessions()
 
     def stop(self) -> None:
         """Ask ``serve_http`` to finish, or not to start serving if it has not yet (it ends every session on its way out)."""
@@ -215,16 +250,21 @@ class McpDomainServer:
     def http_app(self, host: str = "127.0.0.1") -> ASGIApp:
         """The streamable HTTP app: the SDK's (which guards a loopback ``host`` against DNS rebinding), with sessions
         that last until their client ends them, behind the boundary that tells this server when they do."""
-        app = self.server.streamable_http_app(streamable_http_path=MCP_PATH, host=host, session_idle_timeout=None)
-        return _SessionBoundary(app, self.end_session)
+        app = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            host=host,
+            session_idle_timeout=self.session_idle_timeout,
+            max_sessions=self.max_sessions,
+        )
+        return _SessionBoundary(app, self)
 
 
 class _SessionBoundary:
-    """In front of the SDK's HTTP app: refuses requests that belong to no session (protocol 2026-07-28), and ends a
-    session when its client's DELETE succeeds."""
+    """In front of the SDK's HTTP app: refuses requests that belong to no session (protocol 2026-07-28) or to a
+    session this server ended, and ends a session when its client's DELETE succeeds."""
 
-    def __init__(self, app: ASGIApp, end_session: Callable[[str], Awaitable[None]]):
-        self.app, self.end_session = app, end_session
+    def __init__(self, app: ASGIApp, server: McpDomainServer):
+        self.app, self.server = app, server
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # the lifespan: the SDK's session manager starts and stops with it
@@ -236,6 +276,9 @@ class _SessionBoundary:
             await _sessionless_refusal(version)(scope, receive, send)
             return
         session_id = headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is not None and self.server.ended(session_id):
+            await _ended_session(self.server.session_idle_timeout)(scope, receive, send)
+            return
         if scope["method"] != "DELETE" or session_id is None:
             await self.app(scope, receive, send)
             return
@@ -243,10 +286,22 @@ class _SessionBoundary:
         async def ending(message: Message) -> None:
             # the SDK answers a DELETE once the session is over: end ours before the client hears it is
             if message["type"] == "http.response.start" and 200 <= message["status"] < 300:
-                await self.end_session(session_id)
+                await self.server.end_session(session_id)
             await send(message)
 
         await self.app(scope, receive, ending)
+
+
+def _ended_session(timeout: float) -> JSONResponse:
+    """404, as the protocol answers a session that is gone, saying why: the client must initialize a new one."""
+    error = {
+        "code": types.INVALID_REQUEST,
+        "message": (
+            f"this MCP session has ended (it listed or called no tool for {timeout:g} s, --session-idle-timeout, or "
+            "its client ended it) and its backend was freed; initialize a new session"
+        ),
+    }
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, status_code=404)
 
 
 def _sessionless_refusal(version: str) -> JSONResponse:

@@ -41,6 +41,7 @@ from passhat.guard.inbox import (
     TicketClosed,
     TicketNotFound,
     TicketStatus,
+    plain_text,
 )
 from passhat.serve.web.accounts import Accounts, role_includes
 from passhat.serve.web.security import Role, audited, error_page, render, requires
@@ -79,7 +80,7 @@ class Filters:
             value = params.get(name, "").strip()
             if len(value) > limit:
                 raise ValueError(f"the {name} filter is longer than {limit} characters")
-            return value or None
+            return plain_text(value, f"{name} filter") or None
 
         page = params.get("page", "1")
         if not page.isdecimal() or not 1 <= int(page) <= MAX_PAGE_NUMBER:
