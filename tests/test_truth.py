@@ -144,6 +144,20 @@ def test_an_amount_is_checked_only_when_labelled_with_the_column(message, false)
     assert told(PAYABLES, ("agent", message)) == false
 
 
+@pytest.mark.parametrize(
+    "message,false",
+    [
+        ("The total of INV-71001 is about $500.", []),  # rounded to its step of 100: true
+        ("The total of INV-71001 is $0.5k.", []),
+        ("The total of INV-71001 is about $700.", [("total", "700.00")]),  # "about" hides no false amount
+        ("The total of INV-71001 is $0.7k.", [("total", "700.00")]),
+        ("The total of INV-71001 is five hundred ten dollars.", []),
+    ],
+)
+def test_a_rounded_amount_is_true_within_its_step_and_false_beyond_it(message, false):
+    assert told(PAYABLES, ("agent", message)) == false
+
+
 def test_a_misinformed_trial_fails_with_its_signature_and_a_true_one_passes():
     task = INTAKE.tasks["intake-003"]
     spec = TrialSpec(task, PERSONAS["baseline"], 0, trial_seed(11, task.id, "baseline", 0))

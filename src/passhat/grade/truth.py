@@ -41,7 +41,17 @@ from passhat.dialogue.text import (
     plain,
     sentences,
 )
-from passhat.dialogue.values import Mention, dates_in, money_in, names_phrase, same_date, same_time, times_in
+from passhat.dialogue.values import (
+    Mention,
+    dates_in,
+    money_in,
+    names_phrase,
+    rounding_word,
+    same_amount,
+    same_date,
+    same_time,
+    times_in,
+)
 from passhat.domains.model import Domain
 from passhat.env import Environment
 from passhat.env.backend import CHANGELOG, RowKey, read_row
@@ -288,7 +298,7 @@ class _Sentence:
 def _anchored(sentence: str, rows: list[Row], columns: _Columns) -> bool:
     """Whether a sentence that names no id says a just-written record's date or time right (so is about it)."""
     return bool(rows) and any(
-        kind.holds(column, value, columns) and any(kind.same(m.value, value) for m in kind.finder(sentence))
+        kind.holds(column, value, columns) and any(kind.same(m, value) for m in kind.finder(sentence))
         for kind in (_DATE, _CLOCK_TIME)
         for column, value in rows[-1].items()
     )
@@ -304,7 +314,7 @@ def _said_of(
     written = timeline.set_by_writes.get(record, set())
     for column, said in _stated(sentence, record, rows[-1], columns, written, labelled):
         start, end = sentence.offset + said.start, sentence.offset + said.end
-        if any(_matches(column, said.value, row, columns) for row in rows):
+        if any(_matches(column, said, row, columns) for row in rows):
             verdicts[column] = _Statement(record, column, None, start, end)
         elif column not in verdicts:
             verdicts[column] = _Statement(record, column, said.value.lstrip("~"), start, end)
@@ -334,10 +344,10 @@ def _stated(
                     yield column, at
 
 
-def _matches(column: str, said: str, row: Row, columns: _Columns) -> bool:
+def _matches(column: str, said: Mention, row: Row, columns: _Columns) -> bool:
     value = row.get(column)
     if column in columns.values:
-        return str(value).casefold() == said.casefold()
+        return str(value).casefold() == said.value.casefold()
     return any(kind.holds(column, value, columns) and kind.same(said, str(value)) for kind in _KINDS)
 
 
@@ -350,7 +360,7 @@ class _Kind:
 
     finder: Callable[[str], list[Mention]]
     holds: Callable[[str, Any, _Columns], bool]  # (column, stored value, the table's columns)
-    same: Callable[[str, str], bool]  # (said, stored)
+    same: Callable[[Mention, str], bool]  # (said, stored)
     implicit: bool  # a column of the kind may go unnamed: one named by the kind's word, or the only one a write set
     word: str = ""
 
@@ -359,20 +369,24 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME = re.compile(r"\d{2}:\d{2}")
 
 
-def _same_money(said: str, stored: str) -> bool:
-    return Decimal(said) == abs(Decimal(stored)).quantize(Decimal("0.01"))
-
-
 _DATE = _Kind(
-    dates_in, lambda c, v, cols: isinstance(v, str) and bool(_ISO_DATE.fullmatch(v)), same_date, implicit=True, word="date"
+    dates_in,
+    lambda c, v, cols: isinstance(v, str) and bool(_ISO_DATE.fullmatch(v)),
+    lambda said, stored: same_date(said.value, stored),
+    implicit=True,
+    word="date",
 )
 _CLOCK_TIME = _Kind(
-    times_in, lambda c, v, cols: isinstance(v, str) and bool(_TIME.fullmatch(v)), same_time, implicit=True, word="time"
+    times_in,
+    lambda c, v, cols: isinstance(v, str) and bool(_TIME.fullmatch(v)),
+    lambda said, stored: same_time(said.value, stored),
+    implicit=True,
+    word="time",
 )
 _MONEY = _Kind(
     money_in,
     lambda c, v, cols: cols.types.get(c) == "REAL" and isinstance(v, (int, float)),
-    _same_money,
+    lambda said, stored: same_amount(said, abs(Decimal(stored))),  # the sign is the way money moves, said apart
     implicit=False,
 )
 _KINDS = (_DATE, _CLOCK_TIME, _MONEY)
@@ -409,7 +423,10 @@ _ATTRIBUTED = re.compile(
 
 
 def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
-    """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped."""
+    """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped.
+    A rounded amount ("about $1,800") is stated, to its step: "about" is no hedge of it."""
+    if at.kind == "money" and at.step and (word := rounding_word(text, at.start)):
+        text = text[: word[0]] + " " * (word[1] - word[0]) + text[word[1] :]
     c_start, _ = clause_at_keeping_labels(text, at.start)
     before = text[c_start : at.start]
     return not (
@@ -426,7 +443,8 @@ def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
 
 _WORD = re.compile(r"[A-Za-z]+")
 _LINK = re.compile(  # linking words, and the record's id between label and value ("total of INV-1 is")
-    r"(?:\s|[:=*\-–—#]|\b(?:is|was|are|were|be|been|has|had|of|for|on|at|to|now|currently|still|the|set|stands|comes)\b"
+    r"(?:\s|[:=*\-–—#~]|\b(?:is|was|are|were|be|been|has|had|of|for|on|at|to|now|currently|still|the|set|stands|comes"
+    r"|about|around|roughly|approximately)\b"
     r"|\b[A-Za-z]*+-?\d[\w-]*+)*+",  # possessive: no backtracking through a long run of ids
     re.I,
 )
