@@ -45,6 +45,7 @@ from passhat.dialogue.values import (
     Mention,
     dates_in,
     money_in,
+    names_person,
     names_phrase,
     rounding_word,
     same_amount,
@@ -79,6 +80,14 @@ class _Columns:
 
     types: dict[str, str]
     values: dict[str, tuple[str, ...]]  # CHECK (column IN (...)) lists of words
+    references: dict[str, str]  # column -> the table its REFERENCES clause names
+    key: tuple[str, ...]  # the primary key's columns
+    names: dict[str, dict[Any, str]]  # a reference column -> the name of each row it may point to (vendor, clinician)
+
+    @property
+    def companion_of(self) -> str | None:
+        """The table this one's rows are one-to-one companions of: its one-column key references that table's."""
+        return self.references.get(self.key[0]) if len(self.key) == 1 else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,24 +196,34 @@ def _id_index(domain: Domain) -> dict[str, RowKey]:
     try:
         keys = env.template.primary_keys
         return _by_id(
-            (table, json.dumps([value]))
-            for table, key in keys.items()
-            if len(key) == 1
-            for (value,) in env.db.execute(f"SELECT {key[0]} FROM {table}")
+            (
+                (table, json.dumps([value]))
+                for table, key in keys.items()
+                if len(key) == 1
+                for (value,) in env.db.execute(f"SELECT {key[0]} FROM {table}")
+            ),
+            _schema(domain),
         )
     finally:
         env.close()
 
 
-def _by_id(records: Iterable[RowKey]) -> dict[str, RowKey]:
-    """Records by their one-column text key written as in text (letters and digits, upper case). A key two records
-    share (a row and its one-to-one companion of another table) names neither: which one a value is of is unclear."""
+def _by_id(records: Iterable[RowKey], columns: dict[str, _Columns]) -> dict[str, RowKey]:
+    """Records by their one-column text key written as in text (letters and digits, upper case). A key a row shares
+    with its one-to-one companion of another table (a charge and the adjustment keyed by its id) names the row, not
+    the companion: the id is the row's own. A key two unrelated records share names neither."""
     found: dict[str, list[RowKey]] = {}
     for table, key in records:
         value = json.loads(key)
         if len(value) == 1 and isinstance(value[0], str):
             found.setdefault(_id_core(value[0]), []).append((table, key))
-    return {core: rows[0] for core, rows in found.items() if len(rows) == 1}
+    named = {}
+    for core, rows in found.items():
+        tables = {table for table, _ in rows}
+        owners = [r for r in rows if columns[r[0]].companion_of not in tables]
+        if len(owners) == 1:
+            named[core] = owners[0]
+    return named
 
 
 def _ids_in(domain: Domain, text: str) -> list[tuple[str, int]]:
@@ -222,19 +241,35 @@ def _schema(domain: Domain) -> dict[str, _Columns]:
     env = Environment(domain)
     try:
         out = {}
-        for table in env.template.primary_keys:
+        keys = env.template.primary_keys
+        for table in keys:
             sql = env.db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
             types = {r[1]: str(r[2]).upper() for r in env.db.execute(f"PRAGMA table_info({table})")}
             values = {}
             for m in re.finditer(r"\b(\w+)\s+TEXT\b[^,]*?CHECK\s*\(\s*\1\s+IN\s*\(([^)]*)\)", sql, re.I):
                 values[m.group(1)] = tuple(re.findall(r"'([^']*)'", m.group(2)))
-            out[table] = _Columns(types, values)
+            references = {r[3]: r[2] for r in env.db.execute(f"PRAGMA foreign_key_list({table})")}
+            names = {c: named for c, t in references.items() if (named := _row_names(env, t, keys[t]))}
+            out[table] = _Columns(types, values, references, tuple(keys[table]), names)
         return out
     finally:
         env.close()
 
 
+def _row_names(env: Environment, table: str, key: tuple[str, ...]) -> dict[Any, str]:
+    """What each row of a table is called, when its rows are named: a ``name`` column, or ``first_name`` and
+    ``last_name`` (a vendor, a clinician, a person); none for a table of things without names."""
+    columns = {r[1] for r in env.db.execute(f"PRAGMA table_info({table})")}
+    called = "name" if "name" in columns else "first_name || ' ' || last_name" if {"first_name", "last_name"} <= columns else None
+    if called is None or len(key) != 1:
+        return {}
+    return {k: n for k, n in env.db.execute(f"SELECT {key[0]}, {called} FROM {table}") if isinstance(n, str) and n.strip()}
+
+
 def _held(timeline: _Timeline, statement: _Statement) -> tuple[str, ...]:
+    if statement.column == _AMOUNTS:
+        rows = timeline.held.get(statement.record, ())
+        return tuple(dict.fromkeys(str(v) for row in rows for v in row.values() if isinstance(v, float)))
     return tuple(dict.fromkeys(str(row.get(statement.column)) for row in timeline.held.get(statement.record, ())))
 
 
@@ -244,7 +279,7 @@ def _held(timeline: _Timeline, statement: _Statement) -> tuple[str, ...]:
 def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[str, _Columns], event: int) -> Iterator[_Statement]:
     """What each sentence of one message states of the records it is about."""
     dumps = dump_spans(text, (), domain.id_pattern)
-    by_id = _by_id(timeline.held)
+    by_id = _by_id(timeline.held, columns)
     previous: list[RowKey] = []
     for start, end in sentences(text):
         words = text[start:end]
@@ -286,6 +321,32 @@ class _Sentence:
         """The kind's values said in the sentence of ``record``, stated as facts."""
         return [m for m in kind.finder(self.text) if self.of(m, record) and _claimed(self.text, m, self.dumps)]
 
+    def beside(self, mention: Mention, record: RowKey) -> bool:
+        """Whether a value stands in the clause of the record's id, or in the brackets after it ("AP-5102 (Dr Okafor,
+        2025-07-30)"): a name further off is of someone else the sentence is about ("I've noted you, Lena, as caller")."""
+        clause = clause_at_keeping_labels(self.text, mention.start)
+        for at, named in self.ids:
+            if named == record and (clause[0] <= at < clause[1] or _BRACKETED.match(self.text[at : mention.start])):
+                return True
+        return False
+
+    def attached_amounts(self, record: RowKey) -> list[Mention]:
+        """Amounts said right after the record's id, as what it is for: "INV-71014 (Brookvale Cable, $3,870.00)",
+        "CH-50201 for $46.25", "INV-71014: $3,870.00". Not a sum ("$7,740.00 in all"), a step or a refund said of it."""
+        out = []
+        for m in money_in(self.text):
+            ats = [at for at, _ in self.ids if at < m.start]
+            if not ats or dict(self.ids).get(ats[-1]) != record or not _ATTACHED.fullmatch(self.text, ats[-1], m.start):
+                continue
+            if (
+                m.direction is None
+                and m.step is None
+                and not _SUMMED.match(self.text, m.end)
+                and _claimed(self.text, m, self.dumps)
+            ):
+                out.append(m)
+        return out
+
     def of(self, mention: Mention, record: RowKey) -> bool:
         """Whether a value is said of ``record``: the id nearest before it (else the first after it) is the
         record's ("INV-1 duplicates INV-2, which is paid": paid is INV-2's); any, in a sentence naming none."""
@@ -293,6 +354,40 @@ class _Sentence:
             return True
         before = [r for at, r in self.ids if at < mention.start]
         return (before[-1] if before else self.ids[0][1]) == record
+
+
+_AMOUNTS = "*amounts"  # a pseudo-column: an amount said of a record without its column's name, true if any column held it
+_BRACKETED = re.compile(r"[^\s()]+\s*\([^()]*$")  # the id, then an open bracket
+_ATTACHED = re.compile(r"[^\s()]+(?:\s*[(:–—,-]\s*|\s+(?:for|of|at|worth)\s+)(?:[^()$€£.;:\d]{1,40},\s*)?")
+# an amount that is a sum or a difference, not one the record holds: "$7,740.00 in all", "$30.00 over its PO"
+_SUMMED = re.compile(
+    r"\s*(?:in\s+all|in\s+total|total|combined|together|altogether|between\s+them|over|under|more|less|short|above"
+    r"|below|off|higher|lower|than|difference|variance|apart)\b",
+    re.I,
+)
+
+
+def _names_said(sentence: _Sentence, names: dict[Any, str]) -> list[Mention]:
+    """The names of a table's rows said in a sentence: in full or with initials (:func:`names_person`), or a
+    surname after a title ("Dr Okafor") when no other row has it."""
+    surnames: dict[str, list[str]] = {}
+    for name in names.values():
+        surnames.setdefault(name.split()[-1].lower(), []).append(name)
+    found: dict[tuple[int, int], Mention] = {}
+    said = sentence.text.lower()
+    for name in names.values():
+        if name.split()[-1].lower() not in said:
+            continue  # cheap: a long directory, a short sentence
+        spans = names_person(sentence.text, name) if " " in name.strip() else names_phrase(sentence.text, name)
+        last = name.split()[-1]
+        if len(surnames[last.lower()]) == 1:
+            spans += [m.span() for m in re.finditer(rf"\b(?:{_TITLES})\.?\s+{re.escape(last)}\b", sentence.text, re.I)]
+        for s, e in spans:
+            found.setdefault((s, e), Mention("phrase", name, s, e))
+    return sorted(found.values(), key=lambda m: m.start)
+
+
+_TITLES = r"dr|doctor|mr|mrs|ms|mx|miss|prof|professor"
 
 
 def _anchored(sentence: str, rows: list[Row], columns: _Columns) -> bool:
@@ -333,6 +428,17 @@ def _stated(
             implicit = [c for c in own if kind.implicit and not labelled and (c == kind.word or (own == [c] and c in written))]
             for column in named or implicit:
                 yield column, m
+    said = [(c, at) for c, names in columns.names.items() if c in row for at in _names_said(sentence, names)]
+    for column, at in said:
+        inside = any(o.start <= at.start and at.end <= o.end and (o.start, o.end) != (at.start, at.end) for _, o in said)
+        if inside:
+            continue  # a name within a longer one ("Laptop of Alba Moreau") names the thing, not its own row
+        if sentence.of(at, record) and sentence.beside(at, record) and _claimed(sentence.text, at, sentence.dumps):
+            yield column, at
+    if not labelled:
+        for at in sentence.attached_amounts(record):
+            if not any(_column_named(sentence.text, at, c) for c in row):
+                yield _AMOUNTS, at
     for column, words in columns.values.items():
         for word in words if column in row else ():
             for s, e in names_phrase(sentence.text, word):
@@ -345,7 +451,11 @@ def _stated(
 
 
 def _matches(column: str, said: Mention, row: Row, columns: _Columns) -> bool:
+    if column == _AMOUNTS:
+        return any(_MONEY.holds(c, v, columns) and _MONEY.same(said, str(v)) for c, v in row.items())
     value = row.get(column)
+    if column in columns.names:
+        return columns.names[column].get(value) == said.value
     if column in columns.values:
         return str(value).casefold() == said.value.casefold()
     return any(kind.holds(column, value, columns) and kind.same(said, str(value)) for kind in _KINDS)
