@@ -114,21 +114,45 @@ class _Timeline:
 
 
 def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
-    """The false values the agent told, the last word on each record's column counting."""
+    """The false values the agent told, the last word on each record's column counting, and those it wrote for
+    someone else (a hand-off summary, a note, a notice): each text of those stands alone, as its reader sees only it."""
     said = [(i, e.text) for i, e in enumerate(events) if e.kind == "agent" and e.text]
-    if not said:
+    written = _free_texts(domain, events)
+    if not said and not written:
         return []
-    timeline = _replayed(domain, events, [text for _, text in said])
+    timeline = _replayed(domain, events, [text for _, text in said + written])
     columns = _schema(domain)
-    last: dict[tuple[RowKey, str], tuple[int, str, _Statement]] = {}
-    for event, text in said:
+    last: dict[tuple[RowKey, str, int], tuple[int, str, _Statement]] = {}
+    for event, text in said + written:
+        alone = event if events[event].kind == "tool" else -1
         for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event):
-            last[(statement.record, statement.column)] = (event, text, statement)
+            last[(statement.record, statement.column, alone)] = (event, text, statement)
     return [
         Misstatement(event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s), text[s.start : s.end])
         for event, text, s in last.values()
         if s.said is not None
     ]
+
+
+def _free_texts(domain: Domain, events: list[Event]) -> list[tuple[int, str]]:
+    """(event, text) of each prose argument of a write that took effect (see ``ToolMeta.free_text``)."""
+    prose = _prose_arguments(domain)
+    return [
+        (i, str(e.args[arg]))
+        for i, e in enumerate(events)
+        if e.kind == "tool" and e.took_effect and isinstance(e.args, dict)
+        for arg in prose.get(e.name or "", ())
+        if isinstance(e.args.get(arg), str) and e.args[arg].strip()
+    ]
+
+
+@functools.cache
+def _prose_arguments(domain: Domain) -> dict[str, tuple[str, ...]]:
+    env = Environment(domain)
+    try:
+        return {name: spec.meta.free_text for name, spec in env.tools.items() if spec.meta.write and spec.meta.free_text}
+    finally:
+        env.close()
 
 
 _QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d')
