@@ -170,6 +170,7 @@ def test_a_rounded_amount_is_true_within_its_step_and_false_beyond_it(message, f
         (PAYABLES, "INV-71001 duplicates INV-71003 (Northmoor Packaging, $1,261.20).", []),  # another record's
         (PAYABLES, "INV-71001 and INV-71003 ($1,771.20 in all) are in exception.", []),  # a total
         (PAYABLES, "INV-71001 - $30.00 over its purchase order.", []),  # a difference
+        (PAYABLES, "INV-71001: $22.40 × 80 = $1,792.00, short-pay $1,523.20.", []),  # a recap's unit price
         (INTAKE, "AP-5101 (Dr Varga, 12 June) is booked.", []),
         (INTAKE, "AP-5101 is booked with I. Varga.", []),
         (INTAKE, "AP-5101 (Dr Sousa, 12 June) is booked.", [("clinician_id", "Mirela Sousa")]),

@@ -383,10 +383,11 @@ class _Sentence:
 _AMOUNTS = "*amounts"  # a pseudo-column: an amount said of a record without its column's name, true if any column held it
 _BRACKETED = re.compile(r"[^\s()]+\s*\([^()]*$")  # the id, then an open bracket
 _ATTACHED = re.compile(r"[^\s()]+(?:\s*[(:–—,-]\s*|\s+(?:for|of|at|worth)\s+)(?:[^()$€£.;:\d]{1,40},\s*)?")
-# an amount that is a sum or a difference, not one the record holds: "$7,740.00 in all", "$30.00 over its PO"
+# an amount that is a sum or a difference, not one the record holds: "$7,740.00 in all", "$30.00 over its PO", or
+# a unit price in a recap ("INV-71014: $22.40 × 80 = $1,792.00"), a line's amount, not the record's
 _SUMMED = re.compile(
-    r"\s*(?:in\s+all|in\s+total|total|combined|together|altogether|between\s+them|over|under|more|less|short|above"
-    r"|below|off|higher|lower|than|difference|variance|apart)\b",
+    r"\s*(?:[×x*/=+]|(?:in\s+all|in\s+total|total|combined|together|altogether|between\s+them|over|under|more|less"
+    r"|short|above|below|off|higher|lower|than|difference|variance|apart|each|per|apiece|a\s+unit)\b)",
     re.I,
 )
 
