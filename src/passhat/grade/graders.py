@@ -329,10 +329,7 @@ def _turned_round(summary: str, said: list[str]) -> bool:
     """Whether a summary denies what the customer asked: at least TURNED_WORDS words the customer only ever
     said plainly are under a negation in it ("does not want compensation for the late delivery"). One word is
     not enough: "did not have the tow" restates a customer who says the tow never happened."""
-    customer: dict[str, set[bool]] = {}
-    for text in said:
-        for word, denied in _word_polarity(text):
-            customer.setdefault(word, set()).add(denied)
+    customer = _polarities(said)
     turned = {word for word, denied in _word_polarity(summary) if denied and customer.get(word) == {False}}
     return len(turned) >= TURNED_WORDS
 
@@ -349,16 +346,22 @@ def _confirmed_denied(summary: str, said: list[str]) -> bool:
     """Whether a summary says the customer confirmed (agreed to, asked for) what they only ever denied: at least
     TURNED_WORDS of the words after "confirmed" in its clause are ones the customer said only under a negation
     ("Customer confirmed the order arrived in time" for one who said it didn't arrive in time)."""
-    customer: dict[str, set[bool]] = {}
-    for text in said:
-        for word, denied in _word_polarity(text):
-            customer.setdefault(word, set()).add(denied)
+    customer = _polarities(said)
     for cue in _AGREED.finditer(summary):
         _, end = clause_at(summary, cue.start())
         agreed = {w for w, denied in _word_polarity(summary[cue.end() : end]) if not denied and customer.get(w) == {True}}
         if len(agreed) >= TURNED_WORDS:
             return True
     return False
+
+
+def _polarities(said: list[str]) -> dict[str, set[bool]]:
+    """Each content word the customer said, and whether they said it plainly (False), denied (True), or both."""
+    customer: dict[str, set[bool]] = {}
+    for text in said:
+        for word, denied in _word_polarity(text):
+            customer.setdefault(word, set()).add(denied)
+    return customer
 
 
 def _word_polarity(text: str) -> list[tuple[str, bool]]:
