@@ -183,6 +183,22 @@ def test_an_owner_or_an_amount_said_beside_an_id_is_checked_against_the_record(d
     assert told(domain, ("agent", message)) == false
 
 
+@pytest.mark.parametrize(
+    "message,false",
+    [
+        # INC-1111 is with the applications group
+        ("INC-1111 is with the applications team.", []),
+        ("INC-1111 is assigned to applications.", []),
+        ("INC-1111 was rejected by network, so it is with applications now.", []),  # another group's part in it
+        ("Shall I send INC-1111 to network?", []),
+        ("INC-1111 is with the network team.", [("assigned_group", "network")]),
+        ("INC-1111 has gone to endpoint.", [("assigned_group", "endpoint")]),
+    ],
+)
+def test_the_group_that_has_a_ticket_is_checked_against_the_ticket(message, false):
+    assert told(HELPDESK, ("agent", message)) == false
+
+
 def test_a_refund_made_leaves_the_charge_it_names_readable():
     """The adjustment a refund adds is keyed by the charge's id: the id still names the charge."""
     refund = ("apply_plan_benefit", {"charge_id": "CH-50201", "plan": "classic", "payment_method_id": "PM-30021"})

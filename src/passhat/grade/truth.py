@@ -83,6 +83,7 @@ class _Columns:
     references: dict[str, str]  # column -> the table its REFERENCES clause names
     key: tuple[str, ...]  # the primary key's columns
     names: dict[str, dict[Any, str]]  # a reference column -> the name of each row it may point to (vendor, clinician)
+    holders: frozenset[str] = frozenset()  # columns of ``values`` read from the data: who or what has the record
 
     @property
     def companion_of(self) -> str | None:
@@ -274,10 +275,29 @@ def _schema(domain: Domain) -> dict[str, _Columns]:
                 values[m.group(1)] = tuple(re.findall(r"'([^']*)'", m.group(2)))
             references = {r[3]: r[2] for r in env.db.execute(f"PRAGMA foreign_key_list({table})")}
             names = {c: named for c, t in references.items() if (named := _row_names(env, t, keys[t]))}
-            out[table] = _Columns(types, values, references, tuple(keys[table]), names)
+            holders = _holders(env, table, set(values) | set(references) | set(keys[table]))
+            out[table] = _Columns(types, values | holders, references, tuple(keys[table]), names, frozenset(holders))
         return out
     finally:
         env.close()
+
+
+HOLDER_WORDS = 8  # the most distinct values a column of who has a record (a resolver group) holds
+
+
+def _holders(env: Environment, table: str, declared: set[str]) -> dict[str, tuple[str, ...]]:
+    """The words of the table's columns that say who or what has a record, read from the seeded data: a text column
+    that may be empty (the record is given one during its life: an incident's resolver group), holding few
+    distinct one-word values, each on several rows."""
+    out = {}
+    for _, column, kind, not_null, *_ in env.db.execute(f"PRAGMA table_info({table})"):
+        if column in declared or not_null or str(kind).upper() != "TEXT":
+            continue
+        counts = env.db.execute(f"SELECT {column}, count(*) FROM {table} WHERE {column} IS NOT NULL GROUP BY 1").fetchall()
+        words = [v for v, _ in counts if isinstance(v, str) and re.fullmatch(r"[a-z]+", v)]
+        if 0 < len(words) == len(counts) <= HOLDER_WORDS and sum(n for _, n in counts) >= 2 * len(counts):
+            out[column] = tuple(words)
+    return out
 
 
 def _row_names(env: Environment, table: str, key: tuple[str, ...]) -> dict[Any, str]:
@@ -468,7 +488,10 @@ def _stated(
         for word in words if column in row else ():
             for s, e in names_phrase(sentence.text, word):
                 at = Mention("status", word, s, e)
-                stated = sentence.of(at, record) and _PREDICATE.search(sentence.text, 0, at.start)
+                predicate = _PREDICATE.search(sentence.text, 0, at.start) or (
+                    column in columns.holders and _HANDED.search(sentence.text, 0, at.start)
+                )
+                stated = sentence.of(at, record) and predicate
                 stated = stated and not _VERB_USE.match(sentence.text, at.end)
                 stated = stated and not (labelled and not _column_named(sentence.text, at, column))
                 if stated and _claimed(sentence.text, at, sentence.dumps):
@@ -536,6 +559,8 @@ _PREDICATE = re.compile(
     r"|'s|'re|'ve|:)\s+(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$",
     re.I,
 )
+# who has a record, said as where it went: "INC-1201 is with the network team", "has gone to endpoint"
+_HANDED = re.compile(r"\b(?:with|to)\s+(?:the\s+)?$", re.I)
 # a word of the values used as a verb of something else: "is assigned to the network team" says no status
 _VERB_USE = re.compile(r"\s+(?:to|by|into|with|for|from|under|through)\b", re.I)
 # a value given as a limit, not as what the record holds: "high priority at most", "10:30 or later"
