@@ -32,7 +32,9 @@ def _played(domain: str, task_id: str, wrong: bool):
 def test_a_record_told_back_with_a_wrong_owner_or_amount_is_misinformed(domain: str, task_id: str) -> None:
     out = _played(domain, task_id, wrong=True)
     assert (out.grade.reward, out.grade.signature) == (0, "misinformed")
-    assert out.grade.details["misinformed"]
+    named = [m for m in out.grade.details["misinformed"] if m["column"] != "*amounts"]
+    # the report names who really has it, by name, not by the id of their row
+    assert named and all(m["said"] not in m["held"] and all(" " in held for held in m["held"]) for m in named)
 
 
 @pytest.mark.parametrize(("domain", "task_id"), TASKS)

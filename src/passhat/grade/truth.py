@@ -129,7 +129,9 @@ def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
         for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event):
             last[(statement.record, statement.column, alone)] = (event, text, statement)
     return [
-        Misstatement(event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s), text[s.start : s.end])
+        Misstatement(
+            event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s, columns[s.record[0]]), text[s.start : s.end]
+        )
         for event, text, s in last.values()
         if s.said is not None
     ]
@@ -310,11 +312,13 @@ def _row_names(env: Environment, table: str, key: tuple[str, ...]) -> dict[Any, 
     return {k: n for k, n in env.db.execute(f"SELECT {key[0]}, {called} FROM {table}") if isinstance(n, str) and n.strip()}
 
 
-def _held(timeline: _Timeline, statement: _Statement) -> tuple[str, ...]:
+def _held(timeline: _Timeline, statement: _Statement, columns: _Columns) -> tuple[str, ...]:
+    """What the column held during the trial, as the report shows it: a reference by the name of its row."""
+    rows = timeline.held.get(statement.record, ())
     if statement.column == _AMOUNTS:
-        rows = timeline.held.get(statement.record, ())
         return tuple(dict.fromkeys(str(v) for row in rows for v in row.values() if isinstance(v, float)))
-    return tuple(dict.fromkeys(str(row.get(statement.column)) for row in timeline.held.get(statement.record, ())))
+    names = columns.names.get(statement.column, {})
+    return tuple(dict.fromkeys(str(names.get(row.get(statement.column), row.get(statement.column))) for row in rows))
 
 
 # ---------------------------------------------------------------------------------------------- what a sentence says
