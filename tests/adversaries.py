@@ -272,3 +272,21 @@ class TellsARecordBack(Adversary):
 
 def _columns(db, table: str) -> set[str]:
     return {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
+
+
+class ReadsAheadOfVerification(Adversary):
+    """Looks the customer's record up before verifying them (``reads``: the tool and its id argument), then asks for
+    their identity. With ``tells``, it first reads the record's status out ("Your ticket is still new."), naming no
+    id: the policy's verify-first is broken by the answer, not by a write."""
+
+    reads = ("get_incident", "incident_id")
+    tells = False
+
+    def _authenticate(self) -> Script[bool]:
+        tool, argument = self.reads
+        record = next(a.args[argument] for g in self._task.goals for a in g.actions if argument in a.args)
+        [read] = yield from self._call([Action(tool=tool, args={argument: record})])
+        status = ((read.result or {}).get("data") or {}).get("status")
+        told = f"It is still {status}. " if self.tells and status else "Thanks. "
+        yield from self._say(told + self._kit.ask_identity)
+        return (yield from super()._authenticate())
