@@ -228,3 +228,65 @@ class RewritesTheAddressAsItIs(Adversary):
         if (yield from self._confirm(self._describe(same), lead)):
             yield from self._call([same])
         return ""
+
+
+class TellsARecordBack(Adversary):
+    """Does the task right, then tells the customer a record of it back in brackets, as models do: "For your records:
+    INV-71014 (Brookvale Cable, $3,870.00)." With ``wrong``, the name is another row's (another vendor, another
+    clinician) and the amount is off by ``off``: the task lists neither, so only a check against the backend sees it."""
+
+    wrong = False
+    off = 100
+
+    def _facts(self, goal: Goal, intro: str) -> str:
+        told = super()._facts(goal, intro)
+        recital = next(filter(None, (self._recital(v) for a in goal.actions for v in a.args.values())), None)
+        return f"{told} For your records: {recital}." if recital else told
+
+    def _recital(self, value: object) -> str | None:
+        """The record an id names, as "ID (name, $amount)", or "ID (name)": the name of the first named row it references."""
+        db = self._setup.db
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"):
+            record = (
+                db.execute(f"SELECT * FROM {table} WHERE id = ?", (value,)).fetchone() if "id" in _columns(db, table) else None
+            )
+            name = self._name(table, record) if record else None
+            amount = next((v for v in record if isinstance(v, float) and v), None) if name else None
+            if amount is not None:
+                return f"{value} ({name}, ${amount + (self.off if self.wrong else 0):,.2f})"
+            if name:
+                return f"{value} ({name})"  # a record that holds no amount: its owner alone
+        return None
+
+    def _name(self, table: str, record) -> str | None:
+        """The name of the row (another row, when ``wrong``) the record's first reference to a named table points to."""
+        db = self._setup.db
+        for _, _, target, column, *_ in db.execute(f"PRAGMA foreign_key_list({table})"):
+            columns = _columns(db, target)
+            called = "name" if "name" in columns else "first_name || ' ' || last_name" if "last_name" in columns else None
+            if called and record[column] is not None:
+                op = "!=" if self.wrong else "="
+                return db.execute(f"SELECT {called} FROM {target} WHERE id {op} ? ORDER BY id", (record[column],)).fetchone()[0]
+        return None
+
+
+def _columns(db, table: str) -> set[str]:
+    return {c[1] for c in db.execute(f"PRAGMA table_info({table})")}
+
+
+class ReadsAheadOfVerification(Adversary):
+    """Looks the customer's record up before verifying them (``reads``: the tool and its id argument), then asks for
+    their identity. With ``tells``, it first reads the record's status out ("Your ticket is still new."), naming no
+    id: the policy's verify-first is broken by the answer, not by a write."""
+
+    reads = ("get_incident", "incident_id")
+    tells = False
+
+    def _authenticate(self) -> Script[bool]:
+        tool, argument = self.reads
+        record = next(a.args[argument] for g in self._task.goals for a in g.actions if argument in a.args)
+        [read] = yield from self._call([Action(tool=tool, args={argument: record})])
+        status = ((read.result or {}).get("data") or {}).get("status")
+        told = f"It is still {status}. " if self.tells and status else "Thanks. "
+        yield from self._say(told + self._kit.ask_identity)
+        return (yield from super()._authenticate())

@@ -547,3 +547,27 @@ def test_free_text_contradicts_a_fact_when_it_denies_it_or_puts_another_value_in
 )
 def test_terse_chatty_and_markdown_agents_are_read_by_their_last_word(fact: Fact, messages: tuple[str, ...], told: bool) -> None:
     assert told_in(fact, *messages)[0] is told
+
+
+# ---------------------------------------------------------------------------------------------- money by value
+
+SHORT_PAY = Fact("money", "1792.00")
+CHARGE_REFUND = Fact("money", "15.00", direction="refund")
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "result"),
+    [
+        (SHORT_PAY, "The short-pay comes to $1.8k.", (True, None)),  # rounded: within its step
+        (SHORT_PAY, "The short-pay comes to $1.7k.", (False, "not_said")),  # rounded, but not to this amount
+        (SHORT_PAY, "The short-pay comes to $1,800.", (False, "not_said")),  # exact digits must be exact
+        (Fact("money", "2000000.00"), "The limit is 2 million dollars.", (True, None)),
+        (Fact("money", "22.40"), "That one came to twenty-two dollars forty.", (True, None)),
+        (Fact("money", "22.40"), "That one came to twenty-two dollars.", (False, "not_said")),
+        (Fact("money", "37.50", direction="refund"), "Refund: USD 37.50 to your Visa.", (True, None)),
+        (CHARGE_REFUND, "Charge CH-50201 adjusted with -15.00.", (True, None)),  # the sign says it comes back
+        (CHARGE_REFUND, "We charged you an extra $15.00.", (False, "contradicted")),  # the other way round
+    ],
+)
+def test_money_is_told_by_value_in_scaled_spoken_and_signed_forms(fact: Fact, text: str, result: tuple) -> None:
+    assert told(fact, text) == result

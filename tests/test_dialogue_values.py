@@ -30,6 +30,7 @@ from passhat.dialogue.values import (
     names_street,
     names_time,
     numbers_in,
+    same_amount,
     same_time,
     times_in,
 )
@@ -96,6 +97,60 @@ def test_money_is_read_in_every_usual_format(text: str, value: str, currency: st
 )
 def test_ids_counts_dates_and_times_are_no_money(text: str) -> None:
     assert money_in(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "step"),
+    [
+        ("The total is $1.8k.", "1800.00", "100"),
+        ("That is 2 million dollars.", "2000000.00", "1000000"),
+        ("That is two million dollars.", "2000000.00", None),  # in words, whole: exact
+        ("The budget is $1.25M.", "1250000.00", "10000"),
+        ("It is €3m.", "3000000.00", "1000000"),
+        ("It came to twenty-two dollars forty.", "22.40", None),
+        ("It came to twenty-two dollars forty, all told.", "22.40", None),
+        ("Refund of USD 37.50.", "37.50", None),
+        ("The total is about $1,800.", "1800.00", "100"),
+        ("The total is roughly $1,792.40.", "1792.40", "0.1"),
+        ("The total is $1,800.", "1800.00", None),  # plain digits are exact
+    ],
+)
+def test_scaled_and_spoken_amounts_are_read_with_their_rounding(text: str, value: str, step: str | None) -> None:
+    [mention] = money_in(text)
+    assert (mention.value, mention.step) == (value, step)
+
+
+@pytest.mark.parametrize(
+    ("text", "amounts"),
+    [
+        ("We sold 2 million units.", []),  # a scaled count with no currency is no amount
+        ("It weighs 1.8k grams.", []),
+        ("It is twenty dollars, forty of them in fees.", ["20.00"]),  # a count after the dollars is no cents
+        ("It is 5 dollars 3 items.", ["5.00"]),
+    ],
+)
+def test_scaled_counts_and_numbers_after_dollars_are_no_amounts(text: str, amounts: list[str]) -> None:
+    assert [m.value for m in money_in(text)] == amounts
+
+
+@pytest.mark.parametrize(
+    ("text", "stored", "same"),
+    [
+        ("$1.8k", "1792.00", True),  # within half a step of 100
+        ("$1.8k", "1850.00", True),
+        ("$1.8k", "1700.00", False),
+        ("about $1,800", "1750.00", True),
+        ("about $1,800", "1920.00", False),
+        ("$1,800", "1792.00", False),  # exact when not rounded
+        ("2 million dollars", "2000000.00", True),
+        ("2 million dollars", "1000000.00", False),
+        ("twenty-two dollars forty", "22.40", True),
+        ("twenty-two dollars forty", "22.00", False),
+    ],
+)
+def test_a_rounded_amount_is_any_amount_within_half_its_step(text: str, stored: str, same: bool) -> None:
+    [mention] = money_in(text)
+    assert same_amount(mention, stored) is same
 
 
 @pytest.mark.parametrize(

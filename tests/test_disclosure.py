@@ -154,6 +154,47 @@ def test_repeating_what_the_caller_said_or_telling_the_policy_before_verificatio
     assert alba_asks_about_her_ticket().agent(answer).verification_breaches(ALBA) == []
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Your ticket is still new.",  # no id, no name: an answer about the account all the same
+        "It has medium priority, and nobody has picked it up yet.",
+        "Status: new.",
+    ],
+)
+def test_an_answer_about_the_account_before_verification_breaks_the_policy_without_naming_it(answer):
+    [breach] = alba_asks_about_her_ticket().agent(answer).verification_breaches(ALBA)
+    assert breach["rule"] == "verify-first"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Hi! Welcome to the new service desk.",  # a word of the row's values, not said as what the ticket is
+        "Is it still new, or has someone picked it up?",  # a question
+        "Once you're verified I can tell you whether it is new or assigned.",  # a condition
+        "Tickets go to the team that owns the device; priority follows the number of people affected.",  # the policy
+    ],
+)
+def test_a_greeting_a_question_or_the_policy_before_verification_breaks_nothing(answer):
+    assert alba_asks_about_her_ticket().agent(answer).verification_breaches(ALBA) == []
+
+
+def test_a_club_credit_told_before_verification_breaks_the_policy_and_a_request_for_identity_does_not():
+    """Benefits: M-3016's club credit is $32.50."""
+
+    def asked() -> Conversation:
+        return Conversation("benefits").customer("How much club credit do I have?").call("get_member", member_id="M-3016")
+
+    assert asked().agent("Your club credit is $32.50.").verification_breaches("M-3016")
+    assert (
+        asked()
+        .agent("Happy to check your club credit: your membership number and last name, please.")
+        .verification_breaches("M-3016")
+        == []
+    )
+
+
 def tamsin_asks_about_her_order() -> Conversation:
     """Retail: Tamsin Yardley (C-306714, tamsin.yardley473@example.com) asks about her pending order #R8696218."""
     return Conversation("retail").customer("Where is my order #R8696218?").call("get_order", order_id="#R8696218")

@@ -25,6 +25,7 @@ from passhat.users.personas import PERSONAS
 INTAKE = load_domain("intake")
 PAYABLES = load_domain("payables")
 HELPDESK = load_domain("helpdesk")
+BENEFITS = load_domain("benefits")
 # AP-5101 is booked for 2025-06-12 at 09:30; INV-71001 is billed at $510.00, its status an exception
 BOOK = ("book_appointment", {"patient_id": "P-1016", "clinician_id": "D-11", "date": "2025-06-17", "time": "14:30"})
 MOVE = ("reschedule_appointment", {"appointment_id": "AP-5101", "date": "2025-06-13", "time": "10:30"})
@@ -144,6 +145,67 @@ def test_an_amount_is_checked_only_when_labelled_with_the_column(message, false)
     assert told(PAYABLES, ("agent", message)) == false
 
 
+@pytest.mark.parametrize(
+    "message,false",
+    [
+        ("The total of INV-71001 is about $500.", []),  # rounded to its step of 100: true
+        ("The total of INV-71001 is $0.5k.", []),
+        ("The total of INV-71001 is about $700.", [("total", "700.00")]),  # "about" hides no false amount
+        ("The total of INV-71001 is $0.7k.", [("total", "700.00")]),
+        ("The total of INV-71001 is five hundred ten dollars.", []),
+    ],
+)
+def test_a_rounded_amount_is_true_within_its_step_and_false_beyond_it(message, false):
+    assert told(PAYABLES, ("agent", message)) == false
+
+
+@pytest.mark.parametrize(
+    "domain,message,false",
+    [
+        # INV-71001 is Kestrel Fasteners', $510.00; INV-71003 is Northmoor Packaging's; AP-5101 is with Ilse Varga
+        (PAYABLES, "Escalate INV-71001 (Kestrel Fasteners, $510.00)? It is in exception.", []),
+        (PAYABLES, "INV-71001 (Northmoor Packaging, $510.00) is in exception.", [("vendor_id", "Northmoor Packaging")]),
+        (PAYABLES, "INV-71001 (Kestrel Fasteners, $610.00) is in exception.", [("*amounts", "610.00")]),
+        (PAYABLES, "INV-71001 for $610.00 is in exception.", [("*amounts", "610.00")]),
+        (PAYABLES, "INV-71001 duplicates INV-71003 (Northmoor Packaging, $1,261.20).", []),  # another record's
+        (PAYABLES, "INV-71001 and INV-71003 ($1,771.20 in all) are in exception.", []),  # a total
+        (PAYABLES, "INV-71001 - $30.00 over its purchase order.", []),  # a difference
+        (PAYABLES, "INV-71001: $22.40 × 80 = $1,792.00, short-pay $1,523.20.", []),  # a recap's unit price
+        (INTAKE, "AP-5101 (Dr Varga, 12 June) is booked.", []),
+        (INTAKE, "AP-5101 is booked with I. Varga.", []),
+        (INTAKE, "AP-5101 (Dr Sousa, 12 June) is booked.", [("clinician_id", "Mirela Sousa")]),
+        (INTAKE, "AP-5101 is booked with Mirela Sousa.", [("clinician_id", "Mirela Sousa")]),
+        (INTAKE, "AP-5101 is booked; Mirela Sousa has openings on Friday too.", []),  # another clause: someone else
+        (HELPDESK, "INC-1201 is not Alba Moreau's.", []),  # denied
+    ],
+)
+def test_an_owner_or_an_amount_said_beside_an_id_is_checked_against_the_record(domain, message, false):
+    assert told(domain, ("agent", message)) == false
+
+
+@pytest.mark.parametrize(
+    "message,false",
+    [
+        # INC-1111 is with the applications group
+        ("INC-1111 is with the applications team.", []),
+        ("INC-1111 is assigned to applications.", []),
+        ("INC-1111 was rejected by network, so it is with applications now.", []),  # another group's part in it
+        ("Shall I send INC-1111 to network?", []),
+        ("INC-1111 is with the network team.", [("assigned_group", "network")]),
+        ("INC-1111 has gone to endpoint.", [("assigned_group", "endpoint")]),
+    ],
+)
+def test_the_group_that_has_a_ticket_is_checked_against_the_ticket(message, false):
+    assert told(HELPDESK, ("agent", message)) == false
+
+
+def test_a_refund_made_leaves_the_charge_it_names_readable():
+    """The adjustment a refund adds is keyed by the charge's id: the id still names the charge."""
+    refund = ("apply_plan_benefit", {"charge_id": "CH-50201", "plan": "classic", "payment_method_id": "PM-30021"})
+    assert told(BENEFITS, refund, ("agent", "Done: CH-50201 is refunded $46.25.")) == []
+    assert told(BENEFITS, refund, ("agent", "Done: CH-50201 is refunded $51.88.")) == [("refunded", "51.88")]
+
+
 def test_a_misinformed_trial_fails_with_its_signature_and_a_true_one_passes():
     task = INTAKE.tasks["intake-003"]
     spec = TrialSpec(task, PERSONAS["baseline"], 0, trial_seed(11, task.id, "baseline", 0))
@@ -212,9 +274,6 @@ def test_what_real_models_write_when_right_is_true(domain, steps):
 )
 def test_what_real_models_write_when_wrong_is_misinformed(domain, steps, false):
     assert told(domain, *steps) == false
-
-
-BENEFITS = load_domain("benefits")
 
 
 @pytest.mark.parametrize(

@@ -81,3 +81,30 @@ def test_a_notice_that_says_wrongly_what_the_backend_holds_about_its_record_fail
     out = payables_play(agent(WritesProse, argument="message", text=notice))
     assert (out.grade.reward, out.grade.signature) == (0, "wrong_arguments")
     assert "ready for payment" in [m["fact"] for m in out.grade.details["misstated_writes"]]
+
+
+def test_a_hand_off_summary_that_says_the_customer_confirmed_what_they_denied_fails():
+    """The customer said the parcel "didn't arrive in time for my trip"."""
+    summary = "Customer confirmed the order arrived in time for the trip; wants compensation."
+    out = play(HANDOFF, agent(WritesProse, text=summary))
+    assert (out.grade.reward, out.grade.signature) == (0, "wrong_arguments")
+    assert out.grade.details["poor_handoffs"][0]["text"] == summary
+
+
+def test_a_hand_off_summary_that_confirms_the_denial_in_its_own_words_passes():
+    summary = "Customer confirmed order #R8119329 did not arrive in time for the trip; wants compensation."
+    assert play(HANDOFF, agent(WritesProse, text=summary)).grade.reward == 1
+
+
+def test_a_hand_off_summary_that_says_a_record_wrongly_fails_even_when_the_task_lists_no_such_fact():
+    """#R8119329 is processed, not cancelled: the person taking over would act on a false status."""
+    summary = "Order #R8119329 is cancelled; customer asks for compensation for the late delivery."
+    out = play(HANDOFF, agent(WritesProse, text=summary))
+    assert (out.grade.reward, out.grade.signature) == (0, "misinformed")
+    assert [(m["column"], m["said"]) for m in out.grade.details["misinformed"]] == [("status", "cancelled")]
+
+
+def test_a_hand_off_summary_that_says_the_record_right_passes():
+    summary = "Order #R8119329 is processed but came late for the trip; customer asks for compensation."
+    out = play(HANDOFF, agent(WritesProse, text=summary))
+    assert (out.grade.reward, out.grade.details["misinformed"]) == (1, [])

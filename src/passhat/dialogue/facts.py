@@ -44,6 +44,7 @@ from passhat.dialogue.values import (
     names_phrase,
     numbers_in,
     parse_money,
+    same_amount,
     same_date,
     same_time,
     times_in,
@@ -200,7 +201,7 @@ def _money_said(fact: Fact, text: str) -> list[_Said]:
     amount = parse_money(fact.value)
     found = []
     for m in money_in(text):
-        if Decimal(m.value) != amount:
+        if amount is None or not same_amount(m, amount):
             continue
         other_currency = m.currency is not None and m.currency != fact.currency
         found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, text, m) else None))
@@ -614,7 +615,10 @@ def _other_values(fact: Fact, text: str, id_pattern: str | None) -> list[tuple[i
     if fact.kind == "identifier":
         return [span for span in _identifier_like(fact, text, id_pattern) if not names_identifier(text[slice(*span)], fact.value)]
     if fact.kind == "money":  # the same amount the other way round is another value ("you pay $8.62", not get it)
-        return [(m.start, m.end) for m in money_in(text) if not _same_value(fact, m.value) or _flipped(fact, text, m)]
+        amount = parse_money(fact.value)
+        return [
+            (m.start, m.end) for m in money_in(text) if amount is None or not same_amount(m, amount) or _flipped(fact, text, m)
+        ]
     return [(m.start, m.end) for m in _kind_mentions(fact.kind, text) if not _same_value(fact, m.value)]
 
 

@@ -37,6 +37,7 @@ class Mention:
     direction: Direction | None = None  # money only: "refund" (to the customer), "charge" (from the customer)
     currency: str | None = None  # money only: "USD", "EUR", ... when stated
     weekday: int | None = None  # date only: the weekday said with it (0 is Monday)
+    step: str | None = None  # money only: the rounding step of an amount said rounded ("$1.8k": "100"), else exact
 
 
 # ---------------------------------------------------------------------------------------------- number words
@@ -140,8 +141,11 @@ _AMOUNT = (
     r"|\d+(?:[.,]\d{1,2})?)"  # 1204.5, 332,20
 )
 _SIGN = r"[-−]"
+_SCALE = r"(?P<scale>\s?(?:k|mn|m|bn|b|thousand|million|billion)\b)"  # "$1.8k", "2 million dollars"
+_SCALES_BY_WORD = {"k": 10**3, "thousand": 10**3, "m": 10**6, "mn": 10**6, "million": 10**6, "b": 10**9, "bn": 10**9}
+_SCALES_BY_WORD["billion"] = 10**9
 _DIGIT_MONEY = re.compile(
-    rf"(?P<open>\(\s?)?(?P<sign1>{_SIGN})?(?:(?P<pre>{_PREFIX})\s?)?(?P<sign2>{_SIGN})?{_AMOUNT}"
+    rf"(?P<open>\(\s?)?(?P<sign1>{_SIGN})?(?:(?P<pre>{_PREFIX})\s?)?(?P<sign2>{_SIGN})?{_AMOUNT}{_SCALE}?"
     rf"(?:\s?(?P<post>{_SUFFIX}))?(?P<close>\s?\))?",
     re.I,
 )
@@ -164,13 +168,16 @@ _CUE_CHARGE = re.compile(
 )
 
 
-_Amount = tuple[int, int, Decimal, str | None, bool]  # start, end, amount, currency, written with a sign
+# start, end, amount, currency, written with a sign, rounding step (None: exact)
+_Amount = tuple[int, int, Decimal, str | None, bool, Decimal | None]
 
 
 def money_in(text: str) -> list[Mention]:
     """Every amount of money said in ``text``, with its direction and currency when said.
 
-    A bare integer is no amount ("3 items"); a bare number with two decimals is one ("332.20").
+    A bare integer is no amount ("3 items"); a bare number with two decimals is one ("332.20"). An amount said
+    scaled ("$1.8k", "2 million dollars") or after "about" ("about $1,800") is rounded: its ``step`` is the place
+    of its last digit, and it says any amount within half a step (:func:`same_amount`).
     """
     return list(_money_in(plain(text)))
 
@@ -180,8 +187,16 @@ def _money_in(text: str) -> tuple[Mention, ...]:
     """Cached: one message is read by the customer, the guard and the graders, for every term and fact."""
     candidates = _digit_money(text) + _worded_money(text)
     return tuple(
-        Mention("money", _cents(amount), start, end, _direction(text, start, end, signed), currency)
-        for start, end, amount, currency, signed in _longest_first(candidates)
+        Mention(
+            "money",
+            _cents(amount),
+            start,
+            end,
+            _direction(text, start, end, signed),
+            currency,
+            step=_step_said(text, start, amount, step),
+        )
+        for start, end, amount, currency, signed, step in _longest_first(candidates)
     )
 
 
@@ -195,20 +210,58 @@ def _digit_money(text: str) -> list[_Amount]:
         if m.group("open") and not m.group("close"):
             start = m.start("sign1") if m.group("sign1") else m.start("pre") if m.group("pre") else m.start("num")
         pre, post, num = (m.group("pre") or "").strip().lower(), (m.group("post") or "").lower(), m.group("num")
-        after = m.end("num") if not m.group("close") else end
+        after = (m.end("scale") if m.group("scale") else m.end("num")) if not m.group("close") else end
         if not post and (_GLUED_AFTER.match(text, after) or (not pre and _UNIT_AFTER.match(text, after))):
             continue
+        if m.group("scale") and not (pre or post):
+            continue  # "2 million" with no currency is a count
         currency = _CURRENCY_SIGNS.get(pre) or _CURRENCY_SIGNS.get(re.sub(r"^us\s+", "", post))
         amount = _parse_amount(num, stated_currency=bool(pre or post))
         if amount is None:
             continue
+        step = None
+        if m.group("scale"):
+            scale = _SCALES_BY_WORD[m.group("scale").strip().lower()]
+            step = Decimal(scale) / 10 ** len(num.partition(".")[2])
+            amount *= scale
         if post.startswith("cent"):
             amount, currency = amount / 100, "USD"
         elif not (pre or post) and (not re.fullmatch(r"[\d,]*\.\d{2}", num) or m.start("num") in times):
             continue  # a bare number is an amount only with two decimals, and not as a time ("at 10.30")
         signed = bool(m.group("sign1") or m.group("sign2") or (m.group("open") and m.group("close")))
-        found.append((start, end, amount, currency, signed))
+        found.append((start, end, amount, currency, signed, step))
     return found
+
+
+_ROUNDED = re.compile(
+    r"(?:\babout|\baround|\broughly|\bapproximately|\bapprox\.?|\bcirca|\bsome|\bnearly|\balmost|\bjust\s+(?:over|under)|~)\s*$",
+    re.I,
+)
+
+
+def rounding_word(text: str, start: int) -> tuple[int, int] | None:
+    """Where the word saying that the amount starting at ``start`` is rounded stands ("about", "~"), if one does."""
+    said = _ROUNDED.search(plain(text), 0, start)
+    return said.span() if said else None
+
+
+def _step_said(text: str, start: int, amount: Decimal, step: Decimal | None) -> str | None:
+    """The rounding step of an amount: a scaled form's, or after "about" the place of its last non-zero digit
+    ("about $1,800": 100; "about $1,792.40": 0.10)."""
+    if step is None and _ROUNDED.search(text, 0, start):
+        digits = format(amount.normalize(), "f")
+        whole, _, cents = digits.partition(".")
+        step = Decimal(10) ** (len(whole) - len(whole.rstrip("0"))) if not cents else Decimal(10) ** -len(cents)
+    return None if step is None else format(step.normalize(), "f")
+
+
+def same_amount(said: Mention, stored: Decimal | str | float) -> bool:
+    """Whether an amount said is a stored amount: the same to the cent, or within half its step when said rounded
+    ("$1.8k" is 1,792.00; "about $1,800" is 1,750 to 1,850, not 1,700)."""
+    value, held = Decimal(said.value), Decimal(str(stored)).quantize(Decimal("0.01"))
+    if said.step is None:
+        return value == held
+    return abs(value - held) * 2 <= Decimal(said.step)
 
 
 def _parse_amount(num: str, stated_currency: bool) -> Decimal | None:
@@ -227,6 +280,7 @@ def _parse_amount(num: str, stated_currency: bool) -> Decimal | None:
 _DOLLARS_WORD = re.compile(r"\s+(?:US\s+)?(?P<unit>dollars?|euros?|pounds?|bucks)\b", re.I)
 _CENTS_WORD = re.compile(r"\s+cents?\b", re.I)
 _CENTS_JOIN = re.compile(r"\s*,?\s*(?:and\s+)?", re.I)
+_SPOKEN_CENTS_END = re.compile(r"\s*(?:[.,;:!?)]|$|\s(?:to|for|on|back|in|is|was|will|as|from|and|or|but)\b)", re.I)
 
 
 def _worded_money(text: str) -> list[_Amount]:
@@ -246,9 +300,12 @@ def _worded_money(text: str) -> list[_Amount]:
             if cents_atom and cents_atom[1] < 100 and _CENTS_WORD.match(text, cents_atom[0]):
                 amount += cents_atom[1] / 100
                 stop = _CENTS_WORD.match(text, cents_atom[0]).end()
-            found.append((start, stop, amount, _CURRENCY_SIGNS[unit.group("unit").lower()], False))
+            elif cents_atom and 0 < cents_atom[1] < 100 and _SPOKEN_CENTS_END.match(text, cents_atom[0]):
+                amount += cents_atom[1] / 100  # "twenty-two dollars forty"
+                stop = cents_atom[0]
+            found.append((start, stop, amount, _CURRENCY_SIGNS[unit.group("unit").lower()], False, None))
         elif _CENTS_WORD.match(text, end) and value < 100:
-            found.append((start, _CENTS_WORD.match(text, end).end(), value / 100, "USD", False))
+            found.append((start, _CENTS_WORD.match(text, end).end(), value / 100, "USD", False, None))
     return found
 
 

@@ -21,7 +21,7 @@ from typing import Any, cast, get_args
 
 from passhat.dialogue import mentions
 from passhat.dialogue.facts import STOPWORDS, Telling, contradicts, tell
-from passhat.dialogue.text import negated_at
+from passhat.dialogue.text import clause_at, negated_at
 from passhat.domains.facts import facts_of
 from passhat.domains.model import AcceptableOutcome, Domain, Task
 from passhat.env import Environment, diff_backends
@@ -277,7 +277,7 @@ def poor_handoffs(events: list[Event], env: Environment, id_pattern: str | None 
             continue
         own = _content_words(text)
         about = bool(words & set(own)) or any(mentions(text, r) for r in records)
-        if len(own) < HANDOFF_WORDS or not about or _turned_round(text, said):
+        if len(own) < HANDOFF_WORDS or not about or _turned_round(text, said) or _confirmed_denied(text, said):
             out.append({"tool": e.name, "argument": arg, "text": (e.args or {}).get(arg)})
     return out
 
@@ -329,12 +329,39 @@ def _turned_round(summary: str, said: list[str]) -> bool:
     """Whether a summary denies what the customer asked: at least TURNED_WORDS words the customer only ever
     said plainly are under a negation in it ("does not want compensation for the late delivery"). One word is
     not enough: "did not have the tow" restates a customer who says the tow never happened."""
+    customer = _polarities(said)
+    turned = {word for word, denied in _word_polarity(summary) if denied and customer.get(word) == {False}}
+    return len(turned) >= TURNED_WORDS
+
+
+# what a summary says the customer agreed to or asked for: the words after it are theirs
+_AGREED = re.compile(
+    r"\b(?:confirm(?:s|ed)?|agree[sd]?(?:\s+to)?|accept(?:s|ed)?|approv(?:es|ed)|consent(?:s|ed)?(?:\s+to)?"
+    r"|authori[sz](?:es|ed)|wants?|request(?:s|ed)|asked\s+for|said\s+yes\s+to|ok(?:ay)?'?d)\b",
+    re.I,
+)
+
+
+def _confirmed_denied(summary: str, said: list[str]) -> bool:
+    """Whether a summary says the customer confirmed (agreed to, asked for) what they only ever denied: at least
+    TURNED_WORDS of the words after "confirmed" in its clause are ones the customer said only under a negation
+    ("Customer confirmed the order arrived in time" for one who said it didn't arrive in time)."""
+    customer = _polarities(said)
+    for cue in _AGREED.finditer(summary):
+        _, end = clause_at(summary, cue.start())
+        agreed = {w for w, denied in _word_polarity(summary[cue.end() : end]) if not denied and customer.get(w) == {True}}
+        if len(agreed) >= TURNED_WORDS:
+            return True
+    return False
+
+
+def _polarities(said: list[str]) -> dict[str, set[bool]]:
+    """Each content word the customer said, and whether they said it plainly (False), denied (True), or both."""
     customer: dict[str, set[bool]] = {}
     for text in said:
         for word, denied in _word_polarity(text):
             customer.setdefault(word, set()).add(denied)
-    turned = {word for word, denied in _word_polarity(summary) if denied and customer.get(word) == {False}}
-    return len(turned) >= TURNED_WORDS
+    return customer
 
 
 def _word_polarity(text: str) -> list[tuple[str, bool]]:

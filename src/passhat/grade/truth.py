@@ -41,7 +41,18 @@ from passhat.dialogue.text import (
     plain,
     sentences,
 )
-from passhat.dialogue.values import Mention, dates_in, money_in, names_phrase, same_date, same_time, times_in
+from passhat.dialogue.values import (
+    Mention,
+    dates_in,
+    money_in,
+    names_person,
+    names_phrase,
+    rounding_word,
+    same_amount,
+    same_date,
+    same_time,
+    times_in,
+)
 from passhat.domains.model import Domain
 from passhat.env import Environment
 from passhat.env.backend import CHANGELOG, RowKey, read_row
@@ -69,6 +80,15 @@ class _Columns:
 
     types: dict[str, str]
     values: dict[str, tuple[str, ...]]  # CHECK (column IN (...)) lists of words
+    references: dict[str, str]  # column -> the table its REFERENCES clause names
+    key: tuple[str, ...]  # the primary key's columns
+    names: dict[str, dict[Any, str]]  # a reference column -> the name of each row it may point to (vendor, clinician)
+    holders: frozenset[str] = frozenset()  # columns of ``values`` read from the data: who or what has the record
+
+    @property
+    def companion_of(self) -> str | None:
+        """The table this one's rows are one-to-one companions of: its one-column key references that table's."""
+        return self.references.get(self.key[0]) if len(self.key) == 1 else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,21 +115,47 @@ class _Timeline:
 
 
 def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
-    """The false values the agent told, the last word on each record's column counting."""
+    """The false values the agent told, the last word on each record's column counting, and those it wrote for
+    someone else (a hand-off summary, a note, a notice): each text of those stands alone, as its reader sees only it."""
     said = [(i, e.text) for i, e in enumerate(events) if e.kind == "agent" and e.text]
-    if not said:
+    written = _free_texts(domain, events)
+    if not said and not written:
         return []
-    timeline = _replayed(domain, events, [text for _, text in said])
+    timeline = _replayed(domain, events, [text for _, text in said + written])
     columns = _schema(domain)
-    last: dict[tuple[RowKey, str], tuple[int, str, _Statement]] = {}
-    for event, text in said:
+    last: dict[tuple[RowKey, str, int], tuple[int, str, _Statement]] = {}
+    for event, text in said + written:
+        alone = event if events[event].kind == "tool" else -1
         for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event):
-            last[(statement.record, statement.column)] = (event, text, statement)
+            last[(statement.record, statement.column, alone)] = (event, text, statement)
     return [
-        Misstatement(event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s), text[s.start : s.end])
+        Misstatement(
+            event, s.record[0], s.record[1], s.column, s.said, _held(timeline, s, columns[s.record[0]]), text[s.start : s.end]
+        )
         for event, text, s in last.values()
         if s.said is not None
     ]
+
+
+def _free_texts(domain: Domain, events: list[Event]) -> list[tuple[int, str]]:
+    """(event, text) of each prose argument of a write that took effect (see ``ToolMeta.free_text``)."""
+    prose = _prose_arguments(domain)
+    return [
+        (i, str(e.args[arg]))
+        for i, e in enumerate(events)
+        if e.kind == "tool" and e.took_effect and isinstance(e.args, dict)
+        for arg in prose.get(e.name or "", ())
+        if isinstance(e.args.get(arg), str) and e.args[arg].strip()
+    ]
+
+
+@functools.cache
+def _prose_arguments(domain: Domain) -> dict[str, tuple[str, ...]]:
+    env = Environment(domain)
+    try:
+        return {name: spec.meta.free_text for name, spec in env.tools.items() if spec.meta.write and spec.meta.free_text}
+    finally:
+        env.close()
 
 
 _QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d')
@@ -177,24 +223,34 @@ def _id_index(domain: Domain) -> dict[str, RowKey]:
     try:
         keys = env.template.primary_keys
         return _by_id(
-            (table, json.dumps([value]))
-            for table, key in keys.items()
-            if len(key) == 1
-            for (value,) in env.db.execute(f"SELECT {key[0]} FROM {table}")
+            (
+                (table, json.dumps([value]))
+                for table, key in keys.items()
+                if len(key) == 1
+                for (value,) in env.db.execute(f"SELECT {key[0]} FROM {table}")
+            ),
+            _schema(domain),
         )
     finally:
         env.close()
 
 
-def _by_id(records: Iterable[RowKey]) -> dict[str, RowKey]:
-    """Records by their one-column text key written as in text (letters and digits, upper case). A key two records
-    share (a row and its one-to-one companion of another table) names neither: which one a value is of is unclear."""
+def _by_id(records: Iterable[RowKey], columns: dict[str, _Columns]) -> dict[str, RowKey]:
+    """Records by their one-column text key written as in text (letters and digits, upper case). A key a row shares
+    with its one-to-one companion of another table (a charge and the adjustment keyed by its id) names the row, not
+    the companion: the id is the row's own. A key two unrelated records share names neither."""
     found: dict[str, list[RowKey]] = {}
     for table, key in records:
         value = json.loads(key)
         if len(value) == 1 and isinstance(value[0], str):
             found.setdefault(_id_core(value[0]), []).append((table, key))
-    return {core: rows[0] for core, rows in found.items() if len(rows) == 1}
+    named = {}
+    for core, rows in found.items():
+        tables = {table for table, _ in rows}
+        owners = [r for r in rows if columns[r[0]].companion_of not in tables]
+        if len(owners) == 1:
+            named[core] = owners[0]
+    return named
 
 
 def _ids_in(domain: Domain, text: str) -> list[tuple[str, int]]:
@@ -212,20 +268,57 @@ def _schema(domain: Domain) -> dict[str, _Columns]:
     env = Environment(domain)
     try:
         out = {}
-        for table in env.template.primary_keys:
+        keys = env.template.primary_keys
+        for table in keys:
             sql = env.db.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()[0]
             types = {r[1]: str(r[2]).upper() for r in env.db.execute(f"PRAGMA table_info({table})")}
             values = {}
             for m in re.finditer(r"\b(\w+)\s+TEXT\b[^,]*?CHECK\s*\(\s*\1\s+IN\s*\(([^)]*)\)", sql, re.I):
                 values[m.group(1)] = tuple(re.findall(r"'([^']*)'", m.group(2)))
-            out[table] = _Columns(types, values)
+            references = {r[3]: r[2] for r in env.db.execute(f"PRAGMA foreign_key_list({table})")}
+            names = {c: named for c, t in references.items() if (named := _row_names(env, t, keys[t]))}
+            holders = _holders(env, table, set(values) | set(references) | set(keys[table]))
+            out[table] = _Columns(types, values | holders, references, tuple(keys[table]), names, frozenset(holders))
         return out
     finally:
         env.close()
 
 
-def _held(timeline: _Timeline, statement: _Statement) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(str(row.get(statement.column)) for row in timeline.held.get(statement.record, ())))
+HOLDER_WORDS = 8  # the most distinct values a column of who has a record (a resolver group) holds
+
+
+def _holders(env: Environment, table: str, declared: set[str]) -> dict[str, tuple[str, ...]]:
+    """The words of the table's columns that say who or what has a record, read from the seeded data: a text column
+    that may be empty (the record is given one during its life: an incident's resolver group), holding few
+    distinct one-word values, each on several rows."""
+    out = {}
+    for _, column, kind, not_null, *_ in env.db.execute(f"PRAGMA table_info({table})"):
+        if column in declared or not_null or str(kind).upper() != "TEXT":
+            continue
+        counts = env.db.execute(f"SELECT {column}, count(*) FROM {table} WHERE {column} IS NOT NULL GROUP BY 1").fetchall()
+        words = [v for v, _ in counts if isinstance(v, str) and re.fullmatch(r"[a-z]+", v)]
+        if 0 < len(words) == len(counts) <= HOLDER_WORDS and sum(n for _, n in counts) >= 2 * len(counts):
+            out[column] = tuple(words)
+    return out
+
+
+def _row_names(env: Environment, table: str, key: tuple[str, ...]) -> dict[Any, str]:
+    """What each row of a table is called, when its rows are named: a ``name`` column, or ``first_name`` and
+    ``last_name`` (a vendor, a clinician, a person); none for a table of things without names."""
+    columns = {r[1] for r in env.db.execute(f"PRAGMA table_info({table})")}
+    called = "name" if "name" in columns else "first_name || ' ' || last_name" if {"first_name", "last_name"} <= columns else None
+    if called is None or len(key) != 1:
+        return {}
+    return {k: n for k, n in env.db.execute(f"SELECT {key[0]}, {called} FROM {table}") if isinstance(n, str) and n.strip()}
+
+
+def _held(timeline: _Timeline, statement: _Statement, columns: _Columns) -> tuple[str, ...]:
+    """What the column held during the trial, as the report shows it: a reference by the name of its row."""
+    rows = timeline.held.get(statement.record, ())
+    if statement.column == _AMOUNTS:
+        return tuple(dict.fromkeys(str(v) for row in rows for v in row.values() if isinstance(v, float)))
+    names = columns.names.get(statement.column, {})
+    return tuple(dict.fromkeys(str(names.get(row.get(statement.column), row.get(statement.column))) for row in rows))
 
 
 # ---------------------------------------------------------------------------------------------- what a sentence says
@@ -234,7 +327,7 @@ def _held(timeline: _Timeline, statement: _Statement) -> tuple[str, ...]:
 def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[str, _Columns], event: int) -> Iterator[_Statement]:
     """What each sentence of one message states of the records it is about."""
     dumps = dump_spans(text, (), domain.id_pattern)
-    by_id = _by_id(timeline.held)
+    by_id = _by_id(timeline.held, columns)
     previous: list[RowKey] = []
     for start, end in sentences(text):
         words = text[start:end]
@@ -276,6 +369,32 @@ class _Sentence:
         """The kind's values said in the sentence of ``record``, stated as facts."""
         return [m for m in kind.finder(self.text) if self.of(m, record) and _claimed(self.text, m, self.dumps)]
 
+    def beside(self, mention: Mention, record: RowKey) -> bool:
+        """Whether a value stands in the clause of the record's id, or in the brackets after it ("AP-5102 (Dr Okafor,
+        2025-07-30)"): a name further off is of someone else the sentence is about ("I've noted you, Lena, as caller")."""
+        clause = clause_at_keeping_labels(self.text, mention.start)
+        for at, named in self.ids:
+            if named == record and (clause[0] <= at < clause[1] or _BRACKETED.match(self.text[at : mention.start])):
+                return True
+        return False
+
+    def attached_amounts(self, record: RowKey) -> list[Mention]:
+        """Amounts said right after the record's id, as what it is for: "INV-71014 (Brookvale Cable, $3,870.00)",
+        "CH-50201 for $46.25", "INV-71014: $3,870.00". Not a sum ("$7,740.00 in all"), a step or a refund said of it."""
+        out = []
+        for m in money_in(self.text):
+            ats = [at for at, _ in self.ids if at < m.start]
+            if not ats or dict(self.ids).get(ats[-1]) != record or not _ATTACHED.fullmatch(self.text, ats[-1], m.start):
+                continue
+            if (
+                m.direction is None
+                and m.step is None
+                and not _SUMMED.match(self.text, m.end)
+                and _claimed(self.text, m, self.dumps)
+            ):
+                out.append(m)
+        return out
+
     def of(self, mention: Mention, record: RowKey) -> bool:
         """Whether a value is said of ``record``: the id nearest before it (else the first after it) is the
         record's ("INV-1 duplicates INV-2, which is paid": paid is INV-2's); any, in a sentence naming none."""
@@ -285,10 +404,45 @@ class _Sentence:
         return (before[-1] if before else self.ids[0][1]) == record
 
 
+_AMOUNTS = "*amounts"  # a pseudo-column: an amount said of a record without its column's name, true if any column held it
+_BRACKETED = re.compile(r"[^\s()]+\s*\([^()]*$")  # the id, then an open bracket
+_ATTACHED = re.compile(r"[^\s()]+(?:\s*[(:–—,-]\s*|\s+(?:for|of|at|worth)\s+)(?:[^()$€£.;:\d]{1,40},\s*)?")
+# an amount that is a sum or a difference, not one the record holds: "$7,740.00 in all", "$30.00 over its PO", or
+# a unit price in a recap ("INV-71014: $22.40 × 80 = $1,792.00"), a line's amount, not the record's
+_SUMMED = re.compile(
+    r"\s*(?:[×x*/=+]|(?:in\s+all|in\s+total|total|combined|together|altogether|between\s+them|over|under|more|less"
+    r"|short|above|below|off|higher|lower|than|difference|variance|apart|each|per|apiece|a\s+unit)\b)",
+    re.I,
+)
+
+
+def _names_said(sentence: _Sentence, names: dict[Any, str]) -> list[Mention]:
+    """The names of a table's rows said in a sentence: in full or with initials (:func:`names_person`), or a
+    surname after a title ("Dr Okafor") when no other row has it."""
+    surnames: dict[str, list[str]] = {}
+    for name in names.values():
+        surnames.setdefault(name.split()[-1].lower(), []).append(name)
+    found: dict[tuple[int, int], Mention] = {}
+    said = sentence.text.lower()
+    for name in names.values():
+        if name.split()[-1].lower() not in said:
+            continue  # cheap: a long directory, a short sentence
+        spans = names_person(sentence.text, name) if " " in name.strip() else names_phrase(sentence.text, name)
+        last = name.split()[-1]
+        if len(surnames[last.lower()]) == 1:
+            spans += [m.span() for m in re.finditer(rf"\b(?:{_TITLES})\.?\s+{re.escape(last)}\b", sentence.text, re.I)]
+        for s, e in spans:
+            found.setdefault((s, e), Mention("phrase", name, s, e))
+    return sorted(found.values(), key=lambda m: m.start)
+
+
+_TITLES = r"dr|doctor|mr|mrs|ms|mx|miss|prof|professor"
+
+
 def _anchored(sentence: str, rows: list[Row], columns: _Columns) -> bool:
     """Whether a sentence that names no id says a just-written record's date or time right (so is about it)."""
     return bool(rows) and any(
-        kind.holds(column, value, columns) and any(kind.same(m.value, value) for m in kind.finder(sentence))
+        kind.holds(column, value, columns) and any(kind.same(m, value) for m in kind.finder(sentence))
         for kind in (_DATE, _CLOCK_TIME)
         for column, value in rows[-1].items()
     )
@@ -304,7 +458,7 @@ def _said_of(
     written = timeline.set_by_writes.get(record, set())
     for column, said in _stated(sentence, record, rows[-1], columns, written, labelled):
         start, end = sentence.offset + said.start, sentence.offset + said.end
-        if any(_matches(column, said.value, row, columns) for row in rows):
+        if any(_matches(column, said, row, columns) for row in rows):
             verdicts[column] = _Statement(record, column, None, start, end)
         elif column not in verdicts:
             verdicts[column] = _Statement(record, column, said.value.lstrip("~"), start, end)
@@ -323,21 +477,39 @@ def _stated(
             implicit = [c for c in own if kind.implicit and not labelled and (c == kind.word or (own == [c] and c in written))]
             for column in named or implicit:
                 yield column, m
+    said = [(c, at) for c, names in columns.names.items() if c in row for at in _names_said(sentence, names)]
+    for column, at in said:
+        inside = any(o.start <= at.start and at.end <= o.end and (o.start, o.end) != (at.start, at.end) for _, o in said)
+        if inside:
+            continue  # a name within a longer one ("Laptop of Alba Moreau") names the thing, not its own row
+        if sentence.of(at, record) and sentence.beside(at, record) and _claimed(sentence.text, at, sentence.dumps):
+            yield column, at
+    if not labelled:
+        for at in sentence.attached_amounts(record):
+            if not any(_column_named(sentence.text, at, c) for c in row):
+                yield _AMOUNTS, at
     for column, words in columns.values.items():
         for word in words if column in row else ():
             for s, e in names_phrase(sentence.text, word):
                 at = Mention("status", word, s, e)
-                stated = sentence.of(at, record) and _PREDICATE.search(sentence.text, 0, at.start)
+                predicate = _PREDICATE.search(sentence.text, 0, at.start) or (
+                    column in columns.holders and _HANDED.search(sentence.text, 0, at.start)
+                )
+                stated = sentence.of(at, record) and predicate
                 stated = stated and not _VERB_USE.match(sentence.text, at.end)
                 stated = stated and not (labelled and not _column_named(sentence.text, at, column))
                 if stated and _claimed(sentence.text, at, sentence.dumps):
                     yield column, at
 
 
-def _matches(column: str, said: str, row: Row, columns: _Columns) -> bool:
+def _matches(column: str, said: Mention, row: Row, columns: _Columns) -> bool:
+    if column == _AMOUNTS:
+        return any(_MONEY.holds(c, v, columns) and _MONEY.same(said, str(v)) for c, v in row.items())
     value = row.get(column)
+    if column in columns.names:
+        return columns.names[column].get(value) == said.value
     if column in columns.values:
-        return str(value).casefold() == said.casefold()
+        return str(value).casefold() == said.value.casefold()
     return any(kind.holds(column, value, columns) and kind.same(said, str(value)) for kind in _KINDS)
 
 
@@ -350,7 +522,7 @@ class _Kind:
 
     finder: Callable[[str], list[Mention]]
     holds: Callable[[str, Any, _Columns], bool]  # (column, stored value, the table's columns)
-    same: Callable[[str, str], bool]  # (said, stored)
+    same: Callable[[Mention, str], bool]  # (said, stored)
     implicit: bool  # a column of the kind may go unnamed: one named by the kind's word, or the only one a write set
     word: str = ""
 
@@ -359,20 +531,24 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME = re.compile(r"\d{2}:\d{2}")
 
 
-def _same_money(said: str, stored: str) -> bool:
-    return Decimal(said) == abs(Decimal(stored)).quantize(Decimal("0.01"))
-
-
 _DATE = _Kind(
-    dates_in, lambda c, v, cols: isinstance(v, str) and bool(_ISO_DATE.fullmatch(v)), same_date, implicit=True, word="date"
+    dates_in,
+    lambda c, v, cols: isinstance(v, str) and bool(_ISO_DATE.fullmatch(v)),
+    lambda said, stored: same_date(said.value, stored),
+    implicit=True,
+    word="date",
 )
 _CLOCK_TIME = _Kind(
-    times_in, lambda c, v, cols: isinstance(v, str) and bool(_TIME.fullmatch(v)), same_time, implicit=True, word="time"
+    times_in,
+    lambda c, v, cols: isinstance(v, str) and bool(_TIME.fullmatch(v)),
+    lambda said, stored: same_time(said.value, stored),
+    implicit=True,
+    word="time",
 )
 _MONEY = _Kind(
     money_in,
     lambda c, v, cols: cols.types.get(c) == "REAL" and isinstance(v, (int, float)),
-    _same_money,
+    lambda said, stored: same_amount(said, abs(Decimal(stored))),  # the sign is the way money moves, said apart
     implicit=False,
 )
 _KINDS = (_DATE, _CLOCK_TIME, _MONEY)
@@ -387,6 +563,8 @@ _PREDICATE = re.compile(
     r"|'s|'re|'ve|:)\s+(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$",
     re.I,
 )
+# who has a record, said as where it went: "INC-1201 is with the network team", "has gone to endpoint"
+_HANDED = re.compile(r"\b(?:with|to)\s+(?:the\s+)?$", re.I)
 # a word of the values used as a verb of something else: "is assigned to the network team" says no status
 _VERB_USE = re.compile(r"\s+(?:to|by|into|with|for|from|under|through)\b", re.I)
 # a value given as a limit, not as what the record holds: "high priority at most", "10:30 or later"
@@ -409,7 +587,10 @@ _ATTRIBUTED = re.compile(
 
 
 def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
-    """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped."""
+    """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped.
+    A rounded amount ("about $1,800") is stated, to its step: "about" is no hedge of it."""
+    if at.kind == "money" and at.step and (word := rounding_word(text, at.start)):
+        text = text[: word[0]] + " " * (word[1] - word[0]) + text[word[1] :]
     c_start, _ = clause_at_keeping_labels(text, at.start)
     before = text[c_start : at.start]
     return not (
@@ -426,7 +607,8 @@ def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
 
 _WORD = re.compile(r"[A-Za-z]+")
 _LINK = re.compile(  # linking words, and the record's id between label and value ("total of INV-1 is")
-    r"(?:\s|[:=*\-–—#]|\b(?:is|was|are|were|be|been|has|had|of|for|on|at|to|now|currently|still|the|set|stands|comes)\b"
+    r"(?:\s|[:=*\-–—#~]|\b(?:is|was|are|were|be|been|has|had|of|for|on|at|to|now|currently|still|the|set|stands|comes"
+    r"|about|around|roughly|approximately)\b"
     r"|\b[A-Za-z]*+-?\d[\w-]*+)*+",  # possessive: no backtracking through a long run of ids
     re.I,
 )
