@@ -109,7 +109,7 @@ def test_a_complete_run_says_nothing_of_the_kind(tmp_path):
 
 def test_an_early_stopped_run_is_for_the_gate_only_and_is_not_extrapolated(tmp_path):
     store(tmp_path, "r", {(f"t{i}", "a"): 0.8 for i in range(6)}, stored=5, extra={"early_stop": "k=8,min=0.9"})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     assert doc["early_stopped"] is True and doc["complete"] is False
     m = doc["metrics"]
     assert m["extrapolated"] is None and "stopped early" in m["extrapolation_skipped"]
@@ -132,7 +132,7 @@ def test_absent_early_stop_means_a_full_run(tmp_path):
 
 def test_fewer_than_three_trials_per_scenario_are_not_extrapolated(tmp_path):
     store(tmp_path, "r", {(f"t{i}", "a"): 0.7 for i in range(10)}, trials=2)
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     m = doc["metrics"]
     assert m["extrapolated"] is None and "at least 3" in m["extrapolation_skipped"]
     assert "not predicted" in result.output and "at least 3" in result.output
@@ -183,7 +183,7 @@ def test_guard_line_labels_units_and_task_declared_handoffs(tmp_path):
         "h",
     ]
     assert invoke("run", *args).exit_code == 0
-    result, doc = report_json(tmp_path, "h", "--html", tmp_path / "h.html")
+    result, doc = report_json(tmp_path, "h", "--html", tmp_path / "h.html", "--full")  # the guard line of a run without guards
     g = doc["metrics"]["guard"]
     assert g["handoffs"] > 0 and g["handoffs_task_declared"] == g["handoffs"] and g["trials"] == 2
     line = " ".join(ln for ln in result.output.splitlines() if ln.startswith("guards:") or "task-declared" in ln)
@@ -198,7 +198,7 @@ def test_guard_line_labels_units_and_task_declared_handoffs(tmp_path):
 
 def test_partition_shows_what_passing_all_n_is_worth(tmp_path):
     store(tmp_path, "r", {("t1", "a"): 1.0, ("t2", "a"): 0.5, ("t3", "a"): 0.0})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     assert doc["metrics"]["partition"] == {"reliable": 1, "unreliable": 1, "out_of_reach": 1}  # JSON keys kept
     assert doc["scenarios"][0]["class"] == "reliable"
     out = result.output
@@ -213,7 +213,7 @@ def test_partition_shows_what_passing_all_n_is_worth(tmp_path):
 
 def test_tiny_extrapolated_figures_read_the_same_in_terminal_and_html(tmp_path):
     store(tmp_path, "r", {(f"t{i}", "a"): 0.7 for i in range(30)})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     assert doc["metrics"]["extrapolated"]["pass_hat_k"]["1000"] < 0.0005
     out = result.output
     row = next(ln for ln in out.splitlines() if re.search(r"│\s+1000 │", ln))

@@ -115,8 +115,11 @@ def lead(report: Report, bar: bool) -> list[str]:
 
 
 def default_decision(report: Report) -> Decision:
-    """The run against the default bar, pass^k >= BAR at k = its planned trials per scenario, as a gate decides."""
+    """The run against the default bar, pass^k >= BAR at k = its planned trials per scenario, as a gate decides
+    (a store without a plan: its judged trials, each scenario counted as finished)."""
     counts = {(s.task_id, s.persona): (s.passed, s.judged) for s in report.scenarios}
+    if report.planned_trials is None:
+        return decide(Gate(report.metrics.trials_per_scenario, BAR), counts)
     return decide(Gate(int(report.config["trials"]), BAR), counts, planned_trials(report.config))
 
 
