@@ -96,9 +96,7 @@ def _print_details(report: Report, console: Console) -> None:
 def lead(report: Report, bar: bool) -> list[str]:
     """The verdict lines (markup) the report starts with: an early stop's, the given gate's, or else (when bar)
     the default bar's, which is advice: it never sets the exit status."""
-    lines = []
-    if verdict := stop_verdict(report):
-        lines.append(f"[bold]{escape(verdict)}[/]")
+    lines = [headline(report)] if stop_verdict(report) else []  # an early stop's headline is its verdict
     g = report.gate
     stopped_against = report.early_stop_decision.gate if report.early_stop_decision else None
     if g and g.gate != stopped_against:
