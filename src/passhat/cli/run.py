@@ -286,6 +286,8 @@ def run(
         report = build_report(
             store, tags(config.domain, config.tasks_dir), None, gated_tasks(config.domain, config.tasks_dir), result.gate_json()
         )
+    if early_stop:  # a note on the run, like its start's: the report after it leads with the verdict
+        err.print(f"early stop: {result.skipped} of {result.planned} planned trials saved", highlight=False)
     print_report_and_json(report, json_path, full, bar=gate_spec is None)
     if result.exit_code:
         sys.exit(result.exit_code)

@@ -101,8 +101,6 @@ def lead(report: Report, bar: bool) -> list[str]:
     stopped_against = report.early_stop_decision.gate if report.early_stop_decision else None
     if g and g.gate != stopped_against:
         lines.append(gate_verdict(f"gate {g.gate}", g.meets, g.reason, g.ci))
-    if g and report.early_stopped and g.trials_saved is not None:
-        lines.append(f"early stop: {g.trials_saved:,} of {report.planned_trials or 0:,} planned trials saved")
     if not lines and bar and report.metrics.scenarios:
         d = default_decision(report)
         lines.append(
