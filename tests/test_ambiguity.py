@@ -264,7 +264,7 @@ def test_no_figures_without_tasks_that_declare_risks():
 def report_of(tmp_path: Path, tasks: str) -> tuple[dict, str]:
     out, json_path = tmp_path / "runs", tmp_path / "report.json"
     args = ["run", "--agent", "reference:hasty", "--tasks", tasks, "--personas", "baseline", "--trials", "2"]
-    result = CliRunner().invoke(main, [*args, "--out", str(out), "--json", str(json_path), "--workers", "1"])
+    result = CliRunner().invoke(main, [*args, "--out", str(out), "--json", str(json_path), "--workers", "1", "--full"])
     assert result.exit_code in (0, 1), result.output
     return json.loads(json_path.read_text(encoding="utf-8")), result.output
 

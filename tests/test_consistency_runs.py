@@ -23,10 +23,11 @@ CONFIDENCE = 0.8
 
 
 def run(out: Path, run_id: str, *extra: str, tasks: str = TASKS) -> Result:
+    """The run's terminal report with --full: the consistency section is one of its long tables."""
     return CliRunner().invoke(
         main,
         ["run", "--tasks", tasks, "--personas", "baseline,incoherent", "--trials", "4", "--out", str(out), "--run-id", run_id,
-         "--json", str(out / f"{run_id}.json"), *extra],
+         "--json", str(out / f"{run_id}.json"), "--full", *extra],
     )  # fmt: skip
 
 

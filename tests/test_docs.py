@@ -1,14 +1,17 @@
 """The docs stay true to the code: docs/cli.md has a section for every command of `passhat` naming every
-flag it takes (and none for a command that no longer exists), the README stays a front door, and every
-relative link of the docs leads to a file (or folder) and heading that exist."""
+flag it takes (and none for a command that no longer exists), the figures it quotes are those its quoted
+commands print, the README stays a front door, and every relative link of the docs leads to a file (or
+folder) and heading that exist."""
 
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
+from click.testing import CliRunner
 
 from passhat.cli import main
 
@@ -48,6 +51,32 @@ def test_every_command_has_a_section_in_cli_md_that_names_each_of_its_flags():
         flags = [o for p in command.params if isinstance(p, click.Option) for o in p.opts if o not in ("-h", "--help")]
         unnamed = [f for f in flags if not re.search(re.escape(f) + r"(?![\w-])", documented[name])]
         assert unnamed == [], f"`passhat {name}` flags missing from its section of docs/cli.md"
+
+
+# docs/cli.md quotes small runs, whole commands and what they print, so a test can make them again in seconds.
+QUOTED_EARLY_STOP = re.compile(
+    r'`passhat run ([^`]*--early-stop)`\s+reaches "does not meet" after (\d+) of (\d+) trials \((\d+) saved\)'
+)
+QUOTED_HEADLINE = re.compile(r"`passhat run ([^`]*)`\s+prints `(pass\^1 [^`]*?): \.\.\.`")
+
+
+def printed(command: str, out: Path) -> str:
+    """What `passhat run` prints for a command quoted in docs/cli.md (in this process, into out)."""
+    result = CliRunner().invoke(main, ["run", *shlex.split(command), "--workers", "1", "--out", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    return result.output
+
+
+def test_the_figures_cli_md_quotes_are_what_its_commands_print(tmp_path):
+    text = CLI_DOC.read_text()
+    (early,) = QUOTED_EARLY_STOP.findall(text)
+    (headline,) = QUOTED_HEADLINE.findall(text)
+    saved = re.search(r"early stop: (\d+) of (\d+) planned trials saved", printed(early[0], tmp_path))
+    assert saved, "the quoted early-stop command printed no early stop line"
+    ran, planned = int(saved[2]) - int(saved[1]), int(saved[2])
+    assert (early[1], early[2], early[3]) == (str(ran), str(planned), saved[1]), "docs/cli.md's early-stop figures are stale"
+    lines = printed(headline[0], tmp_path).splitlines()
+    assert any(line.startswith(headline[1] + ": ") for line in lines), "docs/cli.md's quoted headline is stale"
 
 
 def test_the_readme_is_a_front_door():

@@ -160,7 +160,7 @@ def stored_histogram(out: Path, run_id: str, histogram: dict[int, int]) -> None:
 
 def test_reports_say_not_predicted_with_the_reason_where_models_disagree(tmp_path: Path) -> None:
     stored_histogram(tmp_path, "r", ALWAYS_OR_ALMOST)
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     x = doc["metrics"]["extrapolated"]
     assert x["pass_hat_k"]["20"] is not None and x["pass_hat_k"]["100"] is None
     out = result.output
@@ -173,7 +173,7 @@ def test_reports_say_not_predicted_with_the_reason_where_models_disagree(tmp_pat
 
 def test_reports_say_once_that_nothing_beyond_n_is_predicted_when_the_fit_misses(tmp_path: Path) -> None:
     stored_histogram(tmp_path, "r", {4: 100})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     x = doc["metrics"]["extrapolated"]
     assert all(v is None for v in x["pass_hat_k"].values()) and doc["metrics"]["extrapolation_skipped"] is None
     out = result.output.replace("\n", " ")

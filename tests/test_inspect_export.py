@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 from inspect_ai import log as inspect_log
 
 from passhat.cli import main
 from passhat.export import write_inspect_log
+from passhat.export.inspect_log import inspect_log_name
 from passhat.report import build_report
 from passhat.run.config import RunConfig
 from passhat.run.runner import execute
@@ -202,3 +207,36 @@ def test_cli_refuses_a_log_name_inspect_cannot_read(flaky_run, tmp_path):
     assert result.exit_code == 2
     assert "an Inspect eval log is a .json file" in result.output
     assert not (tmp_path / "log.txt").exists()
+
+
+INSPECT = Path(sys.executable).parent / "inspect"
+
+
+@pytest.mark.skipif(not INSPECT.exists() and shutil.which("inspect") is None, reason="the inspect command is not installed")
+def test_the_log_is_valid_against_the_schema_inspect_log_schema_prints(flaky_run, tmp_path):
+    """Strictly: every field Inspect's own log model requires is there (its reader fills defaults, the schema does not)."""
+    command = str(INSPECT) if INSPECT.exists() else "inspect"
+    api = json.loads(subprocess.run([command, "log", "schema"], capture_output=True, text=True, check=True).stdout)
+    validator = jsonschema.Draft202012Validator({"$ref": "#/components/schemas/EvalLog", "components": api["components"]})
+    log = json.loads(export(flaky_run, tmp_path / "log.json").read_text())
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:120]}" for e in validator.iter_errors(log)]
+    assert errors == []
+
+
+def test_the_answer_inspect_view_shows_is_the_agents_last_message(flaky_run, tmp_path):
+    log = inspect_log.read_eval_log(str(export(flaky_run, tmp_path / "log.json")))
+    for sample in log.samples:
+        (choice,) = sample.output.choices
+        assert choice.message.role == "assistant" and choice.message.text == sample.output.completion != ""
+
+
+def test_inspects_file_name_parser_reads_the_task_and_the_eval_task_id(flaky_run, tmp_path):
+    """A run id of passhat's own shape ("20261201-120000-abcd"): Inspect reads a file name's id up to its first "-"."""
+    run_id = "20261201-120000-abcd"
+    with ResultStore.open(flaky_run / "flaky") as store:
+        name = inspect_log_name(run_id, store.created, store.config)
+        write_inspect_log(tmp_path / name, run_id, store.created, store.config, store.trials())
+    (listed,) = inspect_log.list_eval_logs(str(tmp_path))
+    header = inspect_log.read_eval_log(listed, header_only=True)
+    assert (listed.task, listed.task_id) == ("passhat-retail", header.eval.task_id)
+    assert header.eval.run_id == run_id

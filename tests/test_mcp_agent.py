@@ -103,6 +103,36 @@ def framework_run(example: Any, model: FakeOpenAI, out: Path, *extra: str) -> An
         )  # fmt: skip
 
 
+@pytest.fixture(scope="module")
+def local_model() -> Iterator[str]:
+    """The framework example's offline stand-in model (examples/framework_agent/local_model.py), served on a free
+    port; yields its base URL."""
+    spec = importlib.util.spec_from_file_location("framework_local_model", REPO / "examples/framework_agent/local_model.py")
+    assert spec and spec.loader
+    stub = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stub)
+    server = stub.ThreadingHTTPServer(("127.0.0.1", 0), stub.ModelHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_the_framework_example_runs_offline_on_its_local_model_and_passes_a_cancellation(
+    framework_example: Any, local_model: str, tmp_path: Path
+) -> None:
+    """As the example's README runs it, without a key or a network: the stand-in asks, proposes, waits for the yes."""
+    endpoint = framework_example.ModelEndpoint(local_model, "unused", "local-clerk")
+    for agent in serving(framework_example.make_server("127.0.0.1", 0, endpoint, "You serve the shop's customers.")):
+        result = run_cli(
+            "run", "--agent", agent, "--tasks", "retail-001", "--personas", "baseline", "--trials", "1",
+            "--out", str(tmp_path), "--run-id", "r1", "--json", str(tmp_path / "r1.json"),
+        )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    [trial] = trials(tmp_path)
+    assert trial.reward == 1 and kinds_and_tools(trial.events).count("cancel_order") == 1
+
+
 def kinds_and_tools(events: list[dict[str, Any]]) -> list[str]:
     return [e["name"] if e["kind"] == "tool" else e["kind"] for e in events]
 

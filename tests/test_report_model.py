@@ -182,7 +182,7 @@ def test_each_writer_renders_from_the_model(tmp_path):
     report, trials = built(stored_run(tmp_path), gate="k=2,min=0.5")
     m = report.metrics
     out = StringIO()
-    print_report(report, Console(file=out, width=200))
+    print_report(report, Console(file=out, width=200), full=True)
     terminal = out.getvalue()
     assert f"pass^1 {m.avg_reward:.3f}" in terminal and "t2" in terminal and 'status "closed" → "open"' in terminal
     assert "timeout" in terminal and "guards: idempotency" in terminal and "8 trials could not be judged" in terminal

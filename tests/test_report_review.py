@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from click.testing import CliRunner
 
 import passhat
@@ -109,7 +110,7 @@ def test_a_complete_run_says_nothing_of_the_kind(tmp_path):
 
 def test_an_early_stopped_run_is_for_the_gate_only_and_is_not_extrapolated(tmp_path):
     store(tmp_path, "r", {(f"t{i}", "a"): 0.8 for i in range(6)}, stored=5, extra={"early_stop": "k=8,min=0.9"})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     assert doc["early_stopped"] is True and doc["complete"] is False
     m = doc["metrics"]
     assert m["extrapolated"] is None and "stopped early" in m["extrapolation_skipped"]
@@ -132,7 +133,7 @@ def test_absent_early_stop_means_a_full_run(tmp_path):
 
 def test_fewer_than_three_trials_per_scenario_are_not_extrapolated(tmp_path):
     store(tmp_path, "r", {(f"t{i}", "a"): 0.7 for i in range(10)}, trials=2)
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     m = doc["metrics"]
     assert m["extrapolated"] is None and "at least 3" in m["extrapolation_skipped"]
     assert "not predicted" in result.output and "at least 3" in result.output
@@ -151,6 +152,58 @@ def test_the_terminal_report_opens_with_the_headline(tmp_path):
     assert re.match(r"pass\^1 \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] vs pass\^8 \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\]: ", line), line
     assert f"{m['avg_reward']:.3f}" in line and f"{m['pass_hat_k']['8']:.3f}" in line
     assert out.index(line) < out.index("┏")  # before the first table
+
+
+def terminal(out: Path, run_id: str, *args: str) -> tuple[int, list[str]]:
+    """`passhat report`'s exit status and terminal lines."""
+    result = invoke("report", run_id, "--out", out, *args)
+    return result.exit_code, result.output.splitlines()
+
+
+FLAKY_READINGS = ((), ("--full",), ("--gate", "k=2,min=0.1"), ("--gate", "k=8,min=0.99"), ("--gate", "none"))
+
+
+@pytest.fixture(scope="module")
+def flaky(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, ...], tuple[int, list[str]]]:
+    """One stored run of 8 scenarios that pass 70% of their trials, read with each of FLAKY_READINGS' arguments."""
+    out = tmp_path_factory.mktemp("flaky")
+    store(out, "flaky", {(f"t{i}", "a"): 0.7 for i in range(8)})
+    return {args: terminal(out, "flaky", *args) for args in FLAKY_READINGS}
+
+
+def test_the_report_leads_with_the_default_bars_verdict_as_advice_and_ends_with_the_headline_and_what_next(flaky):
+    code, lines = flaky[()]
+    assert code == 0  # advice: no --gate was given, so `make run` exits 0
+    assert lines[0].startswith("default bar pass^8 >= 0.9: DOES NOT MEET THE BAR — pass^8 = ")
+    assert '--gate "k=8,min=0.9" enforces a bar' in lines[0]
+    headline = next(line for line in lines if line.startswith("pass^1 "))
+    assert lines[-2] == headline and lines.index(headline) < len(lines) - 2  # said near the top, and again at the end
+    assert lines[-1].startswith("next: no_write is the most common failure") and "passhat report flaky --full" in lines[-1]
+
+
+def test_a_run_that_meets_the_default_bar_is_told_so_and_what_n_of_n_is_worth(tmp_path):
+    store(tmp_path, "solid", {(f"t{i}", "a"): 1.0 for i in range(4)})
+    code, lines = terminal(tmp_path, "solid")
+    assert code == 0 and lines[0].startswith("default bar pass^8 >= 0.9: MEETS THE BAR — pass^8 = 1.000 >= 0.9")
+    assert lines[-1].startswith("next: every scenario passed all its trials") and "Wilson lower bound of 0.68" in lines[-1]
+
+
+def test_a_given_gate_replaces_the_default_bar_and_sets_the_exit_status_and_none_drops_the_verdict(flaky):
+    low, high, none = flaky[FLAKY_READINGS[2]], flaky[FLAKY_READINGS[3]], flaky[FLAKY_READINGS[4]]
+    assert low[0] == 0 and low[1][0].startswith("gate pass^2 >= 0.1: MEETS THE BAR")
+    assert high[0] == 1 and high[1][0].startswith("gate pass^8 >= 0.99: DOES NOT MEET THE BAR")
+    assert none[0] == 0 and none[1][0].startswith("run flaky ") and not any("THE BAR" in line for line in none[1])
+    assert not any("default bar" in line for line in low[1] + high[1])
+    assert none[1][-1].startswith("next: ")
+
+
+def test_the_long_tables_are_behind_full_and_the_short_report_says_so(flaky):
+    (_, short), (_, full) = flaky[()], flaky[("--full",)]
+    long_tables = ("scenarios that fail most (", "partition of scenarios by", "consistency beyond outcomes (", "guards: off —")
+    assert not any(line.strip().startswith(title) for line in short for title in long_tables)
+    assert all(any(line.strip().startswith(title) for line in full) for title in long_tables)
+    assert any(line.startswith("more with --full: ") for line in short) and len(short) < len(full) / 2
+    assert full[0] == short[0] and full[-2:] == short[-2:]  # the same verdict, headline and next step
 
 
 # --- 3. guard line: units, task-declared handoffs --------------------------------------------------------
@@ -183,7 +236,7 @@ def test_guard_line_labels_units_and_task_declared_handoffs(tmp_path):
         "h",
     ]
     assert invoke("run", *args).exit_code == 0
-    result, doc = report_json(tmp_path, "h", "--html", tmp_path / "h.html")
+    result, doc = report_json(tmp_path, "h", "--html", tmp_path / "h.html", "--full")  # the guard line of a run without guards
     g = doc["metrics"]["guard"]
     assert g["handoffs"] > 0 and g["handoffs_task_declared"] == g["handoffs"] and g["trials"] == 2
     line = " ".join(ln for ln in result.output.splitlines() if ln.startswith("guards:") or "task-declared" in ln)
@@ -198,7 +251,7 @@ def test_guard_line_labels_units_and_task_declared_handoffs(tmp_path):
 
 def test_partition_shows_what_passing_all_n_is_worth(tmp_path):
     store(tmp_path, "r", {("t1", "a"): 1.0, ("t2", "a"): 0.5, ("t3", "a"): 0.0})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     assert doc["metrics"]["partition"] == {"reliable": 1, "unreliable": 1, "out_of_reach": 1}  # JSON keys kept
     assert doc["scenarios"][0]["class"] == "reliable"
     out = result.output
@@ -213,7 +266,7 @@ def test_partition_shows_what_passing_all_n_is_worth(tmp_path):
 
 def test_tiny_extrapolated_figures_read_the_same_in_terminal_and_html(tmp_path):
     store(tmp_path, "r", {(f"t{i}", "a"): 0.7 for i in range(30)})
-    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html")
+    result, doc = report_json(tmp_path, "r", "--html", tmp_path / "r.html", "--full")
     assert doc["metrics"]["extrapolated"]["pass_hat_k"]["1000"] < 0.0005
     out = result.output
     row = next(ln for ln in out.splitlines() if re.search(r"│\s+1000 │", ln))

@@ -1,7 +1,8 @@
 """`passhat new-domain NAME --path DIR` writes a small domain that works as written: every task of it is
 proved by `passhat check`, it runs, and the perfect reference agent passes every trial of it. A name, a
 folder or a target it cannot use is one paragraph and exit 2, and nothing is left behind: an existing
-folder is never written into, and a failure halfway leaves no half-written domain."""
+folder is never written into, and a failure halfway leaves no half-written domain. A --path that does not exist
+yet (`--path domains` on a fresh clone) is created."""
 
 from __future__ import annotations
 
@@ -113,10 +114,15 @@ def test_an_existing_folder_is_never_written_into(tmp_path: Path) -> None:
     assert (tmp_path / "shop2" / "notes.txt").read_text() == "mine"
 
 
+def test_a_path_that_does_not_exist_yet_is_created(tmp_path: Path) -> None:
+    folder = new_domain(tmp_path / "domains" / "team")
+    assert load_domain(str(folder)).name == "shop2"
+
+
 def test_a_path_that_is_not_a_folder_is_refused(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
-    for parent in (tmp_path / "file", tmp_path / "missing"):
-        assert_refused(invoke("new-domain", "shop2", "--path", str(parent)), "--path")
+    for parent in (tmp_path / "file", tmp_path / "file" / "domains"):
+        assert_refused(invoke("new-domain", "shop2", "--path", str(parent)), "is not a folder")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
 
@@ -147,9 +153,9 @@ def test_a_failure_halfway_leaves_no_half_written_folder(tmp_path: Path, monkeyp
         return real_write(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "write_text", disk_full_at_the_fourth_file)
-    assert_refused(invoke("new-domain", "shop2", "--path", str(tmp_path)), "No space left on device")
+    assert_refused(invoke("new-domain", "shop2", "--path", str(tmp_path / "domains")), "No space left on device")
     assert len(written) == 3
-    assert list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []  # nor the --path folder it created
 
 
 def test_the_template_is_shipped_as_package_data() -> None:

@@ -273,7 +273,7 @@ def test_the_terminal_shows_the_worst_steps_and_the_html_the_plans_the_curve_and
         trials = store.trials()
         report = build_report(store, trials=trials)
     console = Console(file=StringIO(), width=200)
-    print_report(report, console)
+    print_report(report, console, full=True)
     text = console.file.getvalue()
     assert "per step: predicted" in text and "worst steps (2 of 8 steps not always right)" in text
     assert "write c E-c" in text and "escalate 1, primary 1" in text
@@ -310,7 +310,7 @@ def test_the_steps_column_enters_the_digest_so_an_edit_shows():
 
 
 def test_a_run_records_steps_for_every_trial_and_reports_them(tmp_path: Path):
-    args = ["run", "--tasks", "retail-022", "--personas", "baseline", "--trials", "2", "--workers", "1"]
+    args = ["run", "--tasks", "retail-022", "--personas", "baseline", "--trials", "2", "--workers", "1", "--full"]
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path), "--run-id", "w", "--json", str(tmp_path / "w.json")])
     assert result.exit_code in (0, 1), result.output
     with ResultStore.open(tmp_path / "w") as store:

@@ -9,8 +9,8 @@ customer's messages, the agent's earlier answers and its tool calls with their r
 The model is any chat-completions endpoint: --base-url (default $OPENAI_BASE_URL, else OpenAI's), the key in
 $OPENAI_API_KEY, --model. The agent's instructions are its own: a short brief and the desk's written policy.
 
-    OPENAI_BASE_URL=http://127.0.0.1:8000/v1 python examples/framework_agent/server.py --port 8766
-    passhat run --agent mcp+http://127.0.0.1:8766/agent --tasks retail-001,retail-026,retail-033
+    OPENAI_BASE_URL=http://127.0.0.1:8000/v1 python examples/framework_agent/server.py --port 8768
+    passhat run --agent mcp+http://127.0.0.1:8768/agent --tasks retail-001,retail-026,retail-033
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def make_server(host: str, port: int, endpoint: ModelEndpoint, instructions: str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--port", type=int, default=8768)
     parser.add_argument("--base-url", default=os.environ.get("OPENAI_BASE_URL"), help="the model's chat-completions endpoint")
     parser.add_argument("--model", default="gpt-4.1-mini")
     parser.add_argument("--domain", default="retail", help="whose written policy the agent follows")

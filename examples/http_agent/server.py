@@ -5,8 +5,8 @@ the agent's turns; this service answers {"message", "tool_calls"}. It keeps no s
 it is sent is all it needs. A real service would put its own agent (a framework, a model) behind the
 same endpoint.
 
-    python examples/http_agent/server.py --port 8765
-    passhat run --agent http://127.0.0.1:8765/agent --tasks retail-001,retail-026,retail-033
+    python examples/http_agent/server.py --port 8767
+    passhat run --agent http://127.0.0.1:8767/agent --tasks retail-001,retail-026,retail-033
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ class AgentHandler(BaseHTTPRequestHandler):
         pass
 
 
-def make_server(host: str = "127.0.0.1", port: int = 8765) -> ThreadingHTTPServer:
+def make_server(host: str = "127.0.0.1", port: int = 8767) -> ThreadingHTTPServer:
     """The service, bound but not yet serving (port 0: any free port, read from ``server_address``)."""
     return ThreadingHTTPServer((host, port), AgentHandler)
 
@@ -54,7 +54,7 @@ def make_server(host: str = "127.0.0.1", port: int = 8765) -> ThreadingHTTPServe
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--port", type=int, default=8767)
     options = parser.parse_args()
     server = make_server(options.host, options.port)
     print(f"serving the retail agent at http://{options.host}:{server.server_address[1]}{PATH}", flush=True)

@@ -248,6 +248,9 @@ class OutputFile(FilePath):
         return path
 
 
+full_option = click.option(
+    "--full", is_flag=True, help="Print every table: which scenarios fail and their backends, steps, consistency, guards, harm."
+)
 out_option = click.option(
     "--out",
     default="runs",
@@ -273,10 +276,14 @@ def existing_run_dir(out: Path, run_id: str, flag: str) -> Path:
     return folder
 
 
+NO_GATE = "none"  # --gate none: no gate, and no default bar either
+
+
 def run_gate(spec: str | None, early_stop: bool) -> Gate | None:
-    if early_stop and not spec:
+    """The --gate given (None for none); with no --gate the report judges the run against the default bar."""
+    if early_stop and (not spec or spec.strip() == NO_GATE):
         raise UserError('--early-stop needs a gate to stop against: add --gate "k=8,min=0.9".')
-    if spec is None:
+    if spec is None or spec.strip() == NO_GATE:
         return None
     from passhat.metrics.gate import parse_gate
 
@@ -373,10 +380,12 @@ def tags(domain: str, tasks_dir: str | None = None) -> dict[str, list[str]]:
     return task_tags(domain, tasks_dir, gone=lambda why: err.print(Text.assemble(("note:", "yellow"), f" {why}"), soft_wrap=True))
 
 
-def print_report_and_json(report: Report, json_path: Path | None) -> None:
+def print_report_and_json(report: Report, json_path: Path | None, full: bool, bar: bool) -> None:
+    """The terminal report (full: with its long tables; bar: judged against the default bar when no gate was
+    given), and the JSON report when asked for."""
     from passhat.report import print_report, write_json
 
-    print_report(report, console)
+    print_report(report, console, full, bar)
     if json_path:
         write_json(report, json_path)
         err.print(f"JSON report written to {json_path}", highlight=False, markup=False)

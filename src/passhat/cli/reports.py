@@ -21,6 +21,7 @@ from passhat.cli.common import (
     console,
     err,
     existing_run_dir,
+    full_option,
     out_option,
     print_report_and_json,
     run_gate,
@@ -52,8 +53,13 @@ if TYPE_CHECKING:  # each command imports the metrics it uses when it runs: nump
     help="Most trial transcripts the HTML report embeds (failures first).",
 )
 @click.option(
-    "--gate", "gate_spec", metavar="SPEC", help='Show the verdict of the gate "k=8,min=0.9[,persona=P]" in the reports.'
+    "--gate",
+    "gate_spec",
+    metavar="SPEC",
+    help='Show the verdict of the gate "k=8,min=0.9[,persona=P]" in the reports (exit 1 unless met). Without it the '
+    "report judges the run against a default bar, pass^k at k = the run's trials >= 0.9, as advice; none: no verdict.",
 )
+@full_option
 def report(
     run_id: str,
     out: Path,
@@ -62,6 +68,7 @@ def report(
     junit_path: Path | None,
     max_transcripts: int,
     gate_spec: str | None,
+    full: bool,
 ) -> None:
     """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports).
 
@@ -71,7 +78,6 @@ def report(
     from passhat.report import build_report
     from passhat.report.html import write_html
     from passhat.report.junit import write_junit
-    from passhat.report.terminal_stats import print_gate
 
     gate = run_gate(gate_spec, early_stop=False)
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:  # read in one pass, never held whole
@@ -84,10 +90,7 @@ def report(
         domain, tasks_dir = store.config["domain"], store.config.get("tasks_dir")
         build = functools.partial(build_report, store, tags(domain, tasks_dir), None, gated_tasks(domain, tasks_dir), section)
         with _kept_from_collector(build) as doc:
-            print_report_and_json(doc, json_path)
-            stopped_against = doc.early_stop_decision.gate if doc.early_stop_decision else None
-            if decision and doc.gate and doc.gate.gate != stopped_against:  # else its verdict is the report's headline
-                print_gate(decision, console, doc.gate.ci)
+            print_report_and_json(doc, json_path, full, bar=gate_spec is None)
             if html_path:  # every trial, from the report (the store for those it only counts), and embedded transcripts
                 trials = ReportedTrials(doc.scenarios, store.trial_rows(unjudged_only=True))
                 write_html(doc, trials, html_path, max_transcripts, store.records)

@@ -27,6 +27,7 @@ from passhat.cli.common import (
     err,
     existing_run_dir,
     folder_problem,
+    full_option,
     is_folder,
     operator_options,
     out_option,
@@ -194,9 +195,14 @@ REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarel
 @click.option("--resume", metavar="RUN_ID", help="Finish an interrupted run: only its missing trials run.")
 @click.option("--run-id", help="Name of the new run's folder (default: a timestamp).")
 @click.option(
-    "--gate", "gate_spec", metavar="SPEC", help='Acceptance gate "k=8,min=0.9[,persona=P]": exit 1 unless the run meets it.'
+    "--gate",
+    "gate_spec",
+    metavar="SPEC",
+    help='Acceptance gate "k=8,min=0.9[,persona=P]": exit 1 unless the run meets it. Without it the report judges the '
+    "run against a default bar, pass^k at k = --trials >= 0.9, as advice (exit 0); none: no verdict.",
 )
 @click.option("--early-stop", is_flag=True, help="With --gate: skip the trials that can no longer change the gate's decision.")
+@full_option
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -210,11 +216,11 @@ def run(
     run_id: str | None,
     gate_spec: str | None,
     early_stop: bool,
+    full: bool,
     **options: Any,
 ) -> None:
     """Run an evaluation and print its report."""
     from passhat.report import build_report
-    from passhat.report.terminal_stats import print_gate
     from passhat.run.config import stored_config
     from passhat.run.evaluate import planned_total
     from passhat.run.runner import new_config, resume_check
@@ -279,11 +285,9 @@ def run(
         report = build_report(
             store, tags(config.domain, config.tasks_dir), None, gated_tasks(config.domain, config.tasks_dir), result.gate_json()
         )
-    print_report_and_json(report, json_path)
-    if result.decision:
-        print_gate(result.decision, console)
-        if early_stop:
-            console.print(f"early stop: {result.skipped} of {result.planned} planned trials saved")
+    if early_stop:  # a note on the run, like its start's: the report after it leads with the verdict
+        err.print(f"early stop: {result.skipped} of {result.planned} planned trials saved", highlight=False)
+    print_report_and_json(report, json_path, full, bar=gate_spec is None)
     if result.exit_code:
         sys.exit(result.exit_code)
 

@@ -59,6 +59,9 @@ def write_inspect_log(path: Path, run_id: str, created: float, config: dict[str,
             "plan": _plan(config),
             "results": _results(sum(planned.values()), tally),
             "stats": tally.stats(),
+            "invalidated": False,
+            "tags": [],
+            "metadata": {},
         }
         with _replaced(path) as out:
             out.write(json.dumps(header)[:-1].encode() + b', "samples": [')  # the header object, left open
@@ -70,9 +73,15 @@ def write_inspect_log(path: Path, run_id: str, created: float, config: dict[str,
 
 def inspect_log_name(run_id: str, created: float, config: dict[str, Any]) -> str:
     """The file name Inspect gives a log (its creation time, task and id, each without "_"): `inspect view` lists
-    the .json logs of a folder only when their names start with such a time."""
+    the .json logs of a folder only when their names start with such a time, and its parser reads the task id
+    up to the first "-" of the last part, so the id there is the eval's task id, which has none."""
     when = datetime.fromtimestamp(created, UTC).strftime("%Y-%m-%dT%H-%M-%S-00-00")
-    return "_".join(re.sub(r"[_/:+]", "-", part) for part in (when, _task(config), run_id)) + ".json"
+    return "_".join(re.sub(r"[_/:+]", "-", part) for part in (when, _task(config))) + f"_{inspect_task_id(run_id)}.json"
+
+
+def inspect_task_id(run_id: str) -> str:
+    """The run's id as Inspect's task id: without the "-" and "_" that Inspect's file names use as separators."""
+    return re.sub(r"[-_/:+]", "", run_id) or "run"
 
 
 def listed_by_inspect_view(name: str) -> bool:
@@ -92,7 +101,7 @@ def inspect_sample(trial: TrialRecord, model: str) -> dict[str, Any]:
         "input": opening,
         "target": "",
         "messages": chat_messages(trial.events),
-        "output": {"model": model, "choices": [], "completion": last_agent_text(trial.events)},
+        "output": _output(model, last_agent_text(trial.events)),
         "metadata": {
             "task_id": trial.task_id,
             "persona": trial.persona,
@@ -104,6 +113,9 @@ def inspect_sample(trial: TrialRecord, model: str) -> dict[str, Any]:
         "completed_at": _iso(trial.finished),
         "total_time": round(trial.finished - trial.started, 6),
         **_usage(trial.usage),
+        "store": {},
+        "events": [],  # the transcript is in messages; Inspect's own events (model calls, spans) are not recorded
+        "attachments": {},
     }
     operator = [e for e in trial.events if e["kind"] == "guard"]  # tickets resolved after the conversation
     if operator:
@@ -115,6 +127,12 @@ def inspect_sample(trial: TrialRecord, model: str) -> dict[str, Any]:
     return sample
 
 
+def _output(model: str, completion: str) -> dict[str, Any]:
+    """The agent's last message as the sample's output: the completion, and the one choice `inspect view` shows."""
+    choices = [{"message": {"role": "assistant", "content": completion}, "stop_reason": "stop"}] if completion else []
+    return {"model": model, "choices": choices, "completion": completion}
+
+
 def _scores(trial: TrialRecord) -> dict[str, Any]:
     """The reward, with why it failed, and a score per grader (each graded in every mode, counted as the mode says)."""
     grade = trial.grade
@@ -122,8 +140,9 @@ def _scores(trial: TrialRecord) -> dict[str, Any]:
         "value": trial.reward,
         "explanation": trial.signature or "passed",
         "metadata": {"signature": trial.signature, **grade.get("details", {})},
+        "history": [],
     }
-    graders = {name: {"value": int(grade[key])} for name, key in GRADERS.items() if key in grade}
+    graders = {name: {"value": int(grade[key]), "history": []} for name, key in GRADERS.items() if key in grade}
     return {"reward": reward, **graders}
 
 
@@ -182,7 +201,12 @@ class Tally:
                 self.usage[kind][name] = _sum(self.usage[kind][name], usage) if name in self.usage[kind] else usage
 
     def stats(self) -> dict[str, Any]:
-        return {"started_at": _iso(self.started), "completed_at": _iso(self.finished), **self.usage}
+        return {
+            "started_at": _iso(self.started),
+            "completed_at": _iso(self.finished),
+            **self.usage,
+            "connection_limit_history": [],
+        }
 
 
 def _eval_spec(run_id: str, created: float, config: dict[str, Any], model: str, scenarios: list[Scenario]) -> dict[str, Any]:
@@ -191,7 +215,11 @@ def _eval_spec(run_id: str, created: float, config: dict[str, Any], model: str, 
         "run_id": run_id,
         "created": _iso(created),
         "task": _task(config),
-        "task_id": run_id,
+        "task_id": inspect_task_id(run_id),
+        "task_version": 0,
+        "task_attribs": {},
+        "task_args": {},
+        "task_args_passed": {},
         "dataset": {
             "name": _task(config).removeprefix("passhat/"),
             "samples": len(scenarios),
@@ -200,6 +228,8 @@ def _eval_spec(run_id: str, created: float, config: dict[str, Any], model: str, 
         "solver": str(config.get("agent", "")),
         "model": model,
         "model_base_url": config.get("agent_base_url"),
+        "model_generate_config": _generate_config(config),
+        "model_args": {},
         "config": {"epochs": config.get("trials")},
         "packages": {"passhat": passhat.__version__},
         "metadata": config,
@@ -213,12 +243,18 @@ def _task(config: dict[str, Any]) -> str:
 
 def _plan(config: dict[str, Any]) -> dict[str, Any]:
     """The agent as Inspect's one solver step, with the sampling temperature it was given."""
-    temperature = config.get("agent_temperature")
+    params = {"user": config.get("user"), "mode": config.get("mode")}
     return {
         "name": "plan",
-        "steps": [{"solver": str(config.get("agent", "")), "params": {"user": config.get("user"), "mode": config.get("mode")}}],
-        "config": {} if temperature is None else {"temperature": temperature},
+        "steps": [{"solver": str(config.get("agent", "")), "params": params, "params_passed": params}],
+        "config": _generate_config(config),
     }
+
+
+def _generate_config(config: dict[str, Any]) -> dict[str, Any]:
+    """Inspect's GenerateConfig of the agent's model: the sampling temperature it was given, if any."""
+    temperature = config.get("agent_temperature")
+    return {} if temperature is None else {"temperature": temperature}
 
 
 def _results(planned: int, tally: Tally) -> dict[str, Any]:
@@ -238,9 +274,10 @@ def _eval_score(name: str, metrics: dict[str, float], scored: int, unscored: int
     return {
         "name": name,
         "scorer": name,
+        "params": {},
         "scored_samples": scored,
         "unscored_samples": unscored,
-        "metrics": {metric: {"name": metric, "value": value} for metric, value in metrics.items()},
+        "metrics": {metric: {"name": metric, "value": value, "params": {}} for metric, value in metrics.items()},
     }
 
 

@@ -94,7 +94,7 @@ class Decision:
         else:
             figure = f"pass^{g.k} <= {self.hi:.3f} < {g.minimum:g} whatever the remaining trials"
         where = f" of persona {g.persona}" if g.persona else ""
-        return f"{figure} over {self.scenarios} scenarios{where}"
+        return f"{figure} over {self.scenarios} scenario{'s' if self.scenarios != 1 else ''}{where}"
 
     def to_json(self) -> dict[str, object]:
         return {

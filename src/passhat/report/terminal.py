@@ -1,4 +1,5 @@
-"""The terminal summary: pass^k next to pass@k, by persona, why trials failed, which scenarios fail."""
+"""The terminal summary: a verdict first, pass^k next to pass@k, by persona, why trials failed, and what to read next;
+`--full` adds the long tables (which scenarios fail, steps, consistency, guards, harm)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.metrics import headline_ks
+from passhat.metrics.gate import Decision, Gate, decide, planned_trials
+from passhat.metrics.intervals import wilson
 from passhat.report.caveats import stop_verdict, trials_scope
 from passhat.report.consistency import print_consistency
 from passhat.report.guard_section import print_safety
@@ -15,14 +18,21 @@ from passhat.report.harm_section import print_risky_actions
 from passhat.report.model import Metrics, Report, ScenarioReport
 from passhat.report.numbers import counted, num, with_ci
 from passhat.report.state_diff import ROW_WORDS, RowChange, value
-from passhat.report.terminal_stats import print_reliability
+from passhat.report.terminal_stats import gate_verdict, print_reliability
 from passhat.report.terminal_steps import outcomes_table, print_steps
 from passhat.report.terminal_usage import nothing_judged, print_plumbing
 
+BAR = 0.9  # the default bar, advice only: pass^k at k = the run's trials per scenario
 
-def print_report(report: Report, console: Console) -> None:
-    """Every name and message that came from a user, a task file or a model is printed as text, never as markup."""
+
+def print_report(report: Report, console: Console, full: bool = False, bar: bool = True) -> None:
+    """The verdict first, the figures that answer it, and last the headline again with what to look at next; the
+    long tables only when full (the HTML and JSON reports always hold them). bar: judge a run given no gate
+    against the default bar (advice). Names and messages from users, task files or models print as text."""
     cfg, m = report.config, report.metrics
+    verdict = lead(report, bar)
+    for line in verdict:
+        console.print(line, highlight=False, soft_wrap=True)
     console.print(
         Text.assemble(
             (f"run {report.run_id}", "bold"),
@@ -30,7 +40,7 @@ def print_report(report: Report, console: Console) -> None:
         )
     )
     print_warnings(report.caveats, console)
-    if m.scenarios:
+    if m.scenarios and not stop_verdict(report):  # an early stop's verdict is its headline, printed first
         console.print(headline(report), highlight=False, soft_wrap=True)
     console.print(
         f"{counted(m.scenarios, 'scenario')} (tasks × personas) × {trials_scope(report)}; "
@@ -46,14 +56,33 @@ def print_report(report: Report, console: Console) -> None:
     ks = headline_ks(m.trials_per_scenario)
     console.print(_headline(m, ks))
     console.print(_by_persona(m, ks))
-    print_reliability(m, console)
-    if m.steps:
-        print_steps(m.steps, console)
-    print_consistency(m, console)
     if m.failure_signatures:
         console.print(_signatures(m))
     if m.suspected_simulator_errors.trials:
         console.print(_suspects(m), highlight=False)
+    if full:
+        _print_details(report, console)
+    else:
+        if m.faults or m.guard.enabled:  # what the run was asked to measure stays in view
+            print_safety(m, console)
+        console.print(f"more with --full: {HIDDEN} (the HTML and JSON reports hold them all)", highlight=False, soft_wrap=True)
+    console.print(headline(report), highlight=False, soft_wrap=True)
+    console.print(f"next: {escape(next_step(report))}", highlight=False, soft_wrap=True)
+
+
+HIDDEN = (
+    "pass^k beyond n, the partition of scenarios, compounding, per-step reliability, consistency, the scenarios that "
+    "fail most with their backends, acceptable outcomes, guards and harm"
+)
+
+
+def _print_details(report: Report, console: Console) -> None:
+    """The long tables of --full, in the order of HIDDEN."""
+    m = report.metrics
+    print_reliability(m, console)
+    if m.steps:
+        print_steps(m.steps, console)
+    print_consistency(m, console)
     worst = _worst_scenarios(report.scenarios)
     if worst:
         console.print(worst)
@@ -62,6 +91,57 @@ def print_report(report: Report, console: Console) -> None:
     print_safety(m, console)
     if m.risky_actions:
         print_risky_actions(m.risky_actions, console)
+
+
+def lead(report: Report, bar: bool) -> list[str]:
+    """The verdict lines (markup) the report starts with: an early stop's, the given gate's, or else (when bar)
+    the default bar's, which is advice: it never sets the exit status."""
+    lines = [headline(report)] if stop_verdict(report) else []  # an early stop's headline is its verdict
+    g = report.gate
+    stopped_against = report.early_stop_decision.gate if report.early_stop_decision else None
+    if g and g.gate != stopped_against:
+        lines.append(gate_verdict(f"gate {g.gate}", g.meets, g.reason, g.ci))
+    if not lines and bar and report.metrics.scenarios:
+        d = default_decision(report)
+        lines.append(
+            gate_verdict(f"default bar {d.gate}", d.meets, d.reason)
+            + f' (advice, exit status 0: --gate "k={d.gate.k},min={BAR:g}" enforces a bar, --gate none drops it)'
+        )
+    return lines
+
+
+def default_decision(report: Report) -> Decision:
+    """The run against the default bar, pass^k >= BAR at k = its planned trials per scenario, as a gate decides
+    (a store without a plan: its judged trials, each scenario counted as finished)."""
+    counts = {(s.task_id, s.persona): (s.passed, s.judged) for s in report.scenarios}
+    if report.planned_trials is None:
+        return decide(Gate(report.metrics.trials_per_scenario, BAR), counts)
+    return decide(Gate(int(report.config["trials"]), BAR), counts, planned_trials(report.config))
+
+
+def next_step(report: Report) -> str:
+    """What to look at next, in one sentence: the customer's suspected errors first (they may not be the agent's),
+    then the failures most common and the scenarios that fail most, or, when all passed, what n/n is worth."""
+    m, run = report.metrics, report.run_id
+    noise = m.suspected_simulator_errors.trials
+    if noise:
+        return (
+            f"read the transcripts of the {counted(noise, 'failed trial')} the customer may have got wrong before "
+            f"blaming the agent: `passhat report {run} --html report.html`"
+        )
+    if not m.failure_signatures:
+        n = m.trials_per_scenario
+        return (
+            f"every scenario passed all its trials; {n}/{n} is a 95% Wilson lower bound of {wilson(n, n)[0]:.2f} on a "
+            "scenario's success rate: run more trials (--trials) for a stronger claim"
+        )
+    top, count = max(m.failure_signatures.items(), key=lambda kv: kv[1])
+    worst = ", ".join(f"{s.task_id} {s.persona} {s.passed}/{s.judged}" for s in failing(report.scenarios)[:3])
+    return (
+        f"{top} is the most common failure ({count} of {sum(m.failure_signatures.values())} failed trials); the "
+        f"scenarios that fail most ({worst}) with their backends: `passhat report {run} --full`, their transcripts: "
+        f"`passhat report {run} --html report.html`"
+    )
 
 
 def print_warnings(warnings: list[str], console: Console, prefix: str = "") -> None:
@@ -145,15 +225,19 @@ def _suspects(m: Metrics, limit: int = 10) -> Table:
     return table
 
 
+def failing(scenarios: list[ScenarioReport]) -> list[ScenarioReport]:
+    """The scenarios that failed at least once, those that fail most first."""
+    return sorted((s for s in scenarios if s.passed < s.judged), key=lambda s: (s.passed / s.judged, s.task_id, s.persona))
+
+
 def _worst_scenarios(scenarios: list[ScenarioReport], limit: int = 10) -> Table | None:
-    failing = [s for s in scenarios if s.passed < s.judged]
-    if not failing:
+    worst = failing(scenarios)
+    if not worst:
         return None
-    failing.sort(key=lambda s: (s.passed / s.judged, s.task_id, s.persona))
-    table = Table(title=f"scenarios that fail most ({len(failing)} of {len(scenarios)} fail at least once)")
+    table = Table(title=f"scenarios that fail most ({len(worst)} of {len(scenarios)} fail at least once)")
     for col in ("task", "persona", "passed", "signatures", "backend of its first failure (expected → actual)"):
         table.add_column(col)
-    for s in failing[:limit]:
+    for s in worst[:limit]:
         backend = Text("matches the expected state", style="dim")
         if s.state_diff:
             backend = Text(f"trial {s.state_diff.trial}\n").append_text(diff_text(s.state_diff.rows))

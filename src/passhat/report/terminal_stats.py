@@ -22,7 +22,7 @@ from passhat.report.reliability import not_predicted, partition_rows
 if TYPE_CHECKING:  # the traffic view loads scipy.stats (half a second, 40 MiB): `traffic` imports it, not every report
     from passhat.metrics.traffic import TrafficView
 
-__all__ = ["print_comparison", "print_gate", "print_reliability", "print_traffic"]
+__all__ = ["gate_verdict", "print_comparison", "print_gate", "print_reliability", "print_traffic"]
 
 SIGNIFICANT = 0.05  # Fisher p below which `compare` lists a scenario's change by default
 SHOWN_CHANGES = 10  # how many changed scenarios `compare` lists when none is significant
@@ -95,11 +95,14 @@ def _compounding(points: list[WritesPoint]) -> Table:
 
 
 def print_gate(decision: Decision, console: Console, ci: Sequence[float] | None = None) -> None:
+    console.print(gate_verdict(f"gate {decision.gate}", decision.meets, decision.reason, ci), highlight=False)
+
+
+def gate_verdict(label: str, meets: bool | None, reason: str, ci: Sequence[float] | None = None) -> str:
+    """A gate's verdict in one line of markup: the gate (label), its decision in colour, why, and its interval."""
     verdict = {True: "[green]MEETS THE BAR[/]", False: "[red]DOES NOT MEET THE BAR[/]", None: "[yellow]UNDECIDED[/]"}
     interval = f" (95% CI [{num(ci[0])}, {num(ci[1])}])" if ci else ""
-    console.print(
-        f"gate {escape(str(decision.gate))}: {verdict[decision.meets]} — {escape(decision.reason)}{interval}", highlight=False
-    )
+    return f"{escape(label)}: {verdict[meets]} — {escape(reason)}{interval}"
 
 
 def print_traffic(view: TrafficView, model: str, console: Console) -> None:
