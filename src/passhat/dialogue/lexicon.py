@@ -40,6 +40,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "notify": (r"let (?:\S+ ){1,3}?know\b", r"inform", r"writ(?:e|es|ing) to\b", r"tell(?:s|ing)? (?:the )?\S+ (?:about|that)\b"),
     "resolv": (r"clos(?:e|es|ing)\b", r"mark(?:s|ing|ed)?(?: \S+){0,3}? (?:as )?(?:resolved|fixed|solved)\b"),
     "renew": (r"extend", r"re-?up\b"),
+    "classif": (
+        r"record(?:s|ed|ing)?(?: \S+){0,3}? as\b",
+        r"log(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+        r"tag(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+    ),
 }
 
 # how a hand to a person is said, for a tool that hands the customer over and declares no words of its own

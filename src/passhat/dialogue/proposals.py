@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from passhat.dialogue.facts import Direction
 from passhat.dialogue.lexicon import with_synonyms
-from passhat.dialogue.questions import answered, within
+from passhat.dialogue.questions import answered, asks_yes, within
 from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
 from passhat.dialogue.values import (
     card_endings_in,
@@ -420,6 +420,29 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
     return [*out, (at, length)] if at < length else out
 
 
+def _fully_named(proposal: str, write: Commitment, spans: Spans) -> bool:
+    """A write proposed: every required term named, and no other value of a closed set it sets said instead."""
+    return all(named(proposal, t, spans) for t in write.terms if t.required) and not _says_otherwise(proposal, write, spans)
+
+
+def _questions(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    """The sentences that ask something ("Next, shall I post it?", "Anything else?"): what a report does not say."""
+    return [(s, e) for s, e in sentences(text) if "?" in text[s:e] or asks_yes(text[s:e], pattern)]
+
+
+def _recalled(report: str, write: Commitment, made: Sequence[Commitment], spans: Spans) -> bool:
+    """A write made, as a report recalls it outside its questions (``spans``): its action said, and any one of its
+    terms ("the exchange on #R1 has been processed"), or none ("your account address has been updated") unless it
+    names another write of that action made instead ("I've cancelled AP-2", AP-1 cancelled too). What it states that
+    no write made does voids it (below)."""
+    if not proposes(report, write.words, True, spans) or _says_otherwise(report, write, spans):
+        return False
+    if any(named(report, t, spans) for t in write.terms):
+        return True
+    others = [c for c in made if c.tool == write.tool and c != write]
+    return not any(named(report, t, spans) for c in others for t in c.terms)
+
+
 def bound_writes(
     proposal: str,
     wanted: Sequence[Commitment],
@@ -438,12 +461,15 @@ def bound_writes(
     asked = answered(proposal, actions([*wanted, *context]))
     whole = [(0, len(proposal))]
     spans = (whole if asked == whole else _outside(asked, len(proposal))) if reported else asked
+    told = _outside(_questions(proposal, actions([*wanted, *context])), len(proposal))
     offered = {
         i
         for i, c in enumerate(wanted)
-        if proposes(proposal, c.words, reported, spans)
-        and all(named(proposal, t, spans) for t in c.terms if t.required)
-        and not _says_otherwise(proposal, c, spans)
+        if (
+            (reported and _recalled(proposal, c, context, told))
+            if c in context  # a write made is reported, never agreed to again
+            else proposes(proposal, c.words, reported, spans) and _fully_named(proposal, c, spans)
+        )
     }
     if not offered:
         return set()
