@@ -82,6 +82,10 @@ _REPORT = cue(
     r"submitted",
     r"(?:was|were) (?:\w+ed)\b",
     r"you(?:'ll| will) (?:receive|get|see)",
+    # a headline's bare participle: "approved INV-71020", "Workaround KE-11 applied to INC-1351", "return requested for #R1"
+    rf"(?<![?\w] )(?!{_READ_VERBS}\b)[a-z]+ed #?[a-z]{{1,6}}[-_]?\d",
+    rf"\b[a-z]{{1,6}}-\d+ (?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for)\b",
+    rf"^\W*(?:\w+ ){{0,2}}(?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for|in full)\b",
 )
 _FAILURE = cue(
     r"(?:an|the) error",
