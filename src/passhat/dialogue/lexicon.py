@@ -31,7 +31,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"send(?:s|ing)?(?: \S+){0,3}? (?:over |across )?to\b",
     ),
     "book": (r"set(?:s|ting)?(?: \S+){0,3}? up\b", r"schedul", r"make (?:you )?an? (?:appointment|booking)", r"reserv"),
-    "reschedul": (r"mov(?:e|es|ing|ed)\b", r"push(?:es|ing|ed)?(?: \S+){0,3}? back\b", r"shift(?:s|ing|ed)?\b"),
+    "reschedul": (
+        r"mov(?:e|es|ing|ed)\b",
+        r"chang(?:e|es|ing|ed)(?: \S+){0,3}? to\b",
+        r"push(?:es|ing|ed)?(?: \S+){0,3}? back\b",
+        r"shift(?:s|ing|ed)?\b",
+    ),
     "appl": (
         r"use (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit|membership)\b",
         r"put (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit) (?:toward|towards|on)\b",

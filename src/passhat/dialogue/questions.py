@@ -94,10 +94,9 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     for start, end in asking:
         if _points_back(text[start:end], actions):
             paragraph = _pointed_at(text, start)
+            before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
             out += [
-                (s, e)
-                for s, e in spans
-                if e <= start and (s >= paragraph or _acts(text[s:e], actions)) and not _reports(text, s, e, actions)
+                (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
             ]
         elif _acts(text[start:end], actions):  # "Refund: $37.50 to your Visa. Shall I apply Classic to CH-1?"
             paragraph = text.rfind("\n\n", 0, start) + 1
@@ -108,6 +107,15 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             ]
         out.append((start, end))
     return sorted(set(out))
+
+
+def _declined_for(text: str, sentence: tuple[int, int], before: list[tuple[int, int]], actions: re.Pattern[str] | None) -> bool:
+    """A sentence that declines ("I can't cancel it: AP-1 is tomorrow") with an alternative offered after it ("What I
+    can do instead is cancel AP-2. Would you like me to do that?"): the yes answers the alternative, not the refusal."""
+    s, e = sentence
+    if not _DECLINING.search(text, s, e):
+        return False
+    return any(s2 > s and _acts(text[s2:e2], actions) and not _DECLINING.search(text, s2, e2) for s2, e2 in before)
 
 
 def _asking_start(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> int:

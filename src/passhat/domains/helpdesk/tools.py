@@ -349,7 +349,7 @@ def resolve_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]
     target="change_id",
     confirm_words=(
         r"request(?:ing)? (?:the |an )?approval",
-        r"(?:send|sent|submit)(?:s|ted|ting)?(?: \S+){0,2}? for approval",
+        r"(?:send|sent|submit)(?:s|ted|ting)?\b[^.?!;]{0,60}? for approval",
         r"approval (?:has been |was |is )?requested",
     ),
     prose=("description",),
