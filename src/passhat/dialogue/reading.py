@@ -127,6 +127,7 @@ _NOT_FOUND = cue(
     r"double[- ]check",
     r"does(?:n'?t| not) (?:match|seem to (?:exist|match))",
     r"no results",
+    r"no \w+ (?:\S+ )?(?:was |is )?(?:found|on file)\b",  # "No invoice INV-7106 on file.", "No charge CH-5010 found."
 )
 _CLOSING = cue(
     r"good ?bye",
@@ -291,6 +292,16 @@ def _terse_request(sentence: str) -> bool:
     return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
 
 
+def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon) -> frozenset[str]:
+    """ "I couldn't find invoice INV-7103. Could you double-check the number?": a request that names no detail, after
+    a lookup that found nothing, asks again for what the lookup was for (the details its sentence names)."""
+    missing = [s for s in parts if _NOT_FOUND.search(s)]
+    again = any(
+        not slots and not _NOT_FOUND.search(s) and ("?" in s or _ASKING.search(s)) for s, slots in zip(parts, asked, strict=True)
+    )
+    return frozenset(slot for slot, cued in lexicon.cues.items() if again and any(cued.search(s) for s in missing))
+
+
 def read_message(text: str, lexicon: Lexicon) -> Reading:
     """Read one agent message in a domain's terms (its ``lexicon``).
 
@@ -312,6 +323,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     proposal = bool(confirming) and (has_action or any(_CONSENT.search(s) and "?" in s for s in confirming))
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
+    asks |= _asked_again(rest, asked, lexicon) if not_found else frozenset()
     handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)
     handoff = bool(_HANDOFF.search(body) or handed) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)
