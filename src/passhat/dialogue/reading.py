@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from passhat.dialogue.proposals import Commitment, action_pattern, bound_writes
 from passhat.dialogue.questions import asks_yes
@@ -196,6 +196,7 @@ class Lexicon:
     id_pattern: str
     cues: Mapping[str, re.Pattern[str]]
     which: str | None = None  # the slot "which one?" asks for: the kind of record a request is about
+    refind: Callable[[str], str | None] | None = None  # the record slot a "not found" is about (None: who they are)
 
     @functools.cached_property
     def actions(self) -> re.Pattern[str] | None:
@@ -299,7 +300,10 @@ def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon
     again = any(
         not slots and not _NOT_FOUND.search(s) and ("?" in s or _ASKING.search(s)) for s, slots in zip(parts, asked, strict=True)
     )
-    return frozenset(slot for slot, cued in lexicon.cues.items() if again and any(cued.search(s) for s in missing))
+    if not again:
+        return frozenset()
+    found = {lexicon.refind(s) for s in missing} - {None} if lexicon.refind else set()
+    return frozenset(found or {slot for slot, cued in lexicon.cues.items() if any(cued.search(s) for s in missing)})
 
 
 def read_message(text: str, lexicon: Lexicon) -> Reading:
