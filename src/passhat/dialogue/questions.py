@@ -44,8 +44,8 @@ CONFIRM_REQUEST = cue(
     r"yes/no",
     r"\(?y/n\)?",
     r"let me know if (?:you'?d like|you want) me to",
-    r"confirm (?:that|this|and)",
-    r"to confirm",
+    r"(?<!n't )(?<!not )(?<!cannot )(?<!unable to )confirm (?:that|this|and)",  # "I can't confirm that ..." asks nothing
+    r"(?<!need )(?<!have )(?<!able )to confirm",  # "To confirm: ...", not "I need to confirm who I'm speaking with"
 )
 # Words that, left over once the cue of a request for a yes is taken out, say nothing of their own: the question
 # points back at what came before ("Shall I go ahead?", "Does that work for you?", "OK to proceed with all of it?").

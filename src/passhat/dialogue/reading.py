@@ -271,7 +271,7 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     )
     if not (asking or listed):
         return frozenset()
-    offer = _OFFER.search(sentence) if acting else None
+    offer = _OFFER.search(sentence) or _yes_asked(sentence, acting, lexicon)
     if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
     slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(sentence))
@@ -280,14 +280,27 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     return slots
 
 
+def _yes_asked(sentence: str, acting: bool, lexicon: Lexicon) -> re.Match[str] | None:
+    """A question about an action that asks for a yes and for no detail ("Call off #R1, reason: no longer needed,
+    $24.87 back to your card? y/n"): the terms it states are what the yes agrees to, not details asked for."""
+    if not acting or _ASKING.search(sentence) or not asks_yes(sentence, lexicon.actions):
+        return None
+    return re.match("", sentence)
+
+
 def _opens_request(sentence: str) -> bool:
     """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
-    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or re.search(r"question", sentence, re.I))
+    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence))
+
+
+_LIST_OF_ASKS = re.compile(r"question|\b(?:quick|few|two|three|couple of) (?:things|details)\b", re.I)  # "Two quick things:"
+_LEAD_IN = re.compile(r"\W*(?:first|next|also|then|lastly|finally)\s*[:,]\s*", re.I)  # "First: employee no. + email, please."
 
 
 def _terse_request(sentence: str) -> bool:
     """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
     details**" is not one)."""
+    sentence = sentence[_LEAD_IN.match(sentence).end() :] if _LEAD_IN.match(sentence) else sentence
     words = re.findall(r"[A-Za-z']+", sentence)
     ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
     return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
@@ -324,7 +337,9 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
-    proposal = bool(confirming) and (has_action or any(_CONSENT.search(s) and "?" in s for s in confirming))
+    leave = [s for s, slots in zip(rest, asked, strict=False) if not slots and _CONSENT.search(s) and "?" in s]
+    confirming += [s for s in leave if s not in confirming]
+    proposal = bool(confirming) and (has_action or bool(leave))
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
     asks |= _asked_again(rest, asked, lexicon) if not_found else frozenset()

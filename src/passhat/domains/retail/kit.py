@@ -58,7 +58,12 @@ CUES = {
         r"(?<!mail )address (?:should|would|do|you)",  # not "the email address you used"
         r"where (?:should|would|do) (?:we|you|i)\b(?![^.?!]*\b(?:money|refund|credit)\b)",
     ),
-    "reason": cue(r"\breason", r"why (?:do|did|would) you(?:'d)? (?:want|like|need)", r"why you(?:'d| would) like", r"what(?:'s| is) wrong with"),
+    "reason": cue(
+        r"\breason",
+        r"why (?:do|did|would) you(?:'d)? (?:want|like|need)",
+        r"why you(?:'d| would) like",
+        r"what(?:'s| is) wrong with",
+    ),
 }
 
 PHRASINGS = {
