@@ -103,6 +103,7 @@ _REFUSAL = cue(
     r"not something (?:i|we)(?:'m| am|'re| are)? ?(?:allowed|able|permitted) to",
     r"(?:isn'?t|is not) something (?:i|we) can",
     r"request declined",
+    r"outside (?:of )?what (?:i|we) can",
     r"(?:does not|doesn'?t|no longer) appl(?:y|ies)",
     r"not entitled",
     r"unable to",
@@ -127,6 +128,8 @@ _NOT_FOUND = cue(
     r"double[- ]check",
     r"does(?:n'?t| not) (?:match|seem to (?:exist|match))",
     r"no results",
+    r"(?:not|n't) finding",
+    r"nothing (?:came|comes|turned) up",
     r"no \w+ (?:\S+ )?(?:was |is )?(?:found|on file)\b",  # "No invoice INV-7106 on file.", "No charge CH-5010 found."
 )
 _CLOSING = cue(
