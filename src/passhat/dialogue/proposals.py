@@ -428,9 +428,12 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
     return [*out, (at, length)] if at < length else out
 
 
-def _fully_named(proposal: str, write: Commitment, spans: Spans) -> bool:
-    """A write proposed: every required term named, and no other value of a closed set it sets said instead."""
-    return all(named(proposal, t, spans) for t in write.terms if t.required) and not _says_otherwise(proposal, write, spans)
+def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str]) -> bool:
+    """A write proposed: every required term named (the customer's own record, ``mine``, goes without saying: "book
+    you in with Dr Varga"), and no other value of a closed set it sets said instead."""
+    return all(
+        named(proposal, t, spans) or (t.kind == "id" and _id_core(t.value) in mine) for t in write.terms if t.required
+    ) and not _says_otherwise(proposal, write, spans)
 
 
 def _questions(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
@@ -451,6 +454,15 @@ def _recalled(report: str, write: Commitment, made: Sequence[Commitment], spans:
     return not any(named(report, t, spans) for c in others for t in c.terms)
 
 
+def _rivals(wanted: Sequence[Commitment], offered: set[int], i: int) -> set[int]:
+    """The other versions of write ``i`` among ``offered``: the same action on the same record (its first id)."""
+    return {j for j in offered if j != i and wanted[j].tool == wanted[i].tool and _record(wanted[j]) == _record(wanted[i])}
+
+
+def _record(write: Commitment) -> str | None:
+    return next((t.value for t in write.terms if t.kind == "id"), None)
+
+
 def bound_writes(
     proposal: str,
     wanted: Sequence[Commitment],
@@ -466,9 +478,11 @@ def bound_writes(
     state nothing that none of them (nor the ``context``: writes already done, which the message may report)
     does — otherwise the customer is being asked to agree to something it does not want, and agrees to none of it.
     """
+    own = tuple(own)
     asked = answered(proposal, actions([*wanted, *context]))
     whole = [(0, len(proposal))]
     spans = (whole if asked == whole else _outside(asked, len(proposal))) if reported else asked
+    mine = {_id_core(i) for i in own}
     told = _outside(_questions(proposal, actions([*wanted, *context])), len(proposal))
     offered = {
         i
@@ -476,10 +490,20 @@ def bound_writes(
         if (
             (reported and _recalled(proposal, c, context, told))
             if c in context  # a write made is reported, never agreed to again
-            else proposes(proposal, c.words, reported, spans) and _fully_named(proposal, c, spans)
+            else proposes(proposal, c.words, reported, spans) and _fully_named(proposal, c, spans, mine)
         )
     }
     if not offered:
         return set()
-    terms = [t for c in [*(wanted[i] for i in offered), *context] for t in c.terms]
-    return set() if _stated_but_not_agreed(proposal, terms, id_pattern, set(own), spans) else offered
+
+    def conflicts(chosen: Iterable[int]) -> list[str]:
+        terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
+        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), spans)
+
+    if conflicts(offered):
+        return set()
+    # of two versions of one write (same action, same record), the one whose terms the message states: the other is
+    # only let through by its rival's values ("adjust INV-1 from $1,792.00 down to $1,523.20" is not "adjust to $1,792.00")
+    alone = {i for i in offered if not conflicts(offered - _rivals(wanted, offered, i))}
+    kept = alone | {i for i in offered - alone if not alone & _rivals(wanted, offered, i)}
+    return kept
