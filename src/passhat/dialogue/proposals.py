@@ -328,12 +328,6 @@ def _id_core(value: str) -> str:
     return re.sub(r"[^0-9a-z]", "", value.lower())
 
 
-def _id_kind(core: str) -> str:
-    """The kind of record an id is of, by its letters ("inv" for INV-71014, "ch" for CH-51801): an id can only say
-    otherwise than a term of its own kind; a bare number may be any."""
-    return re.match(r"[a-z]*", core).group() or "?"
-
-
 def _agreed_id(core: str, agreed: set[str]) -> bool:
     """An id in full, or by its trailing digits alone ("order 3042198" for #R3042198), as :func:`names_identifier` reads."""
     return core in agreed or (
@@ -380,11 +374,11 @@ def _stated_but_not_agreed(
     ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
-        kinds = {_id_kind(a) for a in agreed}
+        records = any(t.kind == "id" for t in every)  # a write that names no record (a hand-off) has ids as context
         for found in re.finditer(id_pattern, proposal):
             if (
-                within(spans, found.start())
-                and _id_kind(_id_core(found.group(0))) in kinds  # a charge named in an escalation's note is context
+                records
+                and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
                 and not _withheld(proposal, found.start(), found.end())
             ):

@@ -283,10 +283,13 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     return slots
 
 
+_WH_WORD = re.compile(r"\b(?:what|which|who|whose|how|when|where|why)\b", re.I)
+
+
 def _yes_asked(sentence: str, acting: bool, lexicon: Lexicon) -> re.Match[str] | None:
     """A question about an action that asks for a yes and for no detail ("Call off #R1, reason: no longer needed,
     $24.87 back to your card? y/n"): the terms it states are what the yes agrees to, not details asked for."""
-    if not acting or _ASKING.search(sentence) or not asks_yes(sentence, lexicon.actions):
+    if not acting or _ASKING.search(sentence) or _WH_WORD.search(sentence) or not asks_yes(sentence, lexicon.actions):
         return None
     return re.match("", sentence)
 
@@ -340,7 +343,11 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
-    leave = [s for s, slots in zip(rest, asked, strict=False) if not slots and _CONSENT.search(s) and "?" in s]
+    leave = [
+        s
+        for s, slots in zip(rest, asked, strict=False)
+        if not slots and _CONSENT.search(s) and "?" in s and not _WH_QUESTION.match(s)
+    ]
     confirming += [s for s in leave if s not in confirming]
     proposal = bool(confirming) and (has_action or bool(leave))
     body = " ".join(s for s in rest if s not in confirming)
