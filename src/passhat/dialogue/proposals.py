@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from passhat.dialogue.facts import Direction
 from passhat.dialogue.lexicon import with_synonyms
-from passhat.dialogue.questions import answered, asks_yes, within
+from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
 from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
 from passhat.dialogue.values import (
     card_endings_in,
@@ -430,6 +430,21 @@ def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str])
     ) and not _says_otherwise(proposal, write, spans)
 
 
+def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
+    """Whether the message declines this very write outside what the yes answers ("I'm afraid I can't cancel it —
+    appointment AP-5103 is tomorrow. What I can do instead is cancel AP-5104. Would you like me to do that?"): its
+    action and its record said where the agent declines, and its record not named in what the yes answers."""
+    record = next((t.value for t in write.terms if t.kind == "id"), None)
+    if record is None or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
+        return False
+    pattern = action_pattern(tuple(write.words))
+    return any(
+        not within(spans, start) and REFUSING.search(said) and pattern and pattern.search(said) and names_identifier(said, record)
+        for start, end in sentences(proposal)
+        for said in [proposal[start:end]]
+    )
+
+
 def _questions(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
     """The sentences that ask something ("Next, shall I post it?", "Anything else?"): what a report does not say."""
     return [(s, e) for s, e in sentences(text) if "?" in text[s:e] or asks_yes(text[s:e], pattern)]
@@ -484,7 +499,9 @@ def bound_writes(
         if (
             (reported and _recalled(proposal, c, context, told))
             if c in context  # a write made is reported, never agreed to again
-            else proposes(proposal, c.words, reported, spans) and _fully_named(proposal, c, spans, mine)
+            else proposes(proposal, c.words, reported, spans)
+            and _fully_named(proposal, c, spans, mine)
+            and (reported or not _refused(proposal, c, spans))
         )
     }
     if not offered:
@@ -492,7 +509,7 @@ def bound_writes(
 
     def conflicts(chosen: Iterable[int]) -> list[str]:
         terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
-        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), spans)
+        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans)
 
     if conflicts(offered):
         return set()

@@ -110,7 +110,7 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
 
 
 # the agent declining an action itself ("I'm afraid I can't cancel it", "**Not possible:** ..."), not any negation
-_REFUSING = re.compile(
+REFUSING = re.compile(
     r"\b(?:can'?t|cannot|can not|unable to|won'?t be able|not (?:possible|allowed|able|permitted|eligible)|afraid)\b", re.I
 )
 
@@ -119,9 +119,9 @@ def _declined_for(text: str, sentence: tuple[int, int], before: list[tuple[int, 
     """A sentence that declines ("I can't cancel it: AP-1 is tomorrow") with an alternative offered after it ("What I
     can do instead is cancel AP-2. Would you like me to do that?"): the yes answers the alternative, not the refusal."""
     s, e = sentence
-    if not _REFUSING.search(text, s, e):
+    if not REFUSING.search(text, s, e):
         return False
-    return any(s2 > s and _acts(text[s2:e2], actions) and not _REFUSING.search(text, s2, e2) for s2, e2 in before)
+    return any(s2 > s and _acts(text[s2:e2], actions) and not REFUSING.search(text, s2, e2) for s2, e2 in before)
 
 
 def _asking_start(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> int:

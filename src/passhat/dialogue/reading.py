@@ -45,6 +45,7 @@ _OFFER = cue(
     r"(?:can|may) (?:i|we) (?:go ahead|proceed)",
     r"(?:ok|okay) to",
     r"is it (?:ok|okay|alright|fine) (?:if i|to)",
+    r"would it be (?:ok|okay|alright|fine) (?:if (?:i|we)|to)",
     r"confirm\s*\?",  # "Cancel #R7928167 with the reason 'ordered by mistake' — confirm?"
     r"yes/no",
     r"yes or no",
@@ -277,7 +278,8 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     offer = _OFFER.search(sentence) or _yes_asked(sentence, acting, lexicon)
     if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
-    slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(sentence))
+    unmarked = _EMPHASIS.sub("", sentence)  # "Which **payment method**": the cue is said under the markup
+    slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(unmarked))
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
         return frozenset({lexicon.which})
     return slots
@@ -292,6 +294,9 @@ def _yes_asked(sentence: str, acting: bool, lexicon: Lexicon) -> re.Match[str] |
     if not acting or _ASKING.search(sentence) or _WH_WORD.search(sentence) or not asks_yes(sentence, lexicon.actions):
         return None
     return re.match("", sentence)
+
+
+_EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
 
 
 def _opens_request(sentence: str) -> bool:
@@ -314,10 +319,12 @@ def _terse_request(sentence: str) -> bool:
 
 def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon) -> frozenset[str]:
     """ "I couldn't find invoice INV-7103. Could you double-check the number?": a request that names no detail, after
-    a lookup that found nothing, asks again for what the lookup was for (the details its sentence names)."""
+    a lookup that found nothing, asks again for what the lookup was for (the record the domain's kit reads in it, else
+    the details its sentence names); "Shall I hold it instead?" asks for a yes, not for the record again."""
     missing = [s for s in parts if _NOT_FOUND.search(s)]
     again = any(
-        not slots and not _NOT_FOUND.search(s) and ("?" in s or _ASKING.search(s)) for s, slots in zip(parts, asked, strict=True)
+        not slots and ("?" in s or _ASKING.search(s)) and not asks_yes(s, lexicon.actions)
+        for s, slots in zip(parts, asked, strict=True)
     )
     if not again:
         return frozenset()
