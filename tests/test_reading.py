@@ -683,3 +683,20 @@ def test_of_two_versions_of_a_write_the_yes_is_to_the_one_the_message_proposes()
     assert read("payables", "pay-007", down, also=(billed,)).proposes == keys("payables", ADJUST_007)
     up = "Would you like me to adjust INV-71007 to USD 1,792.00?"
     assert read("payables", "pay-007", up, also=(billed,)).proposes == keys("payables", billed)
+
+
+NOTIFY_028 = Write(
+    tool="notify",
+    args={"invoice_id": "INV-71028", "recipient": "vendor", "message": "Invoice approved in full and scheduled for payment."},
+)
+NOTIFY_029 = Write(tool="notify", args={"invoice_id": "INV-71029", "recipient": "vendor", "message": "Short payment."})
+TERSE_NOTICE = 'OK to email the vendor: "Invoice approved in full and scheduled for payment."?'
+
+
+def test_a_terse_proposal_without_the_record_is_about_the_one_record_it_can_mean() -> None:
+    """No invoice named: the yes is to the one notice of that kind in view; with two in view it is to neither, and a
+    message naming another invoice is about that one."""
+    assert read("payables", "pay-025", TERSE_NOTICE).proposes == keys("payables", NOTIFY_028)
+    assert read("payables", "pay-025", TERSE_NOTICE, also=(NOTIFY_029,)).proposes == frozenset()
+    other = 'OK to email the vendor of INV-71029: "Invoice approved in full and scheduled for payment."?'
+    assert not keys("payables", NOTIFY_028) & read("payables", "pay-025", other).proposes

@@ -430,6 +430,37 @@ def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str])
     ) and not _says_otherwise(proposal, write, spans)
 
 
+def _about_the_record_in_view(
+    proposal: str,
+    wanted: Sequence[Commitment],
+    offered: set[int],
+    context: Sequence[Commitment],
+    spans: Spans,
+    mine: set[str],
+    id_pattern: str | None,
+) -> set[int]:
+    """Terse proposals that leave out the record the conversation is about ("OK to email the vendor: '...'?", "Return the
+    headlamp (800 lm, AAA); the refund of $29.07 would go to your gift card? y/n"): a write whose other terms are all
+    named, when the message names no record of that kind at all, and it is the only such write of its action (two open
+    cancellations and "Shall I cancel it?" are ambiguous: neither)."""
+    said = {_id_kind(_id_core(m.group(0))) for m in re.finditer(id_pattern, proposal)} if id_pattern else set()
+    found: dict[str, list[int]] = {}
+    for i, c in enumerate(wanted):
+        record = next((t for t in c.terms if t.kind == "id"), None)  # a record's id has letters; a zip code is no record
+        kind = _id_kind(_id_core(record.value)) if record and record.required else ""
+        if i in offered or c in context or not kind or kind in said:
+            continue
+        rest = dataclasses.replace(c, terms=tuple(t for t in c.terms if t is not record))
+        if proposes(proposal, c.words, spans=spans) and _fully_named(proposal, rest, spans, mine):
+            found.setdefault(c.tool, []).append(i)
+    return {ones[0] for tool, ones in found.items() if len(ones) == 1 and not any(wanted[i].tool == tool for i in offered)}
+
+
+def _id_kind(core: str) -> str:
+    """The kind of record an id is of, by its letters: "inv" for INV-71028, "r" for #R5162460."""
+    return re.match(r"[a-z]*", core).group()
+
+
 def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
     """Whether the message declines this very write outside what the yes answers ("I'm afraid I can't cancel it —
     appointment AP-5103 is tomorrow. What I can do instead is cancel AP-5104. Would you like me to do that?"): its
@@ -504,6 +535,8 @@ def bound_writes(
             and (reported or not _refused(proposal, c, spans))
         )
     }
+    if not reported:
+        offered |= _about_the_record_in_view(proposal, wanted, offered, context, spans, mine, id_pattern)
     if not offered:
         return set()
 
