@@ -700,3 +700,16 @@ def test_a_terse_proposal_without_the_record_is_about_the_one_record_it_can_mean
     assert read("payables", "pay-025", TERSE_NOTICE, also=(NOTIFY_029,)).proposes == frozenset()
     other = 'OK to email the vendor of INV-71029: "Invoice approved in full and scheduled for payment."?'
     assert not keys("payables", NOTIFY_028) & read("payables", "pay-025", other).proposes
+
+
+NOTIFY_027 = Write(tool="notify", args={"invoice_id": "INV-71027", "recipient": "vendor", "message": "Credit note, please."})
+QUOTED_NOTICE = (
+    'Shall I email the vendor of INV-71027: "Poly bags are billed above the contract price; please send a credit note."'
+)
+
+
+@pytest.mark.parametrize(("tail", "writes"), [(" now?", (NOTIFY_027,)), (" Anything else?", ())])
+def test_a_question_goes_on_after_the_sentence_it_quotes(tail, writes) -> None:
+    """ "...a credit note." now?" is one question that proposes the notice; "...a credit note." Anything else?" asks
+    something else after an offer left without a question mark."""
+    assert read("payables", "pay-024", QUOTED_NOTICE + tail, also=(NOTIFY_027,)).proposes == keys("payables", *writes)
