@@ -713,3 +713,22 @@ def test_a_question_goes_on_after_the_sentence_it_quotes(tail, writes) -> None:
     """ "...a credit note." now?" is one question that proposes the notice; "...a credit note." Anything else?" asks
     something else after an offer left without a question mark."""
     assert read("payables", "pay-024", QUOTED_NOTICE + tail, also=(NOTIFY_027,)).proposes == keys("payables", *writes)
+
+
+FOXGLOVE = {
+    "address1": "4409 Foxglove Drive",
+    "address2": "",
+    "city": "Ashbury Falls",
+    "state": "NC",
+    "zip": "28641",
+    "country": "USA",
+}
+DEFAULT_020 = Write(tool="change_customer_address", args={"customer_id": "C-639298", **FOXGLOVE})
+ORDER_020 = Write(tool="change_order_address", args={"order_id": "#R4601987", **FOXGLOVE})
+
+
+def test_a_proposal_named_in_full_binds_no_other_record_by_implication() -> None:
+    """Changing the default address to Foxglove Drive is no change of the order's address, though the order goes unnamed
+    (the default run's retail-020 customer once agreed to both and waited for the second)."""
+    text = "Shall I update your default address to 4409 Foxglove Drive, Ashbury Falls, NC 28641?"
+    assert read("retail", "retail-020", text, also=(DEFAULT_020, ORDER_020)).proposes == keys("retail", DEFAULT_020)

@@ -433,7 +433,6 @@ def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str])
 def _about_the_record_in_view(
     proposal: str,
     wanted: Sequence[Commitment],
-    offered: set[int],
     context: Sequence[Commitment],
     spans: Spans,
     mine: set[str],
@@ -441,19 +440,19 @@ def _about_the_record_in_view(
 ) -> set[int]:
     """Terse proposals that leave out the record the conversation is about ("OK to email the vendor: '...'?", "Return the
     headlamp (800 lm, AAA); the refund of $29.07 would go to your gift card? y/n"): a write whose other terms are all
-    named, when the message names no record of that kind at all, and it is the only such write of its action (two open
-    cancellations and "Shall I cancel it?" are ambiguous: neither)."""
+    named, when the message names no record of that kind at all, proposes no write in full, and it is the only such
+    write of its action (two open cancellations and "Shall I cancel it?" are ambiguous: neither)."""
     said = {_id_kind(_id_core(m.group(0))) for m in re.finditer(id_pattern, proposal)} if id_pattern else set()
     found: dict[str, list[int]] = {}
     for i, c in enumerate(wanted):
         record = next((t for t in c.terms if t.kind == "id"), None)  # a record's id has letters; a zip code is no record
         kind = _id_kind(_id_core(record.value)) if record and record.required else ""
-        if i in offered or c in context or not kind or kind in said:
+        if c in context or not kind or kind in said:
             continue
         rest = dataclasses.replace(c, terms=tuple(t for t in c.terms if t is not record))
         if proposes(proposal, c.words, spans=spans) and _fully_named(proposal, rest, spans, mine):
             found.setdefault(c.tool, []).append(i)
-    return {ones[0] for tool, ones in found.items() if len(ones) == 1 and not any(wanted[i].tool == tool for i in offered)}
+    return {ones[0] for ones in found.values() if len(ones) == 1}
 
 
 def _id_kind(core: str) -> str:
@@ -535,8 +534,8 @@ def bound_writes(
             and (reported or not _refused(proposal, c, spans))
         )
     }
-    if not reported:
-        offered |= _about_the_record_in_view(proposal, wanted, offered, context, spans, mine, id_pattern)
+    if not (reported or offered):
+        offered = _about_the_record_in_view(proposal, wanted, context, spans, mine, id_pattern)
     if not offered:
         return set()
 
