@@ -16,6 +16,7 @@ from reader_corpus import Entry, Write, _domain, key, read_entry
 
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.lexicon import with_synonyms
+from passhat.dialogue.proposals import bound_writes
 from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
 from passhat.env import Environment, tool_registry
@@ -729,6 +730,15 @@ ORDER_020 = Write(tool="change_order_address", args={"order_id": "#R4601987", **
 
 def test_a_proposal_named_in_full_binds_no_other_record_by_implication() -> None:
     """Changing the default address to Foxglove Drive is no change of the order's address, though the order goes unnamed
-    (the default run's retail-020 customer once agreed to both and waited for the second)."""
+    (the default run's retail-020 customer, holding both writes open, once agreed to both and waited for the second);
+    a terse proposal that names neither in full is about the one it can mean."""
+    retail = load_domain("retail")
+    tools, env = tool_registry(retail), Environment(retail)
+    try:
+        default, order = (commitment_for(tools[w.tool], dict(w.args), env.db, retail) for w in (DEFAULT_020, ORDER_020))
+    finally:
+        env.close()
     text = "Shall I update your default address to 4409 Foxglove Drive, Ashbury Falls, NC 28641?"
-    assert read("retail", "retail-020", text, also=(DEFAULT_020, ORDER_020)).proposes == keys("retail", DEFAULT_020)
+    assert bound_writes(text, [default, order], id_pattern=retail.id_pattern, own=("C-639298",)) == {0}
+    terse = "Shall I send it to 4409 Foxglove Drive, Ashbury Falls, NC 28641 instead?"
+    assert bound_writes(terse, [default, order], id_pattern=retail.id_pattern, own=("C-639298",)) == {1}
