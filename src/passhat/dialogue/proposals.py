@@ -445,7 +445,7 @@ def _about_the_record_in_view(
     said = {_id_kind(_id_core(m.group(0))) for m in re.finditer(id_pattern, proposal)} if id_pattern else set()
     found: dict[str, list[int]] = {}
     for i, c in enumerate(wanted):
-        record = next((t for t in c.terms if t.kind == "id"), None)  # a record's id has letters; a zip code is no record
+        record = _record(c)  # a record's id has letters; a zip code is no record
         kind = _id_kind(_id_core(record.value)) if record and record.required else ""
         if c in context or not kind or kind in said:
             continue
@@ -464,8 +464,9 @@ def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
     """Whether the message declines this very write outside what the yes answers ("I'm afraid I can't cancel it —
     appointment AP-5103 is tomorrow. What I can do instead is cancel AP-5104. Would you like me to do that?"): its
     action and its record said where the agent declines, and its record not named in what the yes answers."""
-    record = next((t.value for t in write.terms if t.kind == "id"), None)
-    if record is None or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
+    term = _record(write)
+    record = term.value if term else ""
+    if not record or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
         return False
     pattern = action_pattern(tuple(write.words))
     return any(
@@ -498,8 +499,9 @@ def _rivals(wanted: Sequence[Commitment], offered: set[int], i: int) -> set[int]
     return {j for j in offered if j != i and wanted[j].tool == wanted[i].tool and _record(wanted[j]) == _record(wanted[i])}
 
 
-def _record(write: Commitment) -> str | None:
-    return next((t.value for t in write.terms if t.kind == "id"), None)
+def _record(write: Commitment) -> Term | None:
+    """The record a write acts on: its first id term."""
+    return next((t for t in write.terms if t.kind == "id"), None)
 
 
 def bound_writes(
@@ -516,6 +518,9 @@ def bound_writes(
     Each write offered in what the yes answers (a report: outside what it asks) and fully named is in; then that part must
     state nothing that none of them (nor the ``context``: writes already done, which the message may report)
     does — otherwise the customer is being asked to agree to something it does not want, and agrees to none of it.
+    A write already made is never agreed to again; a report recalls it loosely (:func:`_recalled`). Of two versions
+    of one write, the yes is to the one the message's values belong to; a proposal that names no write in full may
+    be about the one record in view (:func:`_about_the_record_in_view`).
     """
     own = tuple(own)
     asked = answered(proposal, actions([*wanted, *context]))
@@ -548,5 +553,4 @@ def bound_writes(
     # of two versions of one write (same action, same record), the one whose terms the message states: the other is
     # only let through by its rival's values ("adjust INV-1 from $1,792.00 down to $1,523.20" is not "adjust to $1,792.00")
     alone = {i for i in offered if not conflicts(offered - _rivals(wanted, offered, i))}
-    kept = alone | {i for i in offered - alone if not alone & _rivals(wanted, offered, i)}
-    return kept
+    return alone | {i for i in offered - alone if not alone & _rivals(wanted, offered, i)}

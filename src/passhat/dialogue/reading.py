@@ -264,8 +264,9 @@ def _sentences(text: str) -> list[str]:
 def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -> frozenset[str]:
     """Slots a sentence asks the customer for: only questions (with or without "?"), requests (said or terse),
     "I can't tell which" and the items of a list a request opens (``listed``: "To look into it I need:") ask, and
-    not an offer to act that leaves nothing to choose (``acting``: the message names an action or an entity);
-    "which one" asks for the domain's ``which`` slot."""
+    not an offer that leaves nothing to choose ("Would you like me to email you a copy?"), nor a yes-question about an
+    action (``acting``: the message names an action or an entity) that states its terms; "which one" asks for the
+    domain's ``which`` slot."""
     asking = (
         "?" in sentence
         or _ASKING.search(sentence)
@@ -275,7 +276,9 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     )
     if not (asking or listed):
         return frozenset()
-    offer = _OFFER.search(sentence) or _yes_asked(sentence, acting, lexicon)
+    if acting and _yes_asked(sentence, lexicon):
+        return frozenset()
+    offer = _OFFER.search(sentence)
     if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
     unmarked = _EMPHASIS.sub("", sentence)  # "Which **payment method**": the cue is said under the markup
@@ -288,12 +291,12 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
 _WH_WORD = re.compile(r"\b(?:what|which|who|whose|how|when|where|why)\b", re.I)
 
 
-def _yes_asked(sentence: str, acting: bool, lexicon: Lexicon) -> re.Match[str] | None:
-    """A question about an action that asks for a yes and for no detail ("Call off #R1, reason: no longer needed,
-    $24.87 back to your card? y/n"): the terms it states are what the yes agrees to, not details asked for."""
-    if not acting or _ASKING.search(sentence) or _WH_WORD.search(sentence) or not asks_yes(sentence, lexicon.actions):
-        return None
-    return re.match("", sentence)
+def _yes_asked(sentence: str, lexicon: Lexicon) -> bool:
+    """A question that asks for a yes and for no detail ("Call off #R1, reason: no longer needed, $24.87 back to your
+    card? y/n"): the terms it states are what the yes agrees to, not details asked for. A request ("could you..."),
+    a wh-word or a choice ("to your Visa or your gift card?") still asks."""
+    asking = _ASKING.search(sentence) or _WH_WORD.search(sentence) or _CHOICE.search(sentence)
+    return not asking and asks_yes(sentence, lexicon.actions)
 
 
 _EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
@@ -311,7 +314,8 @@ _LEAD_IN = re.compile(r"\W*(?:first|next|also|then|lastly|finally)\s*[:,]\s*", r
 def _terse_request(sentence: str) -> bool:
     """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
     details**" is not one)."""
-    sentence = sentence[_LEAD_IN.match(sentence).end() :] if _LEAD_IN.match(sentence) else sentence
+    if lead := _LEAD_IN.match(sentence):
+        sentence = sentence[lead.end() :]
     words = re.findall(r"[A-Za-z']+", sentence)
     ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
     return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
