@@ -16,6 +16,7 @@ from reader_corpus import Entry, Write, _domain, key, read_entry
 
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.lexicon import with_synonyms
+from passhat.dialogue.proposals import bound_writes
 from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
 from passhat.env import Environment, tool_registry
@@ -519,3 +520,225 @@ def test_the_customer_takes_a_done_heading_over_a_table_as_its_request_done() ->
     assert is_affirmative(_says(user, "Shall I approve INV-71001 for payment in full at $510.00?").text)
     turn = _says(user, DONE_TABLE)
     assert turn.stop == "satisfied", turn.text
+
+
+# -- reading by meaning: classes of wording, each with the agent that would fool it -------------------------------
+
+ADDRESS_010 = Write(
+    tool="change_customer_address",
+    args={
+        "customer_id": "C-130633",
+        "address1": "77 Quarry Court",
+        "address2": "Unit 210",
+        "city": "Marlow Bay",
+        "state": "ME",
+        "zip": "04112",
+        "country": "USA",
+    },
+)
+CANCEL_5103 = Write(tool="cancel_appointment", args={"appointment_id": "AP-5103"})
+CANCEL_5104 = Write(tool="cancel_appointment", args={"appointment_id": "AP-5104"})
+POST_001 = Write(tool="post_to_ledger", args={"invoice_id": "INV-71001"})
+RESCHEDULE_5232 = Write(tool="reschedule_appointment", args={"appointment_id": "AP-5232", "date": "2025-07-03", "time": "10:00"})
+CLASSIFY_2240 = Write(tool="classify_incident", args={"incident_id": "INC-2240", "category": "network"})
+BOOK_003 = Write(
+    tool="book_appointment", args={"clinician_id": "D-11", "date": "2025-06-17", "patient_id": "P-1016", "time": "14:30"}
+)
+
+RECALLED = [
+    # a write made, recalled by any one detail, or by its action alone when nothing else could be meant
+    ("intake", "intake-001", "Done: I've cancelled your appointment with Dr Sousa on Wed Jun 18, 2025.", CANCEL_5102, True),
+    ("retail", "retail-010", "Done: your account address has been updated.", ADDRESS_010, True),
+    ("payables", "pay-001", "All sorted, Fionn! approved INV-71001. Is there anything else you need today?", APPROVE_001, True),
+    # a conflicting value voids it: another day, another invoice
+    ("intake", "intake-001", "Done: I've cancelled your appointment with Dr Sousa on 24 June 2025.", CANCEL_5102, False),
+    ("payables", "pay-001", "All sorted! approved INV-71002. Anything else?", APPROVE_001, False),
+    # its action negated or only asked about
+    ("payables", "pay-001", "INV-71001 is not approved yet. Shall I approve it?", APPROVE_001, False),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "write", "reported"), RECALLED)
+def test_a_report_recalls_a_write_made_by_any_one_detail_and_a_conflicting_value_voids_it(
+    domain, task, text, write, reported
+) -> None:
+    assert read(domain, task, text, done=(write,)).reports == (keys(domain, write) if reported else frozenset())
+
+
+def test_a_report_of_a_write_not_made_must_name_it_in_full() -> None:
+    """Only a write made is recalled by its action alone: "your account address has been updated" reports no address
+    change the conversation has not made (the customer, told so unasked, must hear which address)."""
+    assert read("retail", "retail-010", "Done: your account address has been updated.").reports == frozenset()
+
+
+def test_a_write_made_is_reported_and_never_agreed_to_again() -> None:
+    text = "Step 1 of 2 done: approved INV-71001. Next, would you like me to post it to the ledger?"
+    reading = read("payables", "pay-001", text, done=(APPROVE_001,), also=(POST_001,))
+    assert reading.reports == keys("payables", APPROVE_001) and reading.proposes == keys("payables", POST_001)
+
+
+REFUSED_THEN_OFFERED = (
+    "I'm afraid I can't cancel it — appointment AP-5103 is on 2025-06-10, less than a day away, and late changes go "
+    "through the front desk. What I can do instead is cancel appointment AP-5104 (Dr. Sousa, Thursday 19 June at "
+    "09:00). Would you like me to do that?"
+)
+
+
+def test_a_refusal_then_an_alternative_binds_the_alternative_not_what_was_refused() -> None:
+    reading = read("intake", "intake-004", REFUSED_THEN_OFFERED, also=(CANCEL_5103, CANCEL_5104))
+    assert reading.refuses and reading.proposes == keys("intake", CANCEL_5104)
+    refused_only = "I'm afraid I can't cancel appointment AP-5103: it is less than a day away. Would you like me to do that?"
+    assert read("intake", "intake-004", refused_only, also=(CANCEL_5103,)).proposes == frozenset()
+
+
+LEAVE = [
+    "Before we finish: may I keep a transcript of this conversation for training purposes?",
+    "Thanks so much! One quick thing — would it be okay if we sent you a short satisfaction survey by email afterwards?",
+    "Would you like me to email you a copy of this chat once we're done?",
+]
+
+
+@pytest.mark.parametrize("text", LEAVE)
+def test_a_leave_question_about_something_unrelated_asks_for_a_yes_that_agrees_to_no_write(text) -> None:
+    reading = read("retail", "retail-002", text)
+    assert reading.proposal and reading.proposes == frozenset() and reading.asks == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("text", "proposal", "asks"),
+    [
+        ("I can't confirm that the total you paid comes to $332.20 yet — the record hasn't refreshed.", False, set()),
+        ("I need to confirm who I'm speaking with first. What's the email address on your account?", False, {"identity"}),
+        ("To confirm: I'll cancel #R7928167 with the reason ordered by mistake. Is that correct?", True, set()),
+        ("Could you confirm the email address on your account?", False, {"identity"}),
+    ],
+)
+def test_not_being_able_to_confirm_asks_for_no_yes_and_to_confirm_still_does(text, proposal, asks) -> None:
+    reading = read("retail", "retail-002", text)
+    assert reading.proposal is proposal and reading.asks == frozenset(asks)
+
+
+@pytest.mark.parametrize(
+    ("domain", "task", "text", "asks"),
+    [
+        ("payables", "pay-003", "I couldn't find an invoice INV-7103. Could you double-check the number?", {"invoice"}),
+        ("retail", "retail-017", "No order #R516246 found. Correct number?", {"order"}),
+        ("helpdesk", "hd-046", "Hmm, I'm not finding INC-205, sorry! Could you check the ticket number again?", {"incident"}),
+        # after a not-found, a question that asks for a yes asks for no record again
+        ("payables", "pay-011", "I couldn't find a receipt for invoice INV-71011. Shall I hold it instead?", set()),
+    ],
+)
+def test_not_found_then_a_request_asks_again_for_what_was_not_found(domain, task, text, asks) -> None:
+    reading = read(domain, task, text)
+    assert reading.not_found and reading.asks == frozenset(asks)
+
+
+@pytest.mark.parametrize(
+    ("domain", "task", "text", "asks"),
+    [
+        ("payables", "pay-005", "First: employee no. + work email, please.", {"identity"}),
+        ("retail", "retail-007", "Two quick things:\n1. The **order number**\n2. Which **payment method**", {"order", "payment"}),
+        (
+            "retail",
+            "retail-002",
+            "Could you give me the email on your account, and the number of the order you mean?",
+            {"identity", "order"},
+        ),
+        ("retail", "retail-019", "First, so I can find your account, what's the email address you shop with?", {"identity"}),
+        ("retail", "retail-004", "What's the new address, including the zip code?", {"address"}),
+        # a yes-question about an action asks for no detail it states; a question beside it still does
+        ("retail", "retail-002", "Call off #R7928167 (reason: ordered by mistake)? y/n", set()),
+        ("retail", "retail-002", "Shall I cancel #R7928167? And what reason should I record?", {"reason"}),
+    ],
+)
+def test_questions_for_details_in_the_forms_models_use(domain, task, text, asks) -> None:
+    assert read(domain, task, text).asks == frozenset(asks)
+
+
+PROPOSED_IN_OTHER_WORDS = [
+    ("helpdesk", "hd-045", "Record INC-2240 as network? y/n", (CLASSIFY_2240,)),
+    ("helpdesk", "hd-045", "I can't record INC-2240 as network until it is triaged.", ()),
+    ("intake", "intake-038", "Change AP-5232 to Thursday 3 July at 10:00? y/n", (RESCHEDULE_5232,)),
+    ("intake", "intake-038", "Change AP-5232 to Thursday 3 July at 11:00? y/n", ()),
+    # the customer's own record goes without saying; another day does not
+    (
+        "intake",
+        "intake-003",
+        "Would you like me to set up an appointment with Dr Varga on June 17, 2025 at 2:30 pm?",
+        (BOOK_003,),
+    ),
+    ("intake", "intake-003", "Would you like me to set up an appointment with Dr Varga on June 18, 2025 at 2:30 pm?", ()),
+]
+
+
+@pytest.mark.parametrize(("domain", "task", "text", "writes"), PROPOSED_IN_OTHER_WORDS)
+def test_an_action_in_other_words_binds_its_write_and_a_conflicting_term_voids_it(domain, task, text, writes) -> None:
+    assert read(domain, task, text, also=writes).proposes == keys(domain, *writes)
+
+
+def test_of_two_versions_of_a_write_the_yes_is_to_the_one_the_message_proposes() -> None:
+    """ "from USD 1,792.00 down to 1,523.20" proposes the short payment to $1,523.20, not an adjustment to $1,792.00
+    (a version that only the other's amount lets through); an adjustment to $1,792.00 alone proposes that one."""
+    billed = Write(tool="adjust_invoice", args={"invoice_id": "INV-71007", "amount": 1792.0})
+    down = "Would you like me to adjust INV-71007 from USD 1,792.00 down to 1,523.20 USD?"
+    assert read("payables", "pay-007", down, also=(billed,)).proposes == keys("payables", ADJUST_007)
+    up = "Would you like me to adjust INV-71007 to USD 1,792.00?"
+    assert read("payables", "pay-007", up, also=(billed,)).proposes == keys("payables", billed)
+
+
+NOTIFY_028 = Write(
+    tool="notify",
+    args={"invoice_id": "INV-71028", "recipient": "vendor", "message": "Invoice approved in full and scheduled for payment."},
+)
+NOTIFY_029 = Write(tool="notify", args={"invoice_id": "INV-71029", "recipient": "vendor", "message": "Short payment."})
+TERSE_NOTICE = 'OK to email the vendor: "Invoice approved in full and scheduled for payment."?'
+
+
+def test_a_terse_proposal_without_the_record_is_about_the_one_record_it_can_mean() -> None:
+    """No invoice named: the yes is to the one notice of that kind in view; with two in view it is to neither, and a
+    message naming another invoice is about that one."""
+    assert read("payables", "pay-025", TERSE_NOTICE).proposes == keys("payables", NOTIFY_028)
+    assert read("payables", "pay-025", TERSE_NOTICE, also=(NOTIFY_029,)).proposes == frozenset()
+    other = 'OK to email the vendor of INV-71029: "Invoice approved in full and scheduled for payment."?'
+    assert not keys("payables", NOTIFY_028) & read("payables", "pay-025", other).proposes
+
+
+NOTIFY_027 = Write(tool="notify", args={"invoice_id": "INV-71027", "recipient": "vendor", "message": "Credit note, please."})
+QUOTED_NOTICE = (
+    'Shall I email the vendor of INV-71027: "Poly bags are billed above the contract price; please send a credit note."'
+)
+
+
+@pytest.mark.parametrize(("tail", "writes"), [(" now?", (NOTIFY_027,)), (" Anything else?", ())])
+def test_a_question_goes_on_after_the_sentence_it_quotes(tail, writes) -> None:
+    """ "...a credit note." now?" is one question that proposes the notice; "...a credit note." Anything else?" asks
+    something else after an offer left without a question mark."""
+    assert read("payables", "pay-024", QUOTED_NOTICE + tail, also=(NOTIFY_027,)).proposes == keys("payables", *writes)
+
+
+FOXGLOVE = {
+    "address1": "4409 Foxglove Drive",
+    "address2": "",
+    "city": "Ashbury Falls",
+    "state": "NC",
+    "zip": "28641",
+    "country": "USA",
+}
+DEFAULT_020 = Write(tool="change_customer_address", args={"customer_id": "C-639298", **FOXGLOVE})
+ORDER_020 = Write(tool="change_order_address", args={"order_id": "#R4601987", **FOXGLOVE})
+
+
+def test_a_proposal_named_in_full_binds_no_other_record_by_implication() -> None:
+    """Changing the default address to Foxglove Drive is no change of the order's address, though the order goes unnamed
+    (the default run's retail-020 customer, holding both writes open, once agreed to both and waited for the second);
+    a terse proposal that names neither in full is about the one it can mean."""
+    retail = load_domain("retail")
+    tools, env = tool_registry(retail), Environment(retail)
+    try:
+        default, order = (commitment_for(tools[w.tool], dict(w.args), env.db, retail) for w in (DEFAULT_020, ORDER_020))
+    finally:
+        env.close()
+    text = "Shall I update your default address to 4409 Foxglove Drive, Ashbury Falls, NC 28641?"
+    assert bound_writes(text, [default, order], id_pattern=retail.id_pattern, own=("C-639298",)) == {0}
+    terse = "Shall I send it to 4409 Foxglove Drive, Ashbury Falls, NC 28641 instead?"
+    assert bound_writes(terse, [default, order], id_pattern=retail.id_pattern, own=("C-639298",)) == {1}

@@ -31,7 +31,12 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"send(?:s|ing)?(?: \S+){0,3}? (?:over |across )?to\b",
     ),
     "book": (r"set(?:s|ting)?(?: \S+){0,3}? up\b", r"schedul", r"make (?:you )?an? (?:appointment|booking)", r"reserv"),
-    "reschedul": (r"mov(?:e|es|ing|ed)\b", r"push(?:es|ing|ed)?(?: \S+){0,3}? back\b", r"shift(?:s|ing|ed)?\b"),
+    "reschedul": (
+        r"mov(?:e|es|ing|ed)\b",
+        r"chang(?:e|es|ing|ed)(?: \S+){0,3}? to\b",
+        r"push(?:es|ing|ed)?(?: \S+){0,3}? back\b",
+        r"shift(?:s|ing|ed)?\b",
+    ),
     "appl": (
         r"use (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit|membership)\b",
         r"put (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit) (?:toward|towards|on)\b",
@@ -40,6 +45,11 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "notify": (r"let (?:\S+ ){1,3}?know\b", r"inform", r"writ(?:e|es|ing) to\b", r"tell(?:s|ing)? (?:the )?\S+ (?:about|that)\b"),
     "resolv": (r"clos(?:e|es|ing)\b", r"mark(?:s|ing|ed)?(?: \S+){0,3}? (?:as )?(?:resolved|fixed|solved)\b"),
     "renew": (r"extend", r"re-?up\b"),
+    "classif": (
+        r"record(?:s|ed|ing)?(?: \S+){0,3}? as\b",
+        r"log(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+        r"tag(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+    ),
 }
 
 # how a hand to a person is said, for a tool that hands the customer over and declares no words of its own

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from passhat.dialogue.facts import Direction
 from passhat.dialogue.lexicon import with_synonyms
-from passhat.dialogue.questions import answered, within
+from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
 from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
 from passhat.dialogue.values import (
     card_endings_in,
@@ -374,9 +374,11 @@ def _stated_but_not_agreed(
     ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
+        records = any(t.kind == "id" for t in every)  # a write that names no record (a hand-off) has ids as context
         for found in re.finditer(id_pattern, proposal):
             if (
-                within(spans, found.start())
+                records
+                and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
                 and not _withheld(proposal, found.start(), found.end())
             ):
@@ -420,6 +422,88 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
     return [*out, (at, length)] if at < length else out
 
 
+def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str]) -> bool:
+    """A write proposed: every required term named (the customer's own record, ``mine``, goes without saying: "book
+    you in with Dr Varga"), and no other value of a closed set it sets said instead."""
+    return all(
+        named(proposal, t, spans) or (t.kind == "id" and _id_core(t.value) in mine) for t in write.terms if t.required
+    ) and not _says_otherwise(proposal, write, spans)
+
+
+def _about_the_record_in_view(
+    proposal: str,
+    wanted: Sequence[Commitment],
+    context: Sequence[Commitment],
+    spans: Spans,
+    mine: set[str],
+    id_pattern: str | None,
+) -> set[int]:
+    """Terse proposals that leave out the record the conversation is about ("OK to email the vendor: '...'?", "Return the
+    headlamp (800 lm, AAA); the refund of $29.07 would go to your gift card? y/n"): a write whose other terms are all
+    named, when the message names no record of that kind at all, proposes no write in full, and it is the only such
+    write of its action (two open cancellations and "Shall I cancel it?" are ambiguous: neither)."""
+    said = {_id_kind(_id_core(m.group(0))) for m in re.finditer(id_pattern, proposal)} if id_pattern else set()
+    found: dict[str, list[int]] = {}
+    for i, c in enumerate(wanted):
+        record = _record(c)  # a record's id has letters; a zip code is no record
+        kind = _id_kind(_id_core(record.value)) if record and record.required else ""
+        if c in context or not kind or kind in said:
+            continue
+        rest = dataclasses.replace(c, terms=tuple(t for t in c.terms if t is not record))
+        if proposes(proposal, c.words, spans=spans) and _fully_named(proposal, rest, spans, mine):
+            found.setdefault(c.tool, []).append(i)
+    return {ones[0] for ones in found.values() if len(ones) == 1}
+
+
+def _id_kind(core: str) -> str:
+    """The kind of record an id is of, by its letters: "inv" for INV-71028, "r" for #R5162460."""
+    return re.match(r"[a-z]*", core).group()
+
+
+def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
+    """Whether the message declines this very write outside what the yes answers ("I'm afraid I can't cancel it —
+    appointment AP-5103 is tomorrow. What I can do instead is cancel AP-5104. Would you like me to do that?"): its
+    action and its record said where the agent declines, and its record not named in what the yes answers."""
+    term = _record(write)
+    record = term.value if term else ""
+    if not record or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
+        return False
+    pattern = action_pattern(tuple(write.words))
+    return any(
+        not within(spans, start) and REFUSING.search(said) and pattern and pattern.search(said) and names_identifier(said, record)
+        for start, end in sentences(proposal)
+        for said in [proposal[start:end]]
+    )
+
+
+def _questions(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    """The sentences that ask something ("Next, shall I post it?", "Anything else?"): what a report does not say."""
+    return [(s, e) for s, e in sentences(text) if "?" in text[s:e] or asks_yes(text[s:e], pattern)]
+
+
+def _recalled(report: str, write: Commitment, made: Sequence[Commitment], spans: Spans) -> bool:
+    """A write made, as a report recalls it outside its questions (``spans``): its action said, and any one of its
+    terms ("the exchange on #R1 has been processed"), or none ("your account address has been updated") unless it
+    names another write of that action made instead ("I've cancelled AP-2", AP-1 cancelled too). What it states that
+    no write made does voids it (below)."""
+    if not proposes(report, write.words, True, spans) or _says_otherwise(report, write, spans):
+        return False
+    if any(named(report, t, spans) for t in write.terms):
+        return True
+    others = [c for c in made if c.tool == write.tool and c != write]
+    return not any(named(report, t, spans) for c in others for t in c.terms)
+
+
+def _rivals(wanted: Sequence[Commitment], offered: set[int], i: int) -> set[int]:
+    """The other versions of write ``i`` among ``offered``: the same action on the same record (its first id)."""
+    return {j for j in offered if j != i and wanted[j].tool == wanted[i].tool and _record(wanted[j]) == _record(wanted[i])}
+
+
+def _record(write: Commitment) -> Term | None:
+    """The record a write acts on: its first id term."""
+    return next((t for t in write.terms if t.kind == "id"), None)
+
+
 def bound_writes(
     proposal: str,
     wanted: Sequence[Commitment],
@@ -434,18 +518,39 @@ def bound_writes(
     Each write offered in what the yes answers (a report: outside what it asks) and fully named is in; then that part must
     state nothing that none of them (nor the ``context``: writes already done, which the message may report)
     does — otherwise the customer is being asked to agree to something it does not want, and agrees to none of it.
+    A write already made is never agreed to again; a report recalls it loosely (:func:`_recalled`). Of two versions
+    of one write, the yes is to the one the message's values belong to; a proposal that names no write in full may
+    be about the one record in view (:func:`_about_the_record_in_view`).
     """
+    own = tuple(own)
     asked = answered(proposal, actions([*wanted, *context]))
     whole = [(0, len(proposal))]
     spans = (whole if asked == whole else _outside(asked, len(proposal))) if reported else asked
+    mine = {_id_core(i) for i in own}
+    told = _outside(_questions(proposal, actions([*wanted, *context])), len(proposal))
     offered = {
         i
         for i, c in enumerate(wanted)
-        if proposes(proposal, c.words, reported, spans)
-        and all(named(proposal, t, spans) for t in c.terms if t.required)
-        and not _says_otherwise(proposal, c, spans)
+        if (
+            (reported and _recalled(proposal, c, context, told))
+            if c in context  # a write made is reported, never agreed to again
+            else proposes(proposal, c.words, reported, spans)
+            and _fully_named(proposal, c, spans, mine)
+            and (reported or not _refused(proposal, c, spans))
+        )
     }
+    if not (reported or offered):
+        offered = _about_the_record_in_view(proposal, wanted, context, spans, mine, id_pattern)
     if not offered:
         return set()
-    terms = [t for c in [*(wanted[i] for i in offered), *context] for t in c.terms]
-    return set() if _stated_but_not_agreed(proposal, terms, id_pattern, set(own), spans) else offered
+
+    def conflicts(chosen: Iterable[int]) -> list[str]:
+        terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
+        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans)
+
+    if conflicts(offered):
+        return set()
+    # of two versions of one write (same action, same record), the one whose terms the message states: the other is
+    # only let through by its rival's values ("adjust INV-1 from $1,792.00 down to $1,523.20" is not "adjust to $1,792.00")
+    alone = {i for i in offered if not conflicts(offered - _rivals(wanted, offered, i))}
+    return alone | {i for i in offered - alone if not alone & _rivals(wanted, offered, i)}

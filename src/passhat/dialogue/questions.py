@@ -44,8 +44,8 @@ CONFIRM_REQUEST = cue(
     r"yes/no",
     r"\(?y/n\)?",
     r"let me know if (?:you'?d like|you want) me to",
-    r"confirm (?:that|this|and)",
-    r"to confirm",
+    r"(?<!n't )(?<!not )(?<!cannot )(?<!unable to )confirm (?:that|this|and)",  # "I can't confirm that ..." asks nothing
+    r"(?<!need )(?<!have )(?<!able )to confirm",  # "To confirm: ...", not "I need to confirm who I'm speaking with"
 )
 # Words that, left over once the cue of a request for a yes is taken out, say nothing of their own: the question
 # points back at what came before ("Shall I go ahead?", "Does that work for you?", "OK to proceed with all of it?").
@@ -94,10 +94,9 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     for start, end in asking:
         if _points_back(text[start:end], actions):
             paragraph = _pointed_at(text, start)
+            before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
             out += [
-                (s, e)
-                for s, e in spans
-                if e <= start and (s >= paragraph or _acts(text[s:e], actions)) and not _reports(text, s, e, actions)
+                (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
             ]
         elif _acts(text[start:end], actions):  # "Refund: $37.50 to your Visa. Shall I apply Classic to CH-1?"
             paragraph = text.rfind("\n\n", 0, start) + 1
@@ -108,6 +107,21 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             ]
         out.append((start, end))
     return sorted(set(out))
+
+
+# the agent declining an action itself ("I'm afraid I can't cancel it", "**Not possible:** ..."), not any negation
+REFUSING = re.compile(
+    r"\b(?:can'?t|cannot|can not|unable to|won'?t be able|not (?:possible|allowed|able|permitted|eligible)|afraid)\b", re.I
+)
+
+
+def _declined_for(text: str, sentence: tuple[int, int], before: list[tuple[int, int]], actions: re.Pattern[str] | None) -> bool:
+    """A sentence that declines ("I can't cancel it: AP-1 is tomorrow") with an alternative offered after it ("What I
+    can do instead is cancel AP-2. Would you like me to do that?"): the yes answers the alternative, not the refusal."""
+    s, e = sentence
+    if not REFUSING.search(text, s, e):
+        return False
+    return any(s2 > s and _acts(text[s2:e2], actions) and not REFUSING.search(text, s2, e2) for s2, e2 in before)
 
 
 def _asking_start(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> int:

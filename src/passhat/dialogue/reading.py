@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from passhat.dialogue.proposals import Commitment, action_pattern, bound_writes
 from passhat.dialogue.questions import asks_yes
@@ -45,6 +45,7 @@ _OFFER = cue(
     r"(?:can|may) (?:i|we) (?:go ahead|proceed)",
     r"(?:ok|okay) to",
     r"is it (?:ok|okay|alright|fine) (?:if i|to)",
+    r"would it be (?:ok|okay|alright|fine) (?:if (?:i|we)|to)",
     r"confirm\s*\?",  # "Cancel #R7928167 with the reason 'ordered by mistake' — confirm?"
     r"yes/no",
     r"yes or no",
@@ -82,6 +83,10 @@ _REPORT = cue(
     r"submitted",
     r"(?:was|were) (?:\w+ed)\b",
     r"you(?:'ll| will) (?:receive|get|see)",
+    # a headline's bare participle: "approved INV-71020", "Workaround KE-11 applied to INC-1351", "return requested for #R1"
+    rf"(?<![?\w] )(?!{_READ_VERBS}\b)[a-z]+ed #?[a-z]{{1,6}}[-_]?\d",
+    rf"\b[a-z]{{1,6}}-\d+ (?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for)\b",
+    rf"^\W*(?:\w+ ){{0,2}}(?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for|in full)\b",
 )
 _FAILURE = cue(
     r"(?:an|the) error",
@@ -99,6 +104,7 @@ _REFUSAL = cue(
     r"not something (?:i|we)(?:'m| am|'re| are)? ?(?:allowed|able|permitted) to",
     r"(?:isn'?t|is not) something (?:i|we) can",
     r"request declined",
+    r"outside (?:of )?what (?:i|we) can",
     r"(?:does not|doesn'?t|no longer) appl(?:y|ies)",
     r"not entitled",
     r"unable to",
@@ -123,6 +129,9 @@ _NOT_FOUND = cue(
     r"double[- ]check",
     r"does(?:n'?t| not) (?:match|seem to (?:exist|match))",
     r"no results",
+    r"(?:not|n't) finding",
+    r"nothing (?:came|comes|turned) up",
+    r"no \w+ (?:\S+ )?(?:was |is )?(?:found|on file)\b",  # "No invoice INV-7106 on file.", "No charge CH-5010 found."
 )
 _CLOSING = cue(
     r"good ?bye",
@@ -191,6 +200,7 @@ class Lexicon:
     id_pattern: str
     cues: Mapping[str, re.Pattern[str]]
     which: str | None = None  # the slot "which one?" asks for: the kind of record a request is about
+    refind: Callable[[str], str | None] | None = None  # the record slot a "not found" is about (None: who they are)
 
     @functools.cached_property
     def actions(self) -> re.Pattern[str] | None:
@@ -254,8 +264,9 @@ def _sentences(text: str) -> list[str]:
 def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -> frozenset[str]:
     """Slots a sentence asks the customer for: only questions (with or without "?"), requests (said or terse),
     "I can't tell which" and the items of a list a request opens (``listed``: "To look into it I need:") ask, and
-    not an offer to act that leaves nothing to choose (``acting``: the message names an action or an entity);
-    "which one" asks for the domain's ``which`` slot."""
+    not an offer that leaves nothing to choose ("Would you like me to email you a copy?"), nor a yes-question about an
+    action (``acting``: the message names an action or an entity) that states its terms; "which one" asks for the
+    domain's ``which`` slot."""
     asking = (
         "?" in sentence
         or _ASKING.search(sentence)
@@ -265,26 +276,64 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     )
     if not (asking or listed):
         return frozenset()
-    offer = _OFFER.search(sentence) if acting else None
+    if acting and _yes_asked(sentence, lexicon):
+        return frozenset()
+    offer = _OFFER.search(sentence)
     if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
-    slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(sentence))
+    unmarked = _EMPHASIS.sub("", sentence)  # "Which **payment method**": the cue is said under the markup
+    slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(unmarked))
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
         return frozenset({lexicon.which})
     return slots
 
 
+_WH_WORD = re.compile(r"\b(?:what|which|who|whose|how|when|where|why)\b", re.I)
+
+
+def _yes_asked(sentence: str, lexicon: Lexicon) -> bool:
+    """A question that asks for a yes and for no detail ("Call off #R1, reason: no longer needed, $24.87 back to your
+    card? y/n"): the terms it states are what the yes agrees to, not details asked for. A request ("could you..."),
+    a wh-word or a choice ("to your Visa or your gift card?") still asks."""
+    asking = _ASKING.search(sentence) or _WH_WORD.search(sentence) or _CHOICE.search(sentence)
+    return not asking and asks_yes(sentence, lexicon.actions)
+
+
+_EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
+
+
 def _opens_request(sentence: str) -> bool:
     """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
-    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or re.search(r"question", sentence, re.I))
+    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence))
+
+
+_LIST_OF_ASKS = re.compile(r"question|\b(?:quick|few|two|three|couple of) (?:things|details)\b", re.I)  # "Two quick things:"
+_LEAD_IN = re.compile(r"\W*(?:first|next|also|then|lastly|finally)\s*[:,]\s*", re.I)  # "First: employee no. + email, please."
 
 
 def _terse_request(sentence: str) -> bool:
     """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
     details**" is not one)."""
+    if lead := _LEAD_IN.match(sentence):
+        sentence = sentence[lead.end() :]
     words = re.findall(r"[A-Za-z']+", sentence)
     ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
     return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
+
+
+def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon) -> frozenset[str]:
+    """ "I couldn't find invoice INV-7103. Could you double-check the number?": a request that names no detail, after
+    a lookup that found nothing, asks again for what the lookup was for (the record the domain's kit reads in it, else
+    the details its sentence names); "Shall I hold it instead?" asks for a yes, not for the record again."""
+    missing = [s for s in parts if _NOT_FOUND.search(s)]
+    again = any(
+        not slots and ("?" in s or _ASKING.search(s)) and not asks_yes(s, lexicon.actions)
+        for s, slots in zip(parts, asked, strict=True)
+    )
+    if not again:
+        return frozenset()
+    found = {lexicon.refind(s) for s in missing} - {None} if lexicon.refind else set()
+    return frozenset(found or {slot for slot, cued in lexicon.cues.items() if any(cued.search(s) for s in missing)})
 
 
 def read_message(text: str, lexicon: Lexicon) -> Reading:
@@ -305,9 +354,16 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
-    proposal = bool(confirming) and (has_action or any(_CONSENT.search(s) and "?" in s for s in confirming))
+    leave = [
+        s
+        for s, slots in zip(rest, asked, strict=False)
+        if not slots and _CONSENT.search(s) and "?" in s and not _WH_QUESTION.match(s)
+    ]
+    confirming += [s for s in leave if s not in confirming]
+    proposal = bool(confirming) and (has_action or bool(leave))
     body = " ".join(s for s in rest if s not in confirming)
     not_found = bool(_NOT_FOUND.search(body))
+    asks |= _asked_again(rest, asked, lexicon) if not_found else frozenset()
     handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)
     handoff = bool(_HANDOFF.search(body) or handed) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)

@@ -64,8 +64,14 @@ def _sentence_ends(text: str) -> list[int]:
     for m in _SENTENCE_END.finditer(text):
         if m.group().startswith(".") and not _ends_at_period(text, m.start(), m.end()):
             continue
+        if _QUOTE_GOES_ON.match(text, m.end()) and m.group()[-1] in '"”':
+            continue  # 'Shall I email the vendor: "... a credit note." now?': the quote ends, the question goes on
         ends.append(m.end())
     return ends
+
+
+# after a quoted sentence, a short lower-case tail that ends the question: "...a credit note." now?
+_QUOTE_GOES_ON = re.compile(r"[ \t]+[a-z][^.?!\n\"”]{0,30}[?!]")
 
 
 def _ends_at_period(text: str, dot: int, after: int) -> bool:

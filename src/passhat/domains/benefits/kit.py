@@ -38,6 +38,7 @@ CUES = {
         r"where (?:should|would you like) (?:the|your) (?:refund|money)",
         r"club credit\?",
         r"last four of the one",
+        r"card you'?d like (?:refunded|to use|the (?:refund|money))",
         r"(?<![\w ])payment method\W*$",
     ),
 }

@@ -299,7 +299,13 @@ def assign_incident(db: sqlite3.Connection, incident_id: str, group: Group) -> d
     write=True,
     target="incident_id",
     # "set INC-1131 to High priority": the priority said as the value it is set to
-    confirm_words=(r"rais(?:e|ing)", r"escalat(?:e|ing)", r"increas(?:e|ing)", r"set(?:ting)?(?: \S+){0,3}? to \w+ priority\b"),
+    confirm_words=(
+        r"rais(?:e|ing)",
+        r"escalat(?:e|ing)",
+        r"increas(?:e|ing)",
+        r"set(?:ting)?(?: \S+){0,3}? to \w+ priority\b",
+        r"(?:is|are) now \w+ priority\b",
+    ),
     kinds={"incident_id": "id"},
 )
 def escalate_incident(db: sqlite3.Connection, incident_id: str, priority: Priority) -> dict[str, Any]:
@@ -343,7 +349,7 @@ def resolve_incident(db: sqlite3.Connection, incident_id: str) -> dict[str, Any]
     target="change_id",
     confirm_words=(
         r"request(?:ing)? (?:the |an )?approval",
-        r"(?:send|submit)(?:s|ted|ting)?(?: \S+){0,2}? for approval",
+        r"(?:send|sent|submit)(?:s|ted|ting)?\b[^.?!;]{0,60}? for approval",
         r"approval (?:has been |was |is )?requested",
     ),
     prose=("description",),

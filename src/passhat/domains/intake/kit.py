@@ -44,6 +44,7 @@ CUES = {
         r"date ?(?:and|/|\+|or) ?time",
         r"day (?:or time )?that (?:suits|works)",
         r"day or time",
+        r"time that (?:suits|works)",
         r"(?:which|what) (?:one|slot|time) works (?:best )?for you",  # a choice among the openings offered
     ),
     "records": cue(r"which (?:records|part)", r"what (?:records|part)"),

@@ -260,7 +260,7 @@ def _bookable(db: sqlite3.Connection, clinician_id: str, day: str, time: str) ->
 @tool(
     write=True,
     target="patient_id",
-    confirm_words=("book", "booking", "schedul"),
+    confirm_words=("book", "booking", "schedul", r"confirmed for\b"),
     kinds={"patient_id": "id", "clinician_id": "id", "date": "date", "time": "time"},
 )
 def book_appointment(db: sqlite3.Connection, patient_id: str, clinician_id: str, date: str, time: str) -> dict[str, Any]:
@@ -296,7 +296,7 @@ def cancel_appointment(db: sqlite3.Connection, appointment_id: str) -> dict[str,
 @tool(
     write=True,
     target="appointment_id",
-    confirm_words=("reschedul", "move", "moving"),
+    confirm_words=("reschedul", "move", "moving", r"(?:is|are) now (?:on|at|for)\b"),
     kinds={"appointment_id": "id", "date": "date", "time": "time"},
 )
 def reschedule_appointment(db: sqlite3.Connection, appointment_id: str, date: str, time: str) -> dict[str, Any]:
@@ -315,7 +315,13 @@ def reschedule_appointment(db: sqlite3.Connection, appointment_id: str, date: st
     return appointment_view(_appointment(db, found["id"]))
 
 
-RECORDS_WORDS = (r"request(?:ing)? (?:a )?cop(?:y|ies)", "release", "releasing")
+RECORDS_WORDS = (
+    r"request(?:ing)? (?:a )?cop(?:y|ies)",
+    "release",
+    "releasing",
+    r"request(?:ed|ing)? (?:the|for|a)\b",
+    r"request for\b",
+)
 
 
 @tool(write=True, target="patient_id", confirm_words=RECORDS_WORDS, kinds={"requester_id": "id", "patient_id": "id"})

@@ -120,6 +120,8 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
     if tool == "notify":
         recipient = str(a.get("recipient", ""))
         named = (Term("phrase", invoice["vendor_name"], "recipient"),) if invoice and recipient == "vendor" else ()
+        if recipient == "clerk":  # the clerk is who the agent talks to: "notify you by email", "email you a confirmation"
+            named = tuple(Term("phrase", f"{verb} you", "recipient") for verb in ("notify", "email", "send", "copy", "tell"))
         return [*terms, Term("phrase", recipient, "recipient", alternatives=named)]
     return terms
 

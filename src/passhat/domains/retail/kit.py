@@ -18,7 +18,7 @@ SLOTS: tuple[Slot, ...] = ("identity", "order", "items", "payment", "address", "
 CUES = {
     IDENTITY: cue(
         r"e-?mail",
-        r"zip",
+        r"(?:name|and|your|with|or) (?:\w+ )?zip",  # not the zip of a new address ("city, state, zip")
         r"postal code",
         r"(?:full|first and last|first|last|your) name",
         r"verify (?:your )?(?:identity|account)",
@@ -29,12 +29,14 @@ CUES = {
         r"which order",
         r"what order",
         r"order (?:id|number)",
+        r"number of (?:the|your) order",
         r"(?:the|your) order'?s? (?:id|number)",
         r"which (?:one|purchase) (?:is|are|was|were)",
         r"which of (?:your|these|the) orders",
     ),
     "items": cue(
         r"which (?:items?|products?|ones?|options?|variants?|sizes?|colou?rs?|versions?)",
+        r"which of the (?:items?|products?)",
         r"what (?:items?|products?|options?|variants?|sizes?|colou?rs?)",
         r"(?:items?|products?) (?:id|ids|numbers?)",
         r"exchange (?:it|them) for",
@@ -53,10 +55,15 @@ CUES = {
         r"(?:new|shipping|delivery|correct|full|updated) address",
         r"what address",
         r"which address",
-        r"address (?:should|would|do|you)",
-        r"where (?:should|would|do) (?:we|you|i)",
+        r"(?<!mail )address (?:should|would|do|you)",  # not "the email address you used"
+        r"where (?:should|would|do) (?:we|you|i)\b(?![^.?!]*\b(?:money|refund|credit)\b)",
     ),
-    "reason": cue(r"\breason", r"why (?:do|did|would) you (?:want|like|need)", r"what(?:'s| is) wrong with"),
+    "reason": cue(
+        r"\breason",
+        r"why (?:do|did|would) you(?:'d)? (?:want|like|need)",
+        r"why you(?:'d| would) like",
+        r"what(?:'s| is) wrong with",
+    ),
 }
 
 PHRASINGS = {
