@@ -19,6 +19,7 @@ from passhat.metrics.extrapolate import (
     extrapolate,
     group_counts,
     loglik,
+    moment_floor,
     unseen_tail_floor,
 )
 from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
@@ -141,6 +142,38 @@ def test_the_unseen_tail_only_lowers_the_lower_end_when_some_scenarios_failed() 
     result, held = fit(counts, reps=50), unseen_tail_floor(group_counts(counts), [20, 1000])
     assert held == pytest.approx([40 / 47 * 0.025 ** (20 / 320), 40 / 47 * 0.025 ** (1000 / 320)])
     assert result.curve[1000][1] <= held[1] and result.curve[20][1] <= held[0]
+
+
+def test_many_scenarios_just_below_one_at_four_trials_keep_their_true_tail_in_the_interval() -> None:
+    # 500 scenarios x 4 trials of the beta mixture: the 60% near p = 0.975 mostly pass 4 of 4, so "always +
+    # a mixture" fits best and reads pass^100 ~ 0.5 against a truth of 0.17. What 4 trials cannot rule out
+    # (the measured pass^3 and pass^4 allow much less) must stay in the interval.
+    for seed in range(5):
+        counts = simulate_counts(BETA_MIXTURE, 500, 4, np.random.default_rng(seed))
+        result = fit(counts, reps=100)
+        for k in (20, 100):
+            _, lo, hi = result.curve[k]
+            assert lo <= float(BETA_MIXTURE.pass_hat(k)) <= hi, (seed, k, result.curve[k])
+
+
+def test_the_moment_floor_is_as_high_as_the_last_two_measured_moments_allow() -> None:
+    # Half the scenarios never pass, half pass with p = 0.9: 20,000 scenarios x 4 trials at their expected
+    # counts. Mass at 0 and at pass^4 / pass^3 = 0.9 is exactly the spread the bound assumes, so the floor
+    # sits just under the truth (0.5 * 0.9^k): it lowers the lower end no further than the trials require
+    # (at k = 100 the ratio's sampling error, raised to the 96th power, takes it further below).
+    counts = from_histogram({4: 6561, 3: 2916, 2: 486, 1: 36, 0: 10001}, trials=4)
+    at_4, at_20, at_100 = moment_floor(group_counts(counts), [4, 20, 100])
+    assert at_4 == 1.0  # k <= n is measured: no floor
+    assert 0.9 * 0.5 * 0.9**20 <= at_20 <= 0.5 * 0.9**20 and at_100 <= 0.5 * 0.9**100
+
+
+def test_a_well_identified_truth_keeps_an_informative_lower_end() -> None:
+    # 8 trials of "0.6 never fail, 0.25 at 0.6, 0.15 never pass": pass^8 and pass^7 are nearly equal, so
+    # the floor at k = 20 stays close to the truth (0.6) instead of reaching down to 0.
+    counts = simulate_counts(POINT_MASSES, 235, 8, np.random.default_rng(1))
+    _, lo, hi = fit(counts, reps=100).curve[20]
+    truth = float(POINT_MASSES.pass_hat(20))
+    assert 0.8 * truth < lo <= truth <= hi
 
 
 # --- the reports ----------------------------------------------------------------------------------------

@@ -26,7 +26,11 @@ Burnham & Augustin, 1997, "Model selection: an integral part of inference"). Re-
 averaging with Akaike weights: the resamples themselves show how often the data could have picked
 each shape, and one fitted model per resample keeps every draw a pass^k some model would report.
 Holding the original choice fixed covered a continuous truth in as few as 4% of simulated runs. The
-interval is widened to hold the point figure.
+interval is widened to hold the point figure, and beyond n its lower end to what the trials cannot rule
+out whatever the model: the unseen tail of the scenarios that never failed (`unseen_tail_floor`) and the
+lowest pass^k the measured pass^(n-1) and pass^n allow (`moment_floor`). Every candidate can be wrong in
+the same direction (with 4 trials, scenarios at p = 0.975 look like "always"), which re-selection
+cannot see.
 
 Credibility: pass^k is withheld ("not predicted", with the reason) when
 - misfit: for some j <= n the exact estimator's pass^j is further from the chosen model's than chance
@@ -52,7 +56,16 @@ import numpy as np
 from scipy.special import betaln, expit, gammaln, logsumexp, xlogy
 
 from passhat.metrics.estimators import scenario_pass_hat
-from passhat.metrics.intervals import LEVEL, REPS, SEED, Interval, percentile, resample_multiplicities, z_value
+from passhat.metrics.intervals import (
+    LEVEL,
+    REPS,
+    SEED,
+    Interval,
+    bayesian_bootstrap_means,
+    percentile,
+    resample_multiplicities,
+    z_value,
+)
 
 EXTRAPOLATE_KS = (20, 100, 1000)
 CURVE_KS = tuple(sorted({*np.unique(np.geomspace(1, 1000, 31).round().astype(int)).tolist(), *EXTRAPOLATE_KS}))
@@ -81,7 +94,8 @@ ASSUMPTIONS = (
     "Intervals: 95% percentile bootstrap over scenarios; every resample refits every candidate and keeps "
     "its lowest AIC, so the uncertainty of the choice of model is in the interval. Beyond n the lower end "
     "also reaches the lowest pass^k the scenarios that never failed cannot rule out (their rates all at "
-    "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1.",
+    "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1, and the "
+    "lowest pass^k any spread of rates with the measured pass^(n-1) and pass^n allows (log-convexity of moments).",
     "A figure is not predicted when the chosen model departs from the measured pass^k for some k <= n by more "
     "than chance explains, or when a "
     "model that fits about as well (AIC within 6) predicts a value outside the interval.",
@@ -605,6 +619,28 @@ def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -
     return np.where(k > n.min(), share * alpha ** (k / (n.min() * passed)), 1.0)
 
 
+def moment_floor(groups: Groups, ks: Sequence[int], reps: int = REPS // 4, seed: int = SEED) -> np.ndarray:
+    """The lowest pass^k (k > n; 1 at k <= n) that any spread of rates matching the measured pass^(n-1) and
+    pass^n allows, at a one-sided 97.5% level: what the model's own interval cannot see when many scenarios
+    sit just below p = 1 (with 4 trials, p = 0.975 passes 4 of 4 nine times in ten).
+
+    log E[p^j] is convex in j (Lyapunov), so for k > n: pass^k >= pass^n (pass^n / pass^(n-1))^(k - n),
+    equality for mass at 0 and at pass^n / pass^(n-1): any model fitted to the counts, however well, can
+    be wrong down to there. The moments are the exact estimator's (unbiased per scenario), drawn by the
+    same Bayesian bootstrap as the run's intervals; the bound's 2.5th percentile is the floor."""
+    c, n, m = groups
+    n_min = int(n.min())
+    k = np.asarray(ks, dtype=float)
+    each = m.astype(int)
+    rows = scenario_pass_hat(np.repeat(c, each).astype(int).tolist(), np.repeat(n, each).astype(int).tolist(), n_min)
+    draws = bayesian_bootstrap_means(np.hstack([np.ones((len(rows), 1)), rows])[:, -2:], reps, seed)  # pass^0 = 1
+    before, last = draws[:, :1], draws[:, 1:]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(before > 0, last / before, 0.0)
+        bound = last * ratio ** np.maximum(k - n_min, 0)
+    return np.where(k > n_min, np.quantile(bound, (1 - LEVEL) / 2, axis=0), 1.0)
+
+
 def extrapolate(
     counts: Sequence[tuple[int, int]], exact: Mapping[int, float], reps: int = REPS // 4, seed: int = SEED, reselect: bool = True
 ) -> Extrapolation:
@@ -620,9 +656,9 @@ def extrapolate(
     values = best.model.pass_hat(CURVE_KS)
     draws, chosen = bootstrap_pass_hat(fits, groups, CURVE_KS, reps, seed, reselect)
     bounds = percentile(draws)
-    floor = unseen_tail_floor(groups, CURVE_KS)
+    floor = np.minimum(unseen_tail_floor(groups, CURVE_KS), moment_floor(groups, CURVE_KS, reps, seed))
     curve = {
-        k: (float(v), min(lo, float(v), f), max(hi, float(v)))
+        k: (float(v), min(lo, float(v), float(f)), max(hi, float(v)))
         for k, v, (lo, hi), f in zip(CURVE_KS, values, bounds, floor, strict=True)
     }
     agrees = _agreement(best.model, groups, exact)
