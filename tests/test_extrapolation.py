@@ -4,6 +4,7 @@ trusted for is withheld with its reason, in the JSON, the terminal and the HTML 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -225,6 +226,9 @@ def test_traffic_withholds_the_clean_days_the_report_does_not_predict(tmp_path: 
     assert result.exit_code == 0, result.output
     doc = json.loads(path.read_text())
     assert all(t["clean_day"] is not None and t["clean_days"] is None for t in doc["tasks"])
+    assert all(t["clean_day_ci"][0] <= t["clean_day"] <= t["clean_day_ci"][1] for t in doc["tasks"])
+    assert all(t["clean_days_ci"] is None for t in doc["tasks"])
+    assert f"{doc['tasks'][0]['clean_day']:.3f} [" in result.output  # a shown figure carries its interval
     assert doc["clean_day"] is not None and "models that fit the data about as well" in doc["not_predicted"]
     assert "not predicted" in result.output and "does not predict pass^k that far" in result.output.replace("\n", " ")
 
@@ -238,3 +242,5 @@ def test_the_dashboards_traffic_calculator_withholds_what_the_report_does(tmp_pa
     assert page.status_code == 200, page.text
     assert "the report does not predict pass^k that far: models that fit the data about as well" in page.text
     assert page.text.count('<td class="num">not predicted</td>') == 100  # P(clean 100 days) of each task
+    shown = r'<td class="num">[01]\.\d{3} <span class="muted">\[[^\]]+\]</span></td><td class="num">not predicted'
+    assert len(re.findall(shown, page.text)) == 100  # P(clean day) of each task, with its range
