@@ -145,6 +145,16 @@ def test_the_unseen_tail_only_lowers_the_lower_end_when_some_scenarios_failed() 
     assert result.curve[1000][1] <= held[1] and result.curve[20][1] <= held[0]
 
 
+def test_a_zero_success_run_keeps_the_never_failing_share_it_cannot_rule_out() -> None:
+    # 47 scenarios x 8 trials, every one failed: a share of scenarios that never fail up to
+    # 1 - 0.025^(1/47) = 0.076 would be missed by all 47 with chance 2.5%, and makes pass^k at least that share.
+    result = fit(from_histogram({0: 47}), reps=50)
+    for k in EXTRAPOLATE_KS:
+        value, lo, hi = result.curve[k]
+        assert value == pytest.approx(0.0) and lo == pytest.approx(0.0) and hi == pytest.approx(1 - 0.025 ** (1 / 47))
+    assert result.curve[8][2] == pytest.approx(0.0)  # k <= n is measured, and its interval is the report's own
+
+
 def test_many_scenarios_just_below_one_at_four_trials_keep_their_true_tail_in_the_interval() -> None:
     # 500 scenarios x 4 trials of the beta mixture: the 60% near p = 0.975 mostly pass 4 of 4, so "always +
     # a mixture" fits best and reads pass^100 ~ 0.5 against a truth of 0.17. What 4 trials cannot rule out

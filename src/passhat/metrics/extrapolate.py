@@ -28,7 +28,9 @@ each shape, and one fitted model per resample keeps every draw a pass^k some mod
 Holding the original choice fixed covered a continuous truth in as few as 4% of simulated runs. The
 interval is widened to hold the point figure, and beyond n its lower end to what the trials cannot rule
 out whatever the model: the unseen tail of the scenarios that never failed (`unseen_tail_floor`) and the
-lowest pass^k the measured pass^(n-1) and pass^n allow (`moment_floor`). Every candidate can be wrong in
+lowest pass^k the measured pass^(n-1) and pass^n allow (`moment_floor`); when no scenario passed all its
+trials, the upper end to the share of never-failing scenarios S of them cannot rule out
+(`unseen_head_ceiling`). Every candidate can be wrong in
 the same direction (with 4 trials, scenarios at p = 0.975 look like "always"), which re-selection
 cannot see.
 
@@ -619,6 +621,19 @@ def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -
     return np.where(k > n.min(), share * alpha ** (k / (n.min() * passed)), 1.0)
 
 
+def unseen_head_ceiling(groups: Groups, ks: Sequence[int], level: float = LEVEL) -> np.ndarray:
+    """The highest pass^k (k > n; 0, no ceiling, at k <= n and when some scenario passed all its trials) that
+    a run where no scenario passed all its trials cannot rule out: a share q of scenarios that never fail
+    is missed by all S with chance (1 - q)^S, so q up to 1 - alpha^(1/S) (the one-sided Clopper-Pearson
+    bound of 0 of S) is not ruled out, and pass^k >= q whatever k. Every resample of such a run is the same
+    "no scenario ever passes them all", so the bootstrap alone reads pass^k [0, 0]."""
+    c, n, m = groups
+    k = np.asarray(ks, dtype=float)
+    if (c == n).any():
+        return np.zeros_like(k)  # the resamples see how many passed all: the bootstrap carries it
+    return np.where(k > n.min(), 1 - ((1 - level) / 2) ** (1 / m.sum()), 0.0)
+
+
 def moment_floor(groups: Groups, ks: Sequence[int], reps: int = REPS // 4, seed: int = SEED) -> np.ndarray:
     """The lowest pass^k (k > n; 1 at k <= n) that any spread of rates matching the measured pass^(n-1) and
     pass^n allows, at a one-sided 97.5% level: what the model's own interval cannot see when many scenarios
@@ -657,9 +672,10 @@ def extrapolate(
     draws, chosen = bootstrap_pass_hat(fits, groups, CURVE_KS, reps, seed, reselect)
     bounds = percentile(draws)
     floor = np.minimum(unseen_tail_floor(groups, CURVE_KS), moment_floor(groups, CURVE_KS, reps, seed))
+    ceiling = unseen_head_ceiling(groups, CURVE_KS)
     curve = {
-        k: (float(v), min(lo, float(v), float(f)), max(hi, float(v)))
-        for k, v, (lo, hi), f in zip(CURVE_KS, values, bounds, floor, strict=True)
+        k: (float(v), min(lo, float(v), float(f)), max(hi, float(v), float(top)))
+        for k, v, (lo, hi), f, top in zip(CURVE_KS, values, bounds, floor, ceiling, strict=True)
     }
     agrees = _agreement(best.model, groups, exact)
     plausible = [f for f in fits if f.candidate.aic - best.candidate.aic <= PLAUSIBLE_AIC]
