@@ -97,7 +97,9 @@ ASSUMPTIONS = (
     "its lowest AIC, so the uncertainty of the choice of model is in the interval. Beyond n the lower end "
     "also reaches the lowest pass^k the scenarios that never failed cannot rule out (their rates all at "
     "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1, and the "
-    "lowest pass^k any spread of rates with the measured pass^(n-1) and pass^n allows (log-convexity of moments).",
+    "lowest pass^k any spread of rates with the measured pass^(n-1) and pass^n allows (log-convexity of moments); "
+    "when no scenario passed all its trials, the upper end reaches the share of never-failing scenarios that "
+    "none of them passing cannot rule out.",
     "A figure is not predicted when the chosen model departs from the measured pass^k for some k <= n by more "
     "than chance explains, or when a "
     "model that fits about as well (AIC within 6) predicts a value outside the interval.",
