@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import beta
 from test_report_review import invoke, report_json, store
 
 from passhat.metrics.estimators import pass_hat_curve
@@ -17,12 +18,15 @@ from passhat.metrics.extrapolate import (
     AlwaysBeta,
     BetaModel,
     Mixture,
+    _fit_all,
+    bootstrap_pass_hat,
     extrapolate,
     group_counts,
     loglik,
-    moment_floor,
+    moment_bounds,
     unseen_tail_floor,
 )
+from passhat.metrics.intervals import percentile
 from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
 
 # Reliable scenarios spread just below 1, flaky ones, and nearly hopeless ones: no candidate is the truth.
@@ -72,10 +76,12 @@ def test_a_component_that_never_fails_is_pinned_at_exactly_one() -> None:
 def test_reselecting_the_model_covers_a_continuous_truth_the_held_model_misses() -> None:
     counts = simulate_counts(BETA_MIXTURE, 235, 8, np.random.default_rng(0))
     truth = float(BETA_MIXTURE.pass_hat(100))
-    _, held_lo, held_hi = fit(counts, reps=200, reselect=False).curve[100]
+    groups = group_counts(counts)
+    held, _ = bootstrap_pass_hat(_fit_all(groups), groups, [100], 200, 0, reselect=False)
+    ((held_lo, held_hi),) = percentile(held)
+    assert not held_lo <= truth <= held_hi  # the old interval: the first choice's own resampling noise only
     reselected = fit(counts, reps=200)
     _, lo, hi = reselected.curve[100]
-    assert not held_lo <= truth <= held_hi  # the old interval: the first choice's own resampling noise only
     assert lo <= truth <= hi and reselected.predicted(100)
     assert sum(share > 0.05 for share in reselected.chosen_share.values()) >= 2  # the resamples did choose differently
 
@@ -146,12 +152,14 @@ def test_the_unseen_tail_only_lowers_the_lower_end_when_some_scenarios_failed() 
 
 
 def test_a_zero_success_run_keeps_the_never_failing_share_it_cannot_rule_out() -> None:
-    # 47 scenarios x 8 trials, every one failed: a share of scenarios that never fail up to
-    # 1 - 0.025^(1/47) = 0.076 would be missed by all 47 with chance 2.5%, and makes pass^k at least that share.
-    result = fit(from_histogram({0: 47}), reps=50)
+    # 47 scenarios x 8 trials, every one failed: the bootstrap resamples "none ever passes" every time and
+    # read pass^k [0, 0]. A share of scenarios that never fail, up to Jeffreys' 97.5% bound on 0 of 47
+    # (Beta(0.5, 47.5)), is not ruled out, and pass^k is at least that share whatever k.
+    result = fit(from_histogram({0: 47}))
     for k in EXTRAPOLATE_KS:
         value, lo, hi = result.curve[k]
-        assert value == pytest.approx(0.0) and lo == pytest.approx(0.0) and hi == pytest.approx(1 - 0.025 ** (1 / 47))
+        assert value == pytest.approx(0.0) and lo == pytest.approx(0.0)
+        assert hi == pytest.approx(beta(0.5, 47.5).ppf(0.975), rel=0.15)
     assert result.curve[8][2] == pytest.approx(0.0)  # k <= n is measured, and its interval is the report's own
 
 
@@ -173,9 +181,19 @@ def test_the_moment_floor_is_as_high_as_the_last_two_measured_moments_allow() ->
     # sits just under the truth (0.5 * 0.9^k): it lowers the lower end no further than the trials require
     # (at k = 100 the ratio's sampling error, raised to the 96th power, takes it further below).
     counts = from_histogram({4: 6561, 3: 2916, 2: 486, 1: 36, 0: 10001}, trials=4)
-    at_4, at_20, at_100 = moment_floor(group_counts(counts), [4, 20, 100])
+    (at_4, at_20, at_100), _ = moment_bounds(group_counts(counts), [4, 20, 100])
     assert at_4 == 1.0  # k <= n is measured: no floor
     assert 0.9 * 0.5 * 0.9**20 <= at_20 <= 0.5 * 0.9**20 and at_100 <= 0.5 * 0.9**100
+
+
+def test_the_moment_ceiling_is_as_low_as_the_last_two_measured_moments_allow() -> None:
+    # A fifth of the scenarios never fail, the rest pass with p = 0.5: mass at 1 beside one rate is the
+    # spread the ceiling assumes, so it sits just over the truth (0.2 + 0.8 * 0.5^k), however far k goes.
+    counts = from_histogram({4: 2500, 3: 2000, 2: 3000, 1: 2000, 0: 500}, trials=4)
+    _, (at_4, at_20, at_1000) = moment_bounds(group_counts(counts), [4, 20, 1000])
+    assert at_4 == 0.0  # k <= n is measured: no ceiling
+    for ceiling, k in ((at_20, 20), (at_1000, 1000)):
+        assert 0.2 + 0.8 * 0.5**k <= ceiling <= 1.1 * (0.2 + 0.8 * 0.5**k)
 
 
 def test_a_well_identified_truth_keeps_an_informative_lower_end() -> None:

@@ -28,9 +28,8 @@ each shape, and one fitted model per resample keeps every draw a pass^k some mod
 Holding the original choice fixed covered a continuous truth in as few as 4% of simulated runs. The
 interval is widened to hold the point figure, and beyond n its lower end to what the trials cannot rule
 out whatever the model: the unseen tail of the scenarios that never failed (`unseen_tail_floor`) and the
-lowest pass^k the measured pass^(n-1) and pass^n allow (`moment_floor`); when no scenario passed all its
-trials, the upper end to the share of never-failing scenarios S of them cannot rule out
-(`unseen_head_ceiling`). Every candidate can be wrong in
+lowest pass^k the measured pass^(n-1) and pass^n allow, and the upper end to the highest they allow
+(`moment_bounds`). Every candidate can be wrong in
 the same direction (with 4 trials, scenarios at p = 0.975 look like "always"), which re-selection
 cannot see.
 
@@ -77,6 +76,7 @@ NEWTON_ITERATIONS = 60
 NEWTON_TOLERANCE = 1e-7  # log-likelihood gain below which a fit has converged
 EM_ITERATIONS = 1000
 EM_TOLERANCE = 1e-7
+BISECTIONS = 50  # halvings of [0, 1]: a rate to 1e-15
 RATE_FLOOR = 1e-12  # keeps a free component's likelihood finite; a rate of 1 - 1e-12 is "always" at k <= 1000
 LOGIT_BOUND = 20.0  # shares within 2e-9 of 0 or 1
 # Beta families are fitted over (logit mean, log concentration[, logit always]); the concentration's
@@ -97,9 +97,8 @@ ASSUMPTIONS = (
     "its lowest AIC, so the uncertainty of the choice of model is in the interval. Beyond n the lower end "
     "also reaches the lowest pass^k the scenarios that never failed cannot rule out (their rates all at "
     "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1, and the "
-    "lowest pass^k any spread of rates with the measured pass^(n-1) and pass^n allows (log-convexity of moments); "
-    "when no scenario passed all its trials, the upper end reaches the share of never-failing scenarios that "
-    "none of them passing cannot rule out.",
+    "lowest pass^k any spread of rates with the measured pass^(n-1) and pass^n allows, and the upper end the "
+    "highest (a share that never fails beside one rate).",
     "A figure is not predicted when the chosen model departs from the measured pass^k for some k <= n by more "
     "than chance explains, or when a "
     "model that fits about as well (AIC within 6) predicts a value outside the interval.",
@@ -623,28 +622,17 @@ def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -
     return np.where(k > n.min(), share * alpha ** (k / (n.min() * passed)), 1.0)
 
 
-def unseen_head_ceiling(groups: Groups, ks: Sequence[int], level: float = LEVEL) -> np.ndarray:
-    """The highest pass^k (k > n; 0, no ceiling, at k <= n and when some scenario passed all its trials) that
-    a run where no scenario passed all its trials cannot rule out: a share q of scenarios that never fail
-    is missed by all S with chance (1 - q)^S, so q up to 1 - alpha^(1/S) (the one-sided Clopper-Pearson
-    bound of 0 of S) is not ruled out, and pass^k >= q whatever k. Every resample of such a run is the same
-    "no scenario ever passes them all", so the bootstrap alone reads pass^k [0, 0]."""
-    c, n, m = groups
-    k = np.asarray(ks, dtype=float)
-    if (c == n).any():
-        return np.zeros_like(k)  # the resamples see how many passed all: the bootstrap carries it
-    return np.where(k > n.min(), 1 - ((1 - level) / 2) ** (1 / m.sum()), 0.0)
+def moment_bounds(groups: Groups, ks: Sequence[int], reps: int = REPS // 4, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """(floor, ceiling): the lowest and highest pass^k (k > n) that any spread of rates matching the measured
+    pass^(n-1) and pass^n allows, at one-sided 97.5% levels; at k <= n (measured) floor 1 and ceiling 0, no
+    bound. What a model's interval cannot see when every candidate is wrong the same way: with 4 trials,
+    scenarios at p = 0.975 pass 4 of 4 nine times in ten and look like "always".
 
-
-def moment_floor(groups: Groups, ks: Sequence[int], reps: int = REPS // 4, seed: int = SEED) -> np.ndarray:
-    """The lowest pass^k (k > n; 1 at k <= n) that any spread of rates matching the measured pass^(n-1) and
-    pass^n allows, at a one-sided 97.5% level: what the model's own interval cannot see when many scenarios
-    sit just below p = 1 (with 4 trials, p = 0.975 passes 4 of 4 nine times in ten).
-
-    log E[p^j] is convex in j (Lyapunov), so for k > n: pass^k >= pass^n (pass^n / pass^(n-1))^(k - n),
-    equality for mass at 0 and at pass^n / pass^(n-1): any model fitted to the counts, however well, can
-    be wrong down to there. The moments are the exact estimator's (unbiased per scenario), drawn by the
-    same Bayesian bootstrap as the run's intervals; the bound's 2.5th percentile is the floor."""
+    Over rates on [0, 1] with those two moments, E[p^k] is smallest for mass at 0 and at q = pass^n /
+    pass^(n-1) (log E[p^j] is convex in j: pass^k >= pass^n q^(k - n)) and largest for mass at q' and at 1,
+    a share w that never fails (Chebyshev-Markov-Krein: the two principal representations). The moments are
+    the exact estimator's, drawn by the same Bayesian bootstrap as the run's intervals (half a pseudo-scenario
+    at 0 and at 1, so a run where no scenario passed all n still gets a ceiling: Jeffreys' bound on a share)."""
     c, n, m = groups
     n_min = int(n.min())
     k = np.asarray(ks, dtype=float)
@@ -652,10 +640,32 @@ def moment_floor(groups: Groups, ks: Sequence[int], reps: int = REPS // 4, seed:
     rows = scenario_pass_hat(np.repeat(c, each).astype(int).tolist(), np.repeat(n, each).astype(int).tolist(), n_min)
     draws = bayesian_bootstrap_means(np.hstack([np.ones((len(rows), 1)), rows])[:, -2:], reps, seed)  # pass^0 = 1
     before, last = draws[:, :1], draws[:, 1:]
+    beyond = np.maximum(k - n_min, 0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.where(before > 0, last / before, 0.0)
-        bound = last * ratio ** np.maximum(k - n_min, 0)
-    return np.where(k > n_min, np.quantile(bound, (1 - LEVEL) / 2, axis=0), 1.0)
+        lowest = last * np.where(before > 0, last / before, 0.0) ** beyond
+    share, rate = _upper_representation(before, last, n_min)
+    # a draw outside the moments any spread can have (below one point mass's) has only that point mass's
+    highest = np.where(np.isnan(share), lowest, share + (1 - share) * rate ** np.maximum(k, n_min))
+    floor = np.where(k > n_min, np.quantile(lowest, (1 - LEVEL) / 2, axis=0), 1.0)
+    return floor, np.where(k > n_min, np.quantile(highest, (1 + LEVEL) / 2, axis=0), 0.0)
+
+
+def _upper_representation(before: np.ndarray, last: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(w, q): the share at 1 and the rate of the rest with E[p^(n-1)] = before and E[p^n] = last. From
+    before - last = (1 - w) q^(n-1) (1 - q) and 1 - before = (1 - w)(1 - q^(n-1)): q^(n-1) / (1 + q + ... +
+    q^(n-2)) = (before - last) / (1 - before), increasing in q, solved by bisection. NaN where no w >= 0 fits:
+    the moments lie below those of a point mass (last < before^(n / (n-1))), which only sampling noise gives."""
+    target = (before - last) / np.maximum(1 - before, 1e-300)
+    lo, hi = np.zeros_like(target), np.ones_like(target)
+    for _ in range(BISECTIONS):
+        q = (lo + hi) / 2
+        low = q ** (n - 1) * (1 - q) < target * (1 - q ** (n - 1))  # g(q) < target, without dividing by 1 - q
+        lo, hi = np.where(low, q, lo), np.where(low, hi, q)
+    q = (lo + hi) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = 1 - (1 - before) / (1 - q ** (n - 1))
+    fits = np.isfinite(share) & (share >= 0) & (n > 1)
+    return np.where(fits, share, np.nan), q
 
 
 def extrapolate(
@@ -673,11 +683,10 @@ def extrapolate(
     values = best.model.pass_hat(CURVE_KS)
     draws, chosen = bootstrap_pass_hat(fits, groups, CURVE_KS, reps, seed, reselect)
     bounds = percentile(draws)
-    floor = np.minimum(unseen_tail_floor(groups, CURVE_KS), moment_floor(groups, CURVE_KS, reps, seed))
-    ceiling = unseen_head_ceiling(groups, CURVE_KS)
-    curve = {
-        k: (float(v), min(lo, float(v), float(f)), max(hi, float(v), float(top)))
-        for k, v, (lo, hi), f, top in zip(CURVE_KS, values, bounds, floor, ceiling, strict=True)
+    floor = unseen_tail_floor(groups, CURVE_KS)
+    modelled = {  # the models' own interval, with the tail the never-failed scenarios may hide
+        k: (float(v), min(lo, float(v), float(f)), max(hi, float(v)))
+        for k, v, (lo, hi), f in zip(CURVE_KS, values, bounds, floor, strict=True)
     }
     agrees = _agreement(best.model, groups, exact)
     plausible = [f for f in fits if f.candidate.aic - best.candidate.aic <= PLAUSIBLE_AIC]
@@ -685,9 +694,15 @@ def extrapolate(
     withheld: dict[int, str] = {}
     misfit, earlier = _misfit(best.model, exact, agrees), None
     for k in CURVE_KS:
-        reason = misfit or (_disagreement(k, curve[k][1:], plausible) if k > n else None) or earlier
+        reason = misfit or (_disagreement(k, modelled[k][1:], plausible) if k > n else None) or earlier
         if reason:
             withheld[k] = earlier = reason
+    # Judged on the models' interval (do equally good models agree?), shown with what no model can rule out.
+    lowest, highest = moment_bounds(groups, CURVE_KS, reps, seed)
+    curve = {
+        k: (v, min(lo, float(bottom)), max(hi, float(top)))
+        for (k, (v, lo, hi)), bottom, top in zip(modelled.items(), lowest, highest, strict=True)
+    }
     shares = np.bincount(chosen, minlength=len(fits)) / len(chosen)
     return Extrapolation(
         model=best.model,
