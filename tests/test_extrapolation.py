@@ -4,10 +4,12 @@ trusted for is withheld with its reason, in the JSON, the terminal and the HTML 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import beta
 from test_report_review import invoke, report_json, store
 
 from passhat.metrics.estimators import pass_hat_curve
@@ -16,11 +18,15 @@ from passhat.metrics.extrapolate import (
     AlwaysBeta,
     BetaModel,
     Mixture,
+    _fit_all,
+    bootstrap_pass_hat,
     extrapolate,
     group_counts,
     loglik,
+    moment_bounds,
     unseen_tail_floor,
 )
+from passhat.metrics.intervals import percentile
 from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
 
 # Reliable scenarios spread just below 1, flaky ones, and nearly hopeless ones: no candidate is the truth.
@@ -70,10 +76,12 @@ def test_a_component_that_never_fails_is_pinned_at_exactly_one() -> None:
 def test_reselecting_the_model_covers_a_continuous_truth_the_held_model_misses() -> None:
     counts = simulate_counts(BETA_MIXTURE, 235, 8, np.random.default_rng(0))
     truth = float(BETA_MIXTURE.pass_hat(100))
-    _, held_lo, held_hi = fit(counts, reps=200, reselect=False).curve[100]
+    groups = group_counts(counts)
+    held, _ = bootstrap_pass_hat(_fit_all(groups), groups, [100], 200, 0, reselect=False)
+    ((held_lo, held_hi),) = percentile(held)
+    assert not held_lo <= truth <= held_hi  # the old interval: the first choice's own resampling noise only
     reselected = fit(counts, reps=200)
     _, lo, hi = reselected.curve[100]
-    assert not held_lo <= truth <= held_hi  # the old interval: the first choice's own resampling noise only
     assert lo <= truth <= hi and reselected.predicted(100)
     assert sum(share > 0.05 for share in reselected.chosen_share.values()) >= 2  # the resamples did choose differently
 
@@ -143,6 +151,60 @@ def test_the_unseen_tail_only_lowers_the_lower_end_when_some_scenarios_failed() 
     assert result.curve[1000][1] <= held[1] and result.curve[20][1] <= held[0]
 
 
+def test_a_zero_success_run_keeps_the_never_failing_share_it_cannot_rule_out() -> None:
+    # 47 scenarios x 8 trials, every one failed: the bootstrap resamples "none ever passes" every time and
+    # read pass^k [0, 0]. A share of scenarios that never fail, up to Jeffreys' 97.5% bound on 0 of 47
+    # (Beta(0.5, 47.5)), is not ruled out, and pass^k is at least that share whatever k.
+    result = fit(from_histogram({0: 47}))
+    for k in EXTRAPOLATE_KS:
+        value, lo, hi = result.curve[k]
+        assert value == pytest.approx(0.0) and lo == pytest.approx(0.0)
+        assert hi == pytest.approx(beta(0.5, 47.5).ppf(0.975), rel=0.15)
+    assert result.curve[8][2] == pytest.approx(0.0)  # k <= n is measured, and its interval is the report's own
+
+
+def test_many_scenarios_just_below_one_at_four_trials_keep_their_true_tail_in_the_interval() -> None:
+    # 500 scenarios x 4 trials of the beta mixture: the 60% near p = 0.975 mostly pass 4 of 4, so "always +
+    # a mixture" fits best and reads pass^100 ~ 0.5 against a truth of 0.17. What 4 trials cannot rule out
+    # (the measured pass^3 and pass^4 allow much less) must stay in the interval.
+    for seed in range(5):
+        counts = simulate_counts(BETA_MIXTURE, 500, 4, np.random.default_rng(seed))
+        result = fit(counts, reps=100)
+        for k in (20, 100):
+            _, lo, hi = result.curve[k]
+            assert lo <= float(BETA_MIXTURE.pass_hat(k)) <= hi, (seed, k, result.curve[k])
+
+
+def test_the_moment_floor_is_as_high_as_the_last_two_measured_moments_allow() -> None:
+    # Half the scenarios never pass, half pass with p = 0.9: 20,000 scenarios x 4 trials at their expected
+    # counts. Mass at 0 and at pass^4 / pass^3 = 0.9 is exactly the spread the bound assumes, so the floor
+    # sits just under the truth (0.5 * 0.9^k): it lowers the lower end no further than the trials require
+    # (at k = 100 the ratio's sampling error, raised to the 96th power, takes it further below).
+    counts = from_histogram({4: 6561, 3: 2916, 2: 486, 1: 36, 0: 10001}, trials=4)
+    (at_4, at_20, at_100), _ = moment_bounds(group_counts(counts), [4, 20, 100])
+    assert at_4 == 1.0  # k <= n is measured: no floor
+    assert 0.9 * 0.5 * 0.9**20 <= at_20 <= 0.5 * 0.9**20 and at_100 <= 0.5 * 0.9**100
+
+
+def test_the_moment_ceiling_is_as_low_as_the_last_two_measured_moments_allow() -> None:
+    # A fifth of the scenarios never fail, the rest pass with p = 0.5: mass at 1 beside one rate is the
+    # spread the ceiling assumes, so it sits just over the truth (0.2 + 0.8 * 0.5^k), however far k goes.
+    counts = from_histogram({4: 2500, 3: 2000, 2: 3000, 1: 2000, 0: 500}, trials=4)
+    _, (at_4, at_20, at_1000) = moment_bounds(group_counts(counts), [4, 20, 1000])
+    assert at_4 == 0.0  # k <= n is measured: no ceiling
+    for ceiling, k in ((at_20, 20), (at_1000, 1000)):
+        assert 0.2 + 0.8 * 0.5**k <= ceiling <= 1.1 * (0.2 + 0.8 * 0.5**k)
+
+
+def test_a_well_identified_truth_keeps_an_informative_lower_end() -> None:
+    # 8 trials of "0.6 never fail, 0.25 at 0.6, 0.15 never pass": pass^8 and pass^7 are nearly equal, so
+    # the floor at k = 20 stays close to the truth (0.6) instead of reaching down to 0.
+    counts = simulate_counts(POINT_MASSES, 235, 8, np.random.default_rng(1))
+    _, lo, hi = fit(counts, reps=100).curve[20]
+    truth = float(POINT_MASSES.pass_hat(20))
+    assert 0.8 * truth < lo <= truth <= hi
+
+
 # --- the reports ----------------------------------------------------------------------------------------
 
 
@@ -192,6 +254,9 @@ def test_traffic_withholds_the_clean_days_the_report_does_not_predict(tmp_path: 
     assert result.exit_code == 0, result.output
     doc = json.loads(path.read_text())
     assert all(t["clean_day"] is not None and t["clean_days"] is None for t in doc["tasks"])
+    assert all(t["clean_day_ci"][0] <= t["clean_day"] <= t["clean_day_ci"][1] for t in doc["tasks"])
+    assert all(t["clean_days_ci"] is None for t in doc["tasks"])
+    assert f"{doc['tasks'][0]['clean_day']:.3f} [" in result.output  # a shown figure carries its interval
     assert doc["clean_day"] is not None and "models that fit the data about as well" in doc["not_predicted"]
     assert "not predicted" in result.output and "does not predict pass^k that far" in result.output.replace("\n", " ")
 
@@ -205,3 +270,5 @@ def test_the_dashboards_traffic_calculator_withholds_what_the_report_does(tmp_pa
     assert page.status_code == 200, page.text
     assert "the report does not predict pass^k that far: models that fit the data about as well" in page.text
     assert page.text.count('<td class="num">not predicted</td>') == 100  # P(clean 100 days) of each task
+    shown = r'<td class="num">[01]\.\d{3} <span class="muted">\[[^\]]+\]</span></td><td class="num">not predicted'
+    assert len(re.findall(shown, page.text)) == 100  # P(clean day) of each task, with its range

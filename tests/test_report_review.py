@@ -270,7 +270,8 @@ def test_tiny_extrapolated_figures_read_the_same_in_terminal_and_html(tmp_path):
     assert doc["metrics"]["extrapolated"]["pass_hat_k"]["1000"] < 0.0005
     out = result.output
     row = next(ln for ln in out.splitlines() if re.search(r"│\s+1000 │", ln))
-    assert "<0.001 [<0.001, <0.001]" in row and "e-" not in row
+    # No scenario passed all 8, so the upper end beyond n keeps a never-failing share 30 cannot rule out.
+    assert "<0.001 [" in row and "<0.001]" not in row and "e-" not in row
     notes = [ln for ln in out.splitlines() if "For k <= n the fit" in ln]
     assert len(notes) == 1 and "largest gap" in notes[0]  # one plain line, not a wrapped caption
     html = (tmp_path / "r.html").read_text()

@@ -28,7 +28,7 @@ from passhat.metrics.intervals import bootstrap_means, run_intervals, wilson
 from passhat.metrics.partition import Partition, partition, partition_by
 from passhat.metrics.simulate import simulate_counts
 from passhat.metrics.spread import compounding, persona_drops, scenario_variance, spread
-from passhat.metrics.traffic import needed_success, traffic
+from passhat.metrics.traffic import clean_bounds, needed_success, traffic, traffic_model
 
 # --- Wilson ---------------------------------------------------------------------------------------
 
@@ -245,6 +245,27 @@ def test_traffic_hand_computed_under_a_known_model() -> None:
     assert task.clean_day == pytest.approx(w + (1 - w) * 0.9**10)
     assert task.clean_days == pytest.approx(w + (1 - w) * 0.9**20)
     assert task.needed == pytest.approx(0.9 ** (1 / 10)) == needed_success(10, 0.9)
+    # Its own 4 passes rule out only rates with p^4 < 0.025: a clean day of 10 may be as unlikely as 0.025^(10/4).
+    assert task.clean_day_ci == pytest.approx((0.025 ** (10 / 4), 1.0))
+    assert task.clean_days_ci == pytest.approx((0.025 ** (20 / 4), 1.0))
+
+
+def test_traffic_on_an_all_pass_run_keeps_the_failures_its_trials_cannot_rule_out() -> None:
+    # 47 tasks x 1 persona x 8 trials, all passed: the fitted model says "always" and a clean day is 1.000.
+    # 376 passes cannot rule out every scenario at 0.025^(1/376) ~ 0.99, so the interval's lower end falls
+    # as the traffic grows, while a figure the model gets from its own trials keeps its upper end at 1.
+    counts = {(f"t{j}", "a"): (8, 8) for j in range(47)}
+    model, credible = traffic_model(list(counts.values()))
+    views = [traffic(counts, model, per_day, 1, 0.9, credible) for per_day in (1, 10, 100)]
+    assert all(v.clean_day == pytest.approx(1.0) and v.clean_day_ci[1] == pytest.approx(1.0) for v in views)
+    lows = [v.clean_day_ci[0] for v in views]
+    assert lows == pytest.approx([0.025 ** (x / 8) for x in (1, 10, 100)]) and lows[0] > lows[1] > lows[2]
+
+
+def test_a_failed_scenario_brings_its_wilson_interval_into_the_clean_day() -> None:
+    low, high = wilson(6, 8)
+    assert clean_bounds([(6, 8), (8, 8)], [3, 3]) == pytest.approx((low**3 * 0.025 ** (3 / 8), high**3))
+    assert clean_bounds([(6, 8)], [3]) == pytest.approx((low**3, high**3))  # no scenario passed all: no tail
 
 
 # --- gate -----------------------------------------------------------------------------------------

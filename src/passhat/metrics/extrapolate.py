@@ -26,7 +26,12 @@ Burnham & Augustin, 1997, "Model selection: an integral part of inference"). Re-
 averaging with Akaike weights: the resamples themselves show how often the data could have picked
 each shape, and one fitted model per resample keeps every draw a pass^k some model would report.
 Holding the original choice fixed covered a continuous truth in as few as 4% of simulated runs. The
-interval is widened to hold the point figure.
+interval is widened to hold the point figure, and beyond n its lower end to what the trials cannot rule
+out whatever the model: the unseen tail of the scenarios that never failed (`unseen_tail_floor`) and the
+lowest pass^k the measured pass^(n-1) and pass^n allow, and the upper end to the highest they allow
+(`moment_bounds`). Every candidate can be wrong in
+the same direction (with 4 trials, scenarios at p = 0.975 look like "always"), which re-selection
+cannot see.
 
 Credibility: pass^k is withheld ("not predicted", with the reason) when
 - misfit: for some j <= n the exact estimator's pass^j is further from the chosen model's than chance
@@ -52,7 +57,16 @@ import numpy as np
 from scipy.special import betaln, expit, gammaln, logsumexp, xlogy
 
 from passhat.metrics.estimators import scenario_pass_hat
-from passhat.metrics.intervals import LEVEL, REPS, SEED, Interval, percentile, resample_multiplicities, z_value
+from passhat.metrics.intervals import (
+    LEVEL,
+    REPS,
+    SEED,
+    Interval,
+    bayesian_bootstrap_means,
+    percentile,
+    resample_multiplicities,
+    z_value,
+)
 
 EXTRAPOLATE_KS = (20, 100, 1000)
 CURVE_KS = tuple(sorted({*np.unique(np.geomspace(1, 1000, 31).round().astype(int)).tolist(), *EXTRAPOLATE_KS}))
@@ -62,6 +76,7 @@ NEWTON_ITERATIONS = 60
 NEWTON_TOLERANCE = 1e-7  # log-likelihood gain below which a fit has converged
 EM_ITERATIONS = 1000
 EM_TOLERANCE = 1e-7
+BISECTIONS = 50  # halvings of [0, 1]: a rate to 1e-15
 RATE_FLOOR = 1e-12  # keeps a free component's likelihood finite; a rate of 1 - 1e-12 is "always" at k <= 1000
 LOGIT_BOUND = 20.0  # shares within 2e-9 of 0 or 1
 # Beta families are fitted over (logit mean, log concentration[, logit always]); the concentration's
@@ -81,7 +96,9 @@ ASSUMPTIONS = (
     "Intervals: 95% percentile bootstrap over scenarios; every resample refits every candidate and keeps "
     "its lowest AIC, so the uncertainty of the choice of model is in the interval. Beyond n the lower end "
     "also reaches the lowest pass^k the scenarios that never failed cannot rule out (their rates all at "
-    "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1.",
+    "the pooled Clopper-Pearson lower bound), since n trials cannot tell p = 1 from p slightly below 1, and the "
+    "lowest pass^k any spread of rates with the measured pass^(n-1) and pass^n allows, and the upper end the "
+    "highest (a share that never fails beside one rate).",
     "A figure is not predicted when the chosen model departs from the measured pass^k for some k <= n by more "
     "than chance explains, or when a "
     "model that fits about as well (AIC within 6) predicts a value outside the interval.",
@@ -605,6 +622,52 @@ def unseen_tail_floor(groups: Groups, ks: Sequence[int], level: float = LEVEL) -
     return np.where(k > n.min(), share * alpha ** (k / (n.min() * passed)), 1.0)
 
 
+def moment_bounds(groups: Groups, ks: Sequence[int], reps: int = REPS // 4, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
+    """(floor, ceiling): the lowest and highest pass^k (k > n) that any spread of rates matching the measured
+    pass^(n-1) and pass^n allows, at one-sided 97.5% levels; at k <= n (measured) floor 1 and ceiling 0, no
+    bound. What a model's interval cannot see when every candidate is wrong the same way: with 4 trials,
+    scenarios at p = 0.975 pass 4 of 4 nine times in ten and look like "always".
+
+    Over rates on [0, 1] with those two moments, E[p^k] is smallest for mass at 0 and at q = pass^n /
+    pass^(n-1) (log E[p^j] is convex in j: pass^k >= pass^n q^(k - n)) and largest for mass at q' and at 1,
+    a share w that never fails (Chebyshev-Markov-Krein: the two principal representations). The moments are
+    the exact estimator's, drawn by the same Bayesian bootstrap as the run's intervals (half a pseudo-scenario
+    at 0 and at 1, so a run where no scenario passed all n still gets a ceiling: Jeffreys' bound on a share)."""
+    c, n, m = groups
+    n_min = int(n.min())
+    k = np.asarray(ks, dtype=float)
+    each = m.astype(int)
+    rows = scenario_pass_hat(np.repeat(c, each).astype(int).tolist(), np.repeat(n, each).astype(int).tolist(), n_min)
+    draws = bayesian_bootstrap_means(np.hstack([np.ones((len(rows), 1)), rows])[:, -2:], reps, seed)  # pass^0 = 1
+    before, last = draws[:, :1], draws[:, 1:]
+    beyond = np.maximum(k - n_min, 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lowest = last * np.where(before > 0, last / before, 0.0) ** beyond
+    share, rate = _upper_representation(before, last, n_min)
+    # a draw outside the moments any spread can have (below one point mass's) has only that point mass's
+    highest = np.where(np.isnan(share), lowest, share + (1 - share) * rate ** np.maximum(k, n_min))
+    floor = np.where(k > n_min, np.quantile(lowest, (1 - LEVEL) / 2, axis=0), 1.0)
+    return floor, np.where(k > n_min, np.quantile(highest, (1 + LEVEL) / 2, axis=0), 0.0)
+
+
+def _upper_representation(before: np.ndarray, last: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(w, q): the share at 1 and the rate of the rest with E[p^(n-1)] = before and E[p^n] = last. From
+    before - last = (1 - w) q^(n-1) (1 - q) and 1 - before = (1 - w)(1 - q^(n-1)): q^(n-1) / (1 + q + ... +
+    q^(n-2)) = (before - last) / (1 - before), increasing in q, solved by bisection. NaN where no w >= 0 fits:
+    the moments lie below those of a point mass (last < before^(n / (n-1))), which only sampling noise gives."""
+    target = (before - last) / np.maximum(1 - before, 1e-300)
+    lo, hi = np.zeros_like(target), np.ones_like(target)
+    for _ in range(BISECTIONS):
+        q = (lo + hi) / 2
+        low = q ** (n - 1) * (1 - q) < target * (1 - q ** (n - 1))  # g(q) < target, without dividing by 1 - q
+        lo, hi = np.where(low, q, lo), np.where(low, hi, q)
+    q = (lo + hi) / 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = 1 - (1 - before) / (1 - q ** (n - 1))
+    fits = np.isfinite(share) & (share >= 0) & (n > 1)
+    return np.where(fits, share, np.nan), q
+
+
 def extrapolate(
     counts: Sequence[tuple[int, int]], exact: Mapping[int, float], reps: int = REPS // 4, seed: int = SEED, reselect: bool = True
 ) -> Extrapolation:
@@ -621,8 +684,8 @@ def extrapolate(
     draws, chosen = bootstrap_pass_hat(fits, groups, CURVE_KS, reps, seed, reselect)
     bounds = percentile(draws)
     floor = unseen_tail_floor(groups, CURVE_KS)
-    curve = {
-        k: (float(v), min(lo, float(v), f), max(hi, float(v)))
+    modelled = {  # the models' own interval, with the tail the never-failed scenarios may hide
+        k: (float(v), min(lo, float(v), float(f)), max(hi, float(v)))
         for k, v, (lo, hi), f in zip(CURVE_KS, values, bounds, floor, strict=True)
     }
     agrees = _agreement(best.model, groups, exact)
@@ -631,9 +694,15 @@ def extrapolate(
     withheld: dict[int, str] = {}
     misfit, earlier = _misfit(best.model, exact, agrees), None
     for k in CURVE_KS:
-        reason = misfit or (_disagreement(k, curve[k][1:], plausible) if k > n else None) or earlier
+        reason = misfit or (_disagreement(k, modelled[k][1:], plausible) if k > n else None) or earlier
         if reason:
             withheld[k] = earlier = reason
+    # Judged on the models' interval (do equally good models agree?), shown with what no model can rule out.
+    lowest, highest = moment_bounds(groups, CURVE_KS, reps, seed)
+    curve = {
+        k: (v, min(lo, float(bottom)), max(hi, float(top)))
+        for (k, (v, lo, hi)), bottom, top in zip(modelled.items(), lowest, highest, strict=True)
+    }
     shares = np.bincount(chosen, minlength=len(fits)) / len(chosen)
     return Extrapolation(
         model=best.model,

@@ -14,7 +14,10 @@ stands out whichever model was chosen.
 
 A clean day is pass^x with x the day's conversations of a scenario, usually far beyond the run's n, so it
 takes `report`'s verdict on extrapolation (a Credibility): where the report does not predict pass^x, the
-clean-day figures are None and the view carries the report's reason.
+clean-day figures are None and the view carries the report's reason. Where shown, a clean day carries an
+interval of what the scenarios' own trials cannot rule out, whatever the model (`clean_bounds`): the point
+figure leans on the fitted model, which n trials cannot tell from one whose "always" scenarios fail once in
+a hundred, so the lower end falls as x grows.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from scipy.stats import beta
 from passhat.metrics import extrapolate as fitting
 from passhat.metrics.estimators import pass_hat_curve
 from passhat.metrics.extrapolate import Mixture, SuccessModel
+from passhat.metrics.intervals import LEVEL, Interval, wilson
 from passhat.metrics.summary import Scenario
 
 
@@ -52,8 +56,8 @@ class TaskTraffic:
 
     success: expected per-attempt success; expected_failures: failed conversations a day;
     clean_day / clean_days: chance of no failure in a day / in `days` days (None where the report does
-    not predict pass^x that far); needed: the per-attempt success at which a day is failure-free with
-    chance `target`.
+    not predict pass^x that far), each with its interval (`clean_bounds`, widened to hold the figure);
+    needed: the per-attempt success at which a day is failure-free with chance `target`.
     """
 
     task_id: str
@@ -66,6 +70,8 @@ class TaskTraffic:
     expected_failures: float
     clean_day: float | None
     clean_days: float | None
+    clean_day_ci: Interval | None
+    clean_days_ci: Interval | None
     needed: float
 
     @property
@@ -73,7 +79,8 @@ class TaskTraffic:
         return self.success >= self.needed
 
     def to_json(self) -> dict[str, Any]:
-        return {**dataclasses.asdict(self), "own_ci": list(self.own_ci), "meets_target": self.meets_target}
+        cis = {f: None if (v := getattr(self, f)) is None else list(v) for f in ("own_ci", "clean_day_ci", "clean_days_ci")}
+        return {**dataclasses.asdict(self), **cis, "meets_target": self.meets_target}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +94,7 @@ class TrafficView:
     model: str = ""
     pooled: bool = False
     not_predicted: str = ""  # the report's reason, when some clean-day figure is withheld
+    clean_day_ci: Interval | None = None  # of clean_day, from every scenario's own trials
 
     @property
     def expected_failures(self) -> float:
@@ -110,6 +118,7 @@ class TrafficView:
             "not_predicted": self.not_predicted or None,
             "expected_failures": self.expected_failures,
             "clean_day": self.clean_day,
+            "clean_day_ci": None if self.clean_day_ci is None else list(self.clean_day_ci),
             "tasks": [t.to_json() for t in self.tasks],
         }
 
@@ -144,7 +153,13 @@ def traffic(
     pooled = isinstance(model, Mixture) and len(model.weights) == 1
     tasks = [_task(t, cns, model, per_day, days, target, credible) for t, cns in sorted(by_task.items())]
     withheld = any(t.clean_days is None for t in tasks)
-    return TrafficView(per_day, days, target, tasks, model.name, pooled, credible.reason if withheld else "")
+    view = TrafficView(per_day, days, target, tasks, model.name, pooled, credible.reason if withheld else "")
+    if view.clean_day is None:
+        return view
+    # every scenario meets per_day / (its task's personas) conversations a day
+    attempts = [per_day / len(cns) for cns in by_task.values() for _ in cns]
+    bounds = clean_bounds([cn for cns in by_task.values() for cn in cns], attempts)
+    return dataclasses.replace(view, clean_day_ci=_holding(bounds, view.clean_day))
 
 
 def _task(
@@ -161,6 +176,7 @@ def _task(
     success = sum(float(p.pass_hat(1)) for p in posteriors) / len(counts)
     c, n = sum(c for c, _ in counts), sum(n for _, n in counts)
     own = beta(1 + c, 1 + n - c)
+    clean_day, clean_days = _clean(posteriors, share, credible), _clean(posteriors, share * days, credible)
     return TaskTraffic(
         task_id=task_id,
         scenarios=len(counts),
@@ -170,8 +186,10 @@ def _task(
         own_ci=(float(own.ppf(0.025)), float(own.ppf(0.975))),
         success=success,
         expected_failures=per_day * (1 - success),
-        clean_day=_clean(posteriors, share, credible),
-        clean_days=_clean(posteriors, share * days, credible),
+        clean_day=clean_day,
+        clean_days=clean_days,
+        clean_day_ci=None if clean_day is None else _holding(clean_bounds(counts, [share] * len(counts)), clean_day),
+        clean_days_ci=None if clean_days is None else _holding(clean_bounds(counts, [share * days] * len(counts)), clean_days),
         needed=needed_success(per_day, target),
     )
 
@@ -181,3 +199,26 @@ def _clean(posteriors: list[SuccessModel], conversations: float, credible: Credi
     if not credible.covers(conversations):
         return None
     return math.prod(float(p.pass_hat(conversations)) for p in posteriors)
+
+
+def clean_bounds(counts: Sequence[tuple[int, int]], attempts: Sequence[float], level: float = LEVEL) -> Interval:
+    """The range of the chance that scenario i's attempts[i] conversations all succeed, for every i, that the
+    scenarios' own trials (c of n each) cannot rule out, whatever the fitted model says.
+
+    A scenario that failed some trial may have any p in its Wilson interval, so it contributes [lo^x, hi^x].
+    The ones that never failed contribute up to 1; jointly, rates with prod p_i^(n_i) below alpha (one-sided,
+    alpha = (1 - level) / 2) are ruled out, and the lowest prod p_i^x_i the rest allow puts the whole deficit on
+    the scenario with the fewest trials per attempt: alpha^(max x_i / n_i) (a pooled Clopper-Pearson bound)."""
+    alpha = (1 - level) / 2
+    lo = hi = 1.0
+    never_failed = [x / n for (c, n), x in zip(counts, attempts, strict=True) if c == n]
+    for (c, n), x in zip(counts, attempts, strict=True):
+        if c < n:
+            low, high = wilson(c, n, level)
+            lo, hi = lo * low**x, hi * high**x
+    return (lo * alpha ** max(never_failed) if never_failed else lo), hi
+
+
+def _holding(interval: Interval, value: float) -> Interval:
+    """The interval widened to hold the point figure (the model's, which the trials' bounds need not hold)."""
+    return min(interval[0], value), max(interval[1], value)

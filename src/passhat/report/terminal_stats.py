@@ -138,14 +138,15 @@ def print_traffic(view: TrafficView, model: str, console: Console) -> None:
             f"{t.own_mean:.3f} [{t.own_ci[0]:.3f}, {t.own_ci[1]:.3f}]",
             f"{t.success:.4f}",
             f"{t.expected_failures:.2f}",
-            "not predicted" if t.clean_day is None else f"{t.clean_day:.3f}",
-            "not predicted" if t.clean_days is None else f"{t.clean_days:.3f}",
+            _clean_cell(t.clean_day, t.clean_day_ci),
+            _clean_cell(t.clean_days, t.clean_days_ci),
             needed,
         )
     console.print(table)
     console.print(
         f"model: expected per-attempt success, failed conversations a day, chance of a day (of {view.days} days) "
-        f"with no failure, and the success needed for a clean day with chance {view.target:g} (green: met).",
+        "with no failure (beside it, the range the scenarios' own trials cannot rule out, whatever the model), and "
+        f"the success needed for a clean day with chance {view.target:g} (green: met).",
         highlight=False,
         soft_wrap=True,
     )
@@ -155,7 +156,7 @@ def print_traffic(view: TrafficView, model: str, console: Console) -> None:
         highlight=False,
         soft_wrap=True,
     )
-    clean = "not predicted" if view.clean_day is None else f"{view.clean_day:.3g}"
+    clean = _clean_cell(view.clean_day, view.clean_day_ci)
     console.print(
         f"all {len(view.tasks)} tasks: {view.expected_failures:.1f} failed conversations a day expected; "
         f"chance of a day with no failure {clean}",
@@ -168,6 +169,11 @@ def print_traffic(view: TrafficView, model: str, console: Console) -> None:
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _clean_cell(value: float | None, interval: Sequence[float] | None) -> str:
+    """A clean-day chance with the range its scenarios' trials cannot rule out, or why there is none."""
+    return "not predicted" if value is None else with_ci(value, interval)
 
 
 def changes_to_show(result: Comparison) -> tuple[list[Any], str]:
