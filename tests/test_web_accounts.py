@@ -520,3 +520,12 @@ def test_a_change_the_trail_cannot_record_is_refused_and_not_made(app, tmp_path:
     assert accounts.get("carol") is None and (bob.role, bob.disabled, bob.enrolled) == ("operator", False, True)
     assert accounts.check_password("root", PASSWORD) is not None
     assert trail_actions(tmp_path) == before
+
+
+def test_slash_users_leads_an_admin_to_the_accounts_page_and_a_viewer_nowhere(app, tmp_path: Path):
+    admin = signed_in(app, tmp_path, "admin", "alice")
+    moved = admin.get("/users", follow_redirects=False)
+    assert moved.status_code == 308 and moved.headers["location"] == "/admin/users"
+    assert admin.get("/users").status_code == 200
+    viewer = signed_in(app, tmp_path, "viewer", "vera")
+    assert viewer.get("/users", follow_redirects=False).status_code == 403

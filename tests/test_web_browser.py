@@ -398,3 +398,44 @@ def test_the_readme_screenshot_is_a_small_png_of_the_dashboard():
     assert png.startswith(PNG_SIGNATURE) and png[12:16] == b"IHDR"
     assert struct.unpack(">II", png[16:24]) == (VIEWPORT["width"], VIEWPORT["height"])
     assert len(png) < MAX_README_SHOT
+
+
+WORD_BROKEN_ACROSS_LINES = """() => {
+    const broken = [];
+    for (const cell of document.querySelectorAll(".inbox-ticket td, .inbox-ticket pre, .inbox-ticket dd")) {
+        const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+            for (const match of node.data.matchAll(/\\S+/g)) {
+                const range = document.createRange();
+                range.setStart(node, match.index);
+                range.setEnd(node, match.index + match[0].length);
+                const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+                if (lines.size > 1) broken.push(match[0]);
+            }
+        }
+    }
+    return broken;
+}"""
+
+
+@needs_chromium
+def test_at_1366_px_a_tickets_evidence_breaks_no_word_in_the_middle(site, tab):
+    """Evidence tables beside the Decide panel were squeezed until words broke mid-token ("item_i d", "274. 5")."""
+    items = [
+        {"item_id": f"83109260{n}3", "product_id": f"70417283{n}1", "name": "Water Bottle", "price": 274.5 + n,
+         "options": {"capacity": "750ml", "material": "stainless steel", "color": "forest green"}, "status": "pending"}
+        for n in range(4)
+    ]  # fmt: skip
+    with InboxStore.open(site.out) as store:
+        ticket = store.file(
+            source="run", origin=RUN_ID, conversation="retail-001/incoherent/1", domain="retail", tool="cancel_order",
+            args={"order_id": "#W9999001", "reason": "ordered by mistake"}, rule="refund-review",
+            reason="a refund of $1,109.99 is over the $250 that needs a person's approval", priority="high", note="",
+            request=["Please cancel order #W9999001."],
+            evidence=[{"tool": "get_order_details", "args": {"order_id": "#W9999001"}, "result": {"items": items}}],
+        )  # fmt: skip
+    page = sign_in(tab, "wes", add_account(site, "wes", "viewer", enrolled=True))
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site.url}inbox/{ticket.id}")
+    tab.shows(f"{ticket.number}: cancel_order open")
+    assert page.evaluate(WORD_BROKEN_ACROSS_LINES) == []

@@ -199,6 +199,8 @@ def test_the_trial_viewer_shows_that_trials_conversation_tool_calls_diff_and_ver
             assert f"<code>{event['name']}</code>" in page.text
     assert re.search(rf"<td data-signature>{failed.signature}</td>", page.text)
     assert f"failed: {failed.signature}" in page.text
+    plan = re.search(r"<h3>Steps of its plan \((.*?)\)</h3>", page.text)
+    assert plan and plan.group(1) != "None", "the plan heading names the outcome measured against, never None"
     differences = failed.grade["details"]["state_differences"]
     changed = [d for d in differences if d.get("actual") and d.get("expected")]
     if changed:

@@ -218,6 +218,12 @@ def users_page(request: Request, error: str | None = None, status_code: int = 20
 
 
 @requires("admin")
+async def users_elsewhere(request: Request) -> Response:
+    """/users, where people look first (the CLI command is `passhat users`): the accounts page is /admin/users."""
+    return RedirectResponse("/admin/users", status_code=308)
+
+
+@requires("admin")
 async def users(request: Request) -> Response:
     return users_page(request)
 
@@ -314,6 +320,7 @@ ROUTES = [
     Route("/logout", logout, methods=["POST"]),
     Route("/account", account_page, methods=["GET"]),
     Route("/account/password", change_password, methods=["POST"]),
+    Route("/users", users_elsewhere, methods=["GET"]),
     Route("/admin/users", users, methods=["GET"]),
     Route("/admin/users", add_user, methods=["POST"]),
     Route("/admin/users/{name}/role", set_role, methods=["POST"]),
