@@ -178,7 +178,15 @@ def test_the_report_leads_with_the_default_bars_verdict_as_advice_and_ends_with_
     assert '--gate "k=8,min=0.9" enforces a bar' in lines[0]
     headline = next(line for line in lines if line.startswith("pass^1 "))
     assert lines[-2] == headline and lines.index(headline) < len(lines) - 2  # said near the top, and again at the end
-    assert lines[-1].startswith("next: no_write is the most common failure") and "passhat report flaky --full" in lines[-1]
+    assert lines[-1].startswith("next: no_write is the most common failure")
+    assert re.search(r"`passhat report flaky --out \S+ --full`", lines[-1]), "its commands name the runs folder read"
+
+
+def test_the_commands_suggested_name_no_runs_folder_when_it_is_the_default(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    store(Path("runs"), "here", {(f"t{i}", "a"): 0.7 for i in range(3)})
+    _, lines = terminal(Path("runs"), "here")
+    assert "`passhat report here --full`" in lines[-1]
 
 
 def test_a_run_that_meets_the_default_bar_is_told_so_and_what_n_of_n_is_worth(tmp_path):

@@ -251,9 +251,10 @@ class OutputFile(FilePath):
 full_option = click.option(
     "--full", is_flag=True, help="Print every table: which scenarios fail and their backends, steps, consistency, guards, harm."
 )
+DEFAULT_OUT = Path("runs")
 out_option = click.option(
     "--out",
-    default="runs",
+    default=str(DEFAULT_OUT),
     show_default=True,
     type=FilePath(file_okay=False, path_type=Path),
     help="Folder that holds run folders.",
@@ -380,12 +381,13 @@ def tags(domain: str, tasks_dir: str | None = None) -> dict[str, list[str]]:
     return task_tags(domain, tasks_dir, gone=lambda why: err.print(Text.assemble(("note:", "yellow"), f" {why}"), soft_wrap=True))
 
 
-def print_report_and_json(report: Report, json_path: Path | None, full: bool, bar: bool) -> None:
+def print_report_and_json(report: Report, json_path: Path | None, full: bool, bar: bool, out: Path) -> None:
     """The terminal report (full: with its long tables; bar: judged against the default bar when no gate was
-    given), and the JSON report when asked for."""
+    given; out: the runs folder, named in the commands it suggests unless the default), and the JSON report when
+    asked for."""
     from passhat.report import print_report, write_json
 
-    print_report(report, console, full, bar)
+    print_report(report, console, full, bar, None if out == DEFAULT_OUT else out)
     if json_path:
         write_json(report, json_path)
         err.print(f"JSON report written to {json_path}", highlight=False, markup=False)

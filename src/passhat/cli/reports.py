@@ -90,7 +90,7 @@ def report(
         domain, tasks_dir = store.config["domain"], store.config.get("tasks_dir")
         build = functools.partial(build_report, store, tags(domain, tasks_dir), None, gated_tasks(domain, tasks_dir), section)
         with _kept_from_collector(build) as doc:
-            print_report_and_json(doc, json_path, full, bar=gate_spec is None)
+            print_report_and_json(doc, json_path, full, bar=gate_spec is None, out=out)
             if html_path:  # every trial, from the report (the store for those it only counts), and embedded transcripts
                 trials = ReportedTrials(doc.scenarios, store.trial_rows(unjudged_only=True))
                 write_html(doc, trials, html_path, max_transcripts, store.records)

@@ -287,7 +287,7 @@ def run(
         )
     if early_stop:  # a note on the run, like its start's: the report after it leads with the verdict
         err.print(f"early stop: {result.skipped} of {result.planned} planned trials saved", highlight=False)
-    print_report_and_json(report, json_path, full, bar=gate_spec is None)
+    print_report_and_json(report, json_path, full, bar=gate_spec is None, out=out)
     if result.exit_code:
         sys.exit(result.exit_code)
 

@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -25,10 +28,11 @@ from passhat.report.terminal_usage import nothing_judged, print_plumbing
 BAR = 0.9  # the default bar, advice only: pass^k at k = the run's trials per scenario
 
 
-def print_report(report: Report, console: Console, full: bool = False, bar: bool = True) -> None:
+def print_report(report: Report, console: Console, full: bool = False, bar: bool = True, out: Path | None = None) -> None:
     """The verdict first, the figures that answer it, and last the headline again with what to look at next; the
     long tables only when full (the HTML and JSON reports always hold them). bar: judge a run given no gate
-    against the default bar (advice). Names and messages from users, task files or models print as text."""
+    against the default bar (advice); out: the runs folder to name in the commands it suggests (None: the default).
+    Names and messages from users, task files or models print as text."""
     cfg, m = report.config, report.metrics
     verdict = lead(report, bar)
     for line in verdict:
@@ -67,7 +71,7 @@ def print_report(report: Report, console: Console, full: bool = False, bar: bool
             print_safety(m, console)
         console.print(f"more with --full: {HIDDEN} (the HTML and JSON reports hold them all)", highlight=False, soft_wrap=True)
     console.print(headline(report), highlight=False, soft_wrap=True)
-    console.print(f"next: {escape(next_step(report))}", highlight=False, soft_wrap=True)
+    console.print(f"next: {escape(next_step(report, out))}", highlight=False, soft_wrap=True)
 
 
 HIDDEN = (
@@ -119,10 +123,12 @@ def default_decision(report: Report) -> Decision:
     return decide(Gate(int(report.config["trials"]), BAR), counts, planned_trials(report.config))
 
 
-def next_step(report: Report) -> str:
+def next_step(report: Report, out: Path | None = None) -> str:
     """What to look at next, in one sentence: the customer's suspected errors first (they may not be the agent's),
-    then the failures most common and the scenarios that fail most, or, when all passed, what n/n is worth."""
-    m, run = report.metrics, report.run_id
+    then the failures most common and the scenarios that fail most, or, when all passed, what n/n is worth. The
+    commands it suggests name ``out`` when given (a runs folder other than the default), so they work as printed."""
+    m = report.metrics
+    run = report.run_id + (f" --out {shlex.quote(str(out))}" if out is not None else "")
     noise = m.suspected_simulator_errors.trials
     if noise:
         return (
