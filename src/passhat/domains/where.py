@@ -7,7 +7,7 @@ import os
 from typing import Any
 
 
-def where(fn: Any) -> str:
+def defined_at(fn: Any) -> str:
     """Where ``fn`` (a function or class a domain wired in) is defined, as a reader finds it: ``knows() in kit.py``,
     a lambda by its line, a class by its name."""
     try:

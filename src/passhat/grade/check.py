@@ -26,7 +26,7 @@ from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment, Term, named
 from passhat.domains.facts import worded
 from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Goal, Ordering, Task
-from passhat.domains.where import where
+from passhat.domains.where import defined_at
 from passhat.env import Environment, tool_registry
 from passhat.grade.asked import leaves, places, request_problems, rule_worded_facts
 from passhat.grade.disclosure import other_customers_record
@@ -417,11 +417,11 @@ def _never_said(domain: Domain, goal: Goal, place: str, values: list[str]) -> st
     change = (
         f"the goal's {', '.join(held)} holds it: return it from knows()"
         if held
-        else f"give {where(type(goal))} a field holding it, set that field in the task file and return it from knows()"
+        else f"give {defined_at(type(goal))} a field holding it, set that field in the task file and return it from knows()"
     )
     return (
         f"{place} = {shown_values}: the customer never says it: {seen}a customer says only its identity and what "
-        f"{where(domain.kit.knows)} returns for its goal ({', '.join(domain.kit.knows(goal)) or 'nothing'}); {change} "
+        f"{defined_at(domain.kit.knows)} returns for its goal ({', '.join(domain.kit.knows(goal)) or 'nothing'}); {change} "
         "(or have the domain's names_entity find it in the request's words)"
     )
 

@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from passhat.domains.model import Domain, Task
-from passhat.domains.where import where
+from passhat.domains.where import defined_at
 from passhat.env import tool_registry
 from passhat.grade.check import CaseResult
 
 
 def _tool(domain: Domain, name: str) -> str:
     spec = tool_registry(domain).get(name)
-    return f"the @tool of {where(spec.fn)}" if spec else f"the tool {name}"
+    return f"the @tool of {defined_at(spec.fn)}" if spec else f"the tool {name}"
 
 
 def remedy(domain: Domain, task: Task, result: CaseResult) -> str | None:
@@ -35,7 +35,7 @@ def _ground_truth(domain: Domain, task: Task, result: CaseResult) -> str:
     got = result.grade.signature
     if got == "unconfirmed_write":
         return (
-            f"the customer's yes does not confirm the ground truth's proposal: {where(domain.describe_action)} must "
+            f"the customer's yes does not confirm the ground truth's proposal: {defined_at(domain.describe_action)} must "
             "use one of the write's confirm_words and state each of its terms (the tool's confirm_keys, or the "
             "domain's proposal_terms)"
         )
@@ -59,7 +59,7 @@ def _missing_write(domain: Domain, task: Task, result: CaseResult) -> str:
     target = f"{meta.target} = {last.args.get(meta.target)}" if meta.target else "the record it changes"
     return (
         f"leaving out {last.tool} reads as doing nothing (not as 'looked it up, then wrote nothing') because no read "
-        f"before it names its target ({target}): make {where(domain.lookups)} return the read of that record for "
+        f"before it names its target ({target}): make {defined_at(domain.lookups)} return the read of that record for "
         f"{last.tool}"
         if result.grade.signature == "closed_unresolved"
         else f"the graders give {result.grade.signature}: check {_tool(domain, last.tool)}'s target and write=True"
@@ -72,7 +72,7 @@ def _near_miss(domain: Domain, task: Task, result: CaseResult) -> str:
         cause = "the miss leaves the backend as the ground truth does"
     else:
         cause = f"the graders read it as {got}"
-    return f"{cause}: {where(domain.near_misses)} must return, for {result.case.expect}, " + (
+    return f"{cause}: {defined_at(domain.near_misses)} must return, for {result.case.expect}, " + (
         "the write aimed at another record of the same customer (another value of the tool's target)"
         if result.case.expect == "wrong_entity_write"
         else "the write on the same record with one detail wrong (a value the backend stores differently)"
@@ -84,7 +84,7 @@ def _unconfirmed(domain: Domain, task: Task, result: CaseResult) -> str:
     return (
         f"the customer's yes still counts for a proposal that is not the write ({result.case.label}): declare what a "
         f"yes agrees to in {tools} (confirm_words, confirm_keys with their kinds) or in the domain's proposal_terms, "
-        f"and state those terms in {where(domain.describe_action)}"
+        f"and state those terms in {defined_at(domain.describe_action)}"
     )
 
 
@@ -95,7 +95,7 @@ def _duplicate(domain: Domain, task: Task, result: CaseResult) -> str:
 
 def _extra(domain: Domain, task: Task, result: CaseResult) -> str:
     return (
-        f"a write on another record added to the ground truth is not caught: check {where(domain.near_misses)}'s "
+        f"a write on another record added to the ground truth is not caught: check {defined_at(domain.near_misses)}'s "
         "wrong_entity_write miss and the write tool's target"
     )
 
@@ -110,7 +110,7 @@ def _forbidden(domain: Domain, task: Task, result: CaseResult) -> str:
 def _facts(domain: Domain, task: Task, result: CaseResult) -> str:
     return (
         f"the facts count as told although the agent does not tell them ({result.case.label}): the proposal of "
-        f"{where(domain.describe_action)} or the fact's label (the domain's facts) already says the value"
+        f"{defined_at(domain.describe_action)} or the fact's label (the domain's facts) already says the value"
     )
 
 
@@ -141,7 +141,7 @@ def _risk(domain: Domain, task: Task, result: CaseResult) -> str:
 
 
 def _rules(domain: Domain) -> str:
-    return ", ".join(where(r.check) for r in domain.rules) or "none yet: rules.py"
+    return ", ".join(defined_at(r.check) for r in domain.rules) or "none yet: rules.py"
 
 
 _ADVICE: dict[str, Callable[[Domain, Task, CaseResult], str]] = {
