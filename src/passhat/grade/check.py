@@ -417,7 +417,8 @@ def _never_said(domain: Domain, goal: Goal, place: str, values: list[str]) -> st
     change = (
         f"the goal's {', '.join(held)} holds it: return it from knows()"
         if held
-        else f"give {defined_at(type(goal))} a field holding it, set that field in the task file and return it from knows()"
+        else f"set the goal's detail that holds it in the task file (adding that field to {defined_at(type(goal))} if it has "
+        "none) and have knows() return it"
     )
     return (
         f"{place} = {shown_values}: the customer never says it: {seen}a customer says only its identity and what "
