@@ -78,6 +78,11 @@ def test_an_identity_no_lookup_can_use_names_authenticate_and_identity_text(stud
 # -- the cases ----------------------------------------------------------------------------------------------
 
 
+def test_a_ground_truth_the_backend_refuses_says_to_correct_the_call(studio: Domain) -> None:
+    refused = CaseResult(Case("ground truth", [WRITE]), Grade(0, "tool_error_unrecovered", False, True, True, {}), applied=False)
+    assert remedy(studio, studio.tasks["studio-001"], refused).startswith("the backend refuses a ground-truth write")
+
+
 def test_a_case_that_holds_has_no_remedy(studio: Domain) -> None:
     task = studio.tasks["studio-001"]
     assert remedy(studio, task, graded(Case("ground truth", [WRITE]), 1, None)) is None
@@ -96,6 +101,7 @@ def test_a_case_that_holds_has_no_remedy(studio: Domain) -> None:
         ),
         (Case("ground truth", [WRITE]), 0, "policy_violation", "a rule refuses a ground-truth call", "rules.py"),
         (Case("ground truth", [WRITE]), 0, "max_turns", "--agent reference:perfect --tasks studio-001", None),
+        (Case("ground truth", [WRITE], outcome="other"), 1, None, "reaches outcome 'primary', not 'other'", None),
         (Case("missing last write", [], expect="no_write"), 0, "closed_unresolved", "no read before it names", "lookups() in "),
         (Case("x in write 1", [OTHER], expect="wrong_entity_write"), 1, None, "leaves the backend as", "near_misses() in "),
         (Case("x in write 1", [OTHER], expect="wrong_arguments"), 0, "extra_write", "one detail wrong", "near_misses() in "),

@@ -33,6 +33,14 @@ def remedy(domain: Domain, task: Task, result: CaseResult) -> str | None:
 
 def _ground_truth(domain: Domain, task: Task, result: CaseResult) -> str:
     got = result.grade.signature
+    if not result.applied:
+        return "the backend refuses a ground-truth write: correct the call's arguments in the task file, or the tool"
+    if result.grade.reward == 1:
+        return (
+            f"the ground truth passes but reaches outcome {result.grade.outcome!r}, not {result.case.outcome!r}, or "
+            "incurs one of the task's risks: make each outcome's `actions` its own end state, and each risk's `call` "
+            "another write than the ground truth's"
+        )
     if got == "unconfirmed_write":
         return (
             f"the customer's yes does not confirm the ground truth's proposal: {defined_at(domain.describe_action)} must "
