@@ -76,6 +76,7 @@ def check(domain: str, tasks_dir: str | None, task_ids: str, verbose: bool) -> N
     """Prove each task: its ground truth earns reward 1 and each near miss of it fails for the right reason."""
     from passhat.grade import GroundTruthError
     from passhat.grade.check import ANY_FAILURE, check_task
+    from passhat.grade.remedies import remedy
     from passhat.run.runner import select_tasks  # the runner loads the agents and model clients: not for `--help`
 
     d = load_checked_domain(domain, tasks_dir)
@@ -97,6 +98,8 @@ def check(domain: str, tasks_dir: str | None, task_ids: str, verbose: bool) -> N
             want = "reward 1" if expect is None else f"reward 0 / {expect}"
             got = f"reward {r.grade.reward} / {r.grade.signature}" if r.applied else "skipped: the backend rejects this near miss"
             console.print(f"    {r.case.label} [{r.case.mode}]: want {want}, got {got}", highlight=False, markup=False)
+            if fix := remedy(d, task, r):
+                console.print(f"      to fix: {fix}", highlight=False, markup=False)
     console.print(f"{len(chosen) - broken} of {len(chosen)} tasks hold.")
     if broken:
         sys.exit(1)

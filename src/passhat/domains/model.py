@@ -90,6 +90,12 @@ class Goal(_Strict):
             raise ValueError("an answered goal has no actions and at least one 'tell' fact")
         return self
 
+    def details(self) -> list[str]:
+        """The values of the details a domain's goal model adds (which record, what to change it to), set ones only:
+        what a customer knows of its goal, so a kit's ``knows`` can return them and a new detail needs no wiring."""
+        values = [v for field, v in self if field not in Goal.model_fields and v not in (None, "")]
+        return [str(leaf) for v in values for leaf in (v if isinstance(v, list | tuple) else [v])]
+
 
 class AcceptableOutcome(_Strict):
     """One acceptable end state of a task: the writes that reach it, in order, for the whole task.

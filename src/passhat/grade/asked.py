@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from passhat.dialogue.proposals import proposes
 from passhat.dialogue.values import names_identifier
 from passhat.domains.model import Action, Domain, Goal, Task
+from passhat.domains.where import defined_at
 from passhat.env import Environment, tool_registry
 from passhat.env.tools import ToolSpec
 from passhat.grade.expected import ground_truth_calls
@@ -154,7 +155,10 @@ def _unnamed_targets(domain: Domain, task: Task, env: Environment) -> list[str]:
             for i, phrasing in enumerate(goal.request):
                 said = f"{phrasing} {details}"
                 if not (names_identifier(said, value) or domain.names_entity(env.db, value, said)):
-                    problems.append(f"{place} acts on {value}, which goals[{g}].request[{i}] and the goal's details never name")
+                    problems.append(
+                        f"{place} acts on {value}, which goals[{g}].request[{i}] and the goal's details never name: name it "
+                        f"in each phrasing of the request, or return it from {defined_at(domain.kit.knows)} as a goal detail"
+                    )
     return problems
 
 
@@ -188,7 +192,8 @@ def _unasked(domain: Domain, goal: Goal, spec: ToolSpec, call: Action) -> str | 
         return None
     return (
         f"its kind {goal.kind!r} is another action, it sets none of the goal's details, and not every phrasing of "
-        f"its request asks for it ({' / '.join(words) or 'the tool declares no action words'})"
+        f"its request asks for it ({' / '.join(words) or 'the tool declares no action words'}): give the goal a kind "
+        f"whose words in the domain's proposal_keywords are the tool's confirm_words, or use one of them in every phrasing"
     )
 
 

@@ -25,7 +25,8 @@ from collections.abc import Callable, Sequence
 from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment, Term, named
 from passhat.domains.facts import worded
-from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Ordering, Task
+from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Goal, Ordering, Task
+from passhat.domains.where import defined_at
 from passhat.env import Environment, tool_registry
 from passhat.grade.asked import leaves, places, request_problems, rule_worded_facts
 from passhat.grade.disclosure import other_customers_record
@@ -399,11 +400,31 @@ def unknown_to_customer(domain: Domain, task: Task) -> list[str]:
                             if arg not in free and v.casefold() not in mine and not domain.names_entity(env.db, v, words)
                         ]
                         if unknown:
-                            problems.append(f"{place}.args.{arg} = {', '.join(unknown)}: the customer never says it")
+                            problems.append(_never_said(domain, goal, f"{place}.args.{arg}", unknown))
                 env.replay(writes)
         finally:
             env.close()
     return problems
+
+
+def _never_said(domain: Domain, goal: Goal, place: str, values: list[str]) -> str:
+    """Why the customer cannot say ``values`` of a ground-truth argument, and where to make them something it says:
+    the request's words do not count (a customer reads its details from its goal, not its opening line)."""
+    shown_values = ", ".join(values)
+    request = " ".join(goal.request).casefold()
+    seen = "the request's words say it, but " if any(v.casefold() in request for v in values) else ""
+    held = [f for f, v in goal if f not in Goal.model_fields and str(v).casefold() in {x.casefold() for x in values}]
+    change = (
+        f"the goal's {', '.join(held)} holds it: return it from knows()"
+        if held
+        else f"set the goal's detail that holds it in the task file (adding that field to {defined_at(type(goal))} if it has "
+        "none) and have knows() return it"
+    )
+    return (
+        f"{place} = {shown_values}: the customer never says it: {seen}a customer says only its identity and what "
+        f"{defined_at(domain.kit.knows)} returns for its goal ({', '.join(domain.kit.knows(goal)) or 'nothing'}); {change} "
+        "(or have the domain's names_entity find it in the request's words)"
+    )
 
 
 def unknown_tools(domain: Domain, task: Task) -> list[str]:
@@ -421,7 +442,8 @@ def unknown_tools(domain: Domain, task: Task) -> list[str]:
         (f"order[{i}].{side}.tool", getattr(o, side).tool) for i, o in enumerate(task.order) for side in ("before", "after")
     ]
     return [
-        f"{place} {shown(tool)} is not a tool of the {domain.name} domain (its tools: {', '.join(tools)})"
+        f"{place} {shown(tool)} is not a tool of the {domain.name} domain (its tools: {', '.join(tools)}):"
+        " correct the name in the task file, or add the tool to the domain's tools"
         for place, tool in named
         if tool not in tools
     ]

@@ -19,6 +19,7 @@ import threading
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, same_value
 from passhat.domains.model import PRIMARY, Action, Domain, Task, task_text
+from passhat.domains.where import defined_at
 from passhat.env import Environment
 from passhat.env.backend import SettledRows
 from passhat.guard import ToolPath, gate
@@ -48,7 +49,10 @@ def ground_truth_calls(domain: Domain, task: Task, outcome: str = PRIMARY) -> li
     """The writes of the task's acceptable ``outcome``, preceded by the identity lookup the policy demands."""
     auth = domain.authenticate(task.customer, domain.kit.identity_text(task.customer))
     if auth is None:
-        raise GroundTruthError(f"task {task.id}: the customer's identity does not allow an authentication lookup")
+        raise GroundTruthError(
+            f"task {task.id}: the customer's identity does not allow an authentication lookup: "
+            f"{defined_at(domain.authenticate)} finds none in what {defined_at(domain.kit.identity_text)} says for the task's customer"
+        )
     return [auth, *task.outcome(outcome).actions]
 
 
@@ -66,7 +70,10 @@ def expected_environment(domain: Domain, task: Task, outcome: str = PRIMARY) -> 
                         + (f" and broke {[v['rule'] for v in e.violations]}" if e.violations else "")
                     )
             if "human_gate" in task.guards and not gate.owners(env.db):
-                raise GroundTruthError(f"task {task.id} declares the human gate, but none of its {named} calls is gated")
+                raise GroundTruthError(
+                    f"task {task.id} declares the human gate, but none of its {named} calls is gated: add a rule for them "
+                    "to the domain's gates, or drop human_gate from the task's guards"
+                )
             _environments[key] = env
         return _environments[key]
 
@@ -116,7 +123,10 @@ def _derive_facts(domain: Domain, task: Task, outcome: str) -> list[TaskFact]:
                 except FactError as exc:
                     raise GroundTruthError(f"{where}: {exc}") from None
                 if not same_value(fact, spec.value):
-                    raise GroundTruthError(f"{where} says {spec.value!r}, but the backend says {fact.value!r}")
+                    raise GroundTruthError(
+                        f"{where} says {spec.value!r}, but the backend says {fact.value!r}: correct `is` in the task file "
+                        f"(or {defined_at(domain.facts[spec.fact].derive)}, if it derives the wrong value)"
+                    )
                 out.append(TaskFact(fact, sentence, g))
         return out
     finally:

@@ -31,6 +31,7 @@ from typing import Any
 
 from passhat.dialogue import mentions
 from passhat.domains.model import PRIMARY, Action, Call, Domain, Goal, Risk, Task, task_text
+from passhat.domains.where import defined_at
 from passhat.env import Environment, diff_backends
 from passhat.env.backend import RowKey, Template, fork_backend, read_row
 from passhat.grade.expected import GroundTruthError, expected_environment, ground_truth_calls
@@ -190,15 +191,24 @@ def ambiguity_problems(domain: Domain, task: Task) -> list[str]:
         for i, risk in enumerate(task.risks):
             place = f"risks[{i}] ({risk.label})"
             if not footprint(domain, task, risk):
-                problems.append(f"{place}: the wrong guess leaves the backend as the ground truth does")
+                problems.append(
+                    f"{place}: the wrong guess leaves the backend as the ground truth does: make its call change another "
+                    "record or another detail"
+                )
             goal = risk_goal(task, risk)
             write = replaced_write(task, risk)
             for request in goal.request:
                 said = f"{domain.kit.identity_text(task.customer)}. {request}"
                 if risk.call not in open_candidates(domain, env.db, task, write, said):
-                    problems.append(f"{place}: the request {request!r} already names what tells the right write from it")
+                    problems.append(
+                        f"{place}: the request {request!r} already names what tells the right write from it: leave that out "
+                        "of the request, or drop the risk"
+                    )
                 if not any(domain.kit.missing(slot, goal, said) for slot in domain.kit.questions):
-                    problems.append(f"{place}: after the request {request!r} the kit asks the customer for nothing")
+                    problems.append(
+                        f"{place}: after the request {request!r} the kit asks the customer for nothing: "
+                        f"{defined_at(domain.kit.missing)} must say the goal still needs the detail that settles the guess"
+                    )
     finally:
         env.close()
     return problems

@@ -52,9 +52,11 @@ def generate(db: sqlite3.Connection, seed: int) -> None:
     rng = random.Random(seed)
     members = STORY_MEMBERS + _filler_members(rng)
     classes = STORY_CLASSES + _filler_classes(rng)
-    db.executemany("INSERT INTO members VALUES (?, ?, ?, ?, ?)", members)
-    db.executemany("INSERT INTO classes VALUES (?, ?, ?, ?)", classes)
-    db.executemany("INSERT INTO bookings VALUES (?, ?, ?, ?)", STORY_BOOKINGS + _filler_bookings(rng, members, classes))
+    # Each insert names its columns, so a column added to schema.sql with a default (or NULL) needs no change here.
+    db.executemany("INSERT INTO members (id, first_name, last_name, email, plan) VALUES (?, ?, ?, ?, ?)", members)
+    db.executemany("INSERT INTO classes (id, title, starts_at, capacity) VALUES (?, ?, ?, ?)", classes)
+    bookings = STORY_BOOKINGS + _filler_bookings(rng, members, classes)
+    db.executemany("INSERT INTO bookings (id, member_id, class_id, status) VALUES (?, ?, ?, ?)", bookings)
 
 
 def _filler_members(rng: random.Random) -> list[tuple[str, ...]]:

@@ -8,7 +8,7 @@ asks. The engine supplies everything else a customer says (greetings, yes, no, g
 
 To make this your domain: one slot per detail your customers give (IDENTITY first), a cue for each that
 matches the ways an agent asks for it (test them against your own agent's wording), phrasings for each
-answer, and ``missing``/``knows`` over your goal model's fields.
+answer, and ``missing`` over your goal model's fields (``knows`` returns them all).
 """
 
 from __future__ import annotations
@@ -86,9 +86,9 @@ def answer(slot: str, goal: Goal, voice: Voice) -> str:
 
 
 def knows(goal: Goal) -> list[str]:
-    """The values the customer knows about a goal and can say."""
-    assert isinstance(goal, BookingGoal)
-    return [v for v in (goal.booking_id, goal.class_title) if v]
+    """The values the customer knows about a goal and can say: every detail of model.py's goal model the task sets
+    (a field added there is known without a change here)."""
+    return goal.details()
 
 
 def missing(slot: str, goal: Goal, said: str) -> bool:
