@@ -287,3 +287,20 @@ def test_the_html_report_has_the_section(tmp_path):
     html = risky_actions_html(RiskyActions.model_validate(risky_action_metrics(tally)))
     assert "<h2>Risky actions under ambiguity</h2>" in html and "t-&lt;a&gt;" in html
     assert risky_actions_html(None) == ""
+
+
+def test_a_wrong_guess_holds_only_when_the_graders_find_its_harm_not_on_any_failure():
+    """Every wrong-guess case expects any failure *and* names its risk; the risk used to go unchecked, so a guess the
+    graders failed for another reason, finding no harm, proved the task anyway."""
+    from passhat.grade.check import ANY_FAILURE, Case, CaseResult
+    from passhat.grade.graders import Grade
+
+    guess = Case("wrong guess: the other order", [], expect=ANY_FAILURE, mode="tau", risk="the other order")
+
+    def graded(risks: list[str]) -> CaseResult:
+        details = {"risks": [{"label": label} for label in risks]}
+        return CaseResult(guess, Grade(0, "wrong_entity_write", False, True, True, details), applied=True)
+
+    assert graded(["the other order"]).holds
+    assert not graded([]).holds  # failed, but the harm it risks was never found
+    assert not graded(["something else"]).holds

@@ -79,11 +79,11 @@ class CaseResult:
     def holds(self) -> bool:
         if not self.applied:
             return self.case.expect is not None
+        incurred = {r["label"] for r in self.grade.details.get("risks", [])}
+        if self.case.risk is not None:  # before ANY_FAILURE: a wrong guess must fail *and* show its harm
+            return self.grade.reward == 0 and self.case.risk in incurred
         if self.case.expect == ANY_FAILURE:  # the customer's own slip is no agent failure, so it proves nothing
             return self.grade.reward == 0 and self.grade.signature not in (None, USER_SIMULATOR_ERROR)
-        incurred = {r["label"] for r in self.grade.details.get("risks", [])}
-        if self.case.risk is not None:
-            return self.grade.reward == 0 and self.case.risk in incurred
         if self.case.expect is None:  # a right end state does no harm
             return self.grade.reward == 1 and self.grade.outcome == self.case.outcome and not incurred
         return self.grade.reward == 0 and self.grade.signature in (self.case.expect, self.case.or_else)
