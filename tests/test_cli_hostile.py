@@ -56,7 +56,7 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "users reset-2fa": ([ACCOUNT], ["--out", "{out}"]),
     "users password": ([ACCOUNT], ["--password-stdin", "--out", "{out}"]),
     "new-domain": (["shop2"], ["--path", "{out}"]),
-    "schema report": ([], []),  # prints the schema; the hostile --out values replace the missing one
+    "schema report": ([], []),  # prints the schema; the hostile --output values replace the missing one
 }
 # Exit 1 is a verdict, and says which.
 VERDICT = re.compile(r"DOES NOT MEET THE BAR|UNDECIDED|TAMPERED|DOES NOT HOLD|no trial could be judged")

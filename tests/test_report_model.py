@@ -220,11 +220,14 @@ def test_schema_report_prints_the_schema_and_writes_it_with_out(tmp_path):
     assert printed.exit_code == 0 and json.loads(printed.output) == report_schema()
     assert report_schema()["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     path = tmp_path / "report.schema.json"
-    written = invoke("schema", "report", "--out", path)
+    written = invoke("schema", "report", "-o", path)
     assert written.exit_code == 0 and path.read_text() == printed.output
     assert [p.name for p in tmp_path.iterdir()] == ["report.schema.json"]  # no temporary file left behind
-    into_a_folder = invoke("schema", "report", "--out", tmp_path)
-    assert into_a_folder.exit_code == 2 and "--out" in into_a_folder.output and "Traceback" not in into_a_folder.output
+    into_a_folder = invoke("schema", "report", "--output", tmp_path)
+    assert into_a_folder.exit_code == 2 and "--output" in into_a_folder.output and "Traceback" not in into_a_folder.output
+    path.unlink()
+    assert invoke("schema", "report", "--out", path).exit_code == 0 and path.read_text() == printed.output  # the old name
+    assert invoke("schema", "report", "-o", path, "--out", path).exit_code == 2
 
 
 def schema_fields() -> tuple[set[str], set[str]]:
