@@ -571,3 +571,42 @@ CHARGE_REFUND = Fact("money", "15.00", direction="refund")
 )
 def test_money_is_told_by_value_in_scaled_spoken_and_signed_forms(fact: Fact, text: str, result: tuple) -> None:
     assert told(fact, text) == result
+
+
+EXPIRED = Fact("phrase", "expired on 2025-05-31", about=("P-1007",))
+REJECTED = Fact("phrase", "already rejected", about=("INC-1101",))
+
+
+@pytest.mark.parametrize(
+    "fact, text",
+    [
+        (EXPIRED, "| Authorization | **Expired on 31 May 2025** |"),  # intake-012, a markdown table cell
+        (EXPIRED, "Your authorization expired on May 31, 2025, so I can't change her appointments."),
+        (EXPIRED, "Your authorization expired on 2025-05-31."),
+        (REJECTED, "| History | The **network** group **rejected** it (sent it back as not theirs) |"),  # hd-010
+        (
+            REJECTED,
+            "An incident is **never sent back to a group that rejected it**, and network has already said it isn't theirs.",
+        ),
+        (REJECTED, "The network group has rejected INC-1101."),
+    ],
+)
+def test_a_claim_with_the_phrase_s_meaning_tells_it_by_its_date_in_any_form_or_its_past_verb(fact: Fact, text: str) -> None:
+    assert told(fact, text) == (True, None)
+
+
+@pytest.mark.parametrize(
+    "fact, text, reason",
+    [
+        (EXPIRED, "Your authorization expired on 30 May 2025.", "not_said"),  # another date
+        (EXPIRED, "Your authorization has not expired on 31 May 2025.", "negated"),
+        (EXPIRED, "Your authorization expires on 31 May 2026.", "not_said"),
+        (EXPIRED, "Your authorization expired. Her next visit is on 31 May 2025.", "not_said"),  # the date of another claim
+        (REJECTED, "The network group has not rejected it.", "negated"),
+        (REJECTED, "Network hasn't rejected it yet.", "negated"),
+        (REJECTED, "The network group will reject it.", "not_said"),
+        (REJECTED, "Has the network group rejected it?", "question"),
+    ],
+)
+def test_another_date_a_negation_or_another_tense_does_not_tell_the_phrase(fact: Fact, text: str, reason: NotTold) -> None:
+    assert told(fact, text) == (False, reason)

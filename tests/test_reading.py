@@ -34,6 +34,9 @@ HOLD_011 = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "reason":
 HOLD_011_PRICE = Write(tool="hold_invoice", args={"invoice_id": "INV-71011", "reason": "price variance"})
 NOTE_011 = Write(tool="add_audit_note", args={"invoice_id": "INV-71011", "note": "Duplicate of INV-60311."})
 APPLY_002 = Write(tool="apply_plan_benefit", args={"charge_id": "CH-50201", "plan": "classic", "payment_method_id": "PM-30029"})
+HOLD_009_PRICE = Write(tool="hold_invoice", args={"invoice_id": "INV-71009", "reason": "price variance"})
+HOLD_009 = "**Hold** invoice **INV-71009** (Ardent Lab Supply, **$1,074.00**)\n**Reason:** price variance"
+NOTHING_ELSE = "\nNothing else: no posting, no status change, no note and no vendor notice"
 CANCEL_5102 = Write(tool="cancel_appointment", args={"appointment_id": "AP-5102"})
 BOOK_020 = Write(
     tool="book_appointment", args={"clinician_id": "D-12", "date": "2025-06-13", "patient_id": "P-1002", "time": "09:30"}
@@ -110,6 +113,23 @@ ASKS = [
     ("intake", "intake-038", "I've moved the one on 2 July.", set()),
     ("retail", "retail-001", "**Your account email**", set()),  # a heading, not a terse request
     ("payables", "pay-011", "Here is the invoice:\n- invoice number INV-71011, from Wexley Bearings", set()),
+    # a heading that asks opens the noun bullets under it (bridge trials hd-005 t06, benefits-013 t07, hd-010 t05)
+    (
+        "helpdesk",
+        "hd-005",
+        "### First, please verify yourself\n- **Your six-digit staff badge number**\n- **Your date of birth**",
+        {"identity"},
+    ),
+    (
+        "benefits",
+        "benefits-013",
+        "### Quick verification first\n- **Your membership card number** (NW + seven digits)\n- **Your last name**",
+        {"identity"},
+    ),
+    ("helpdesk", "hd-010", "### Still needed to verify you\n- **Your date of birth**, please (e.g. 1986-04-12).", {"identity"}),
+    # a heading that reports or names a topic asks for nothing under it
+    ("helpdesk", "hd-005", "### Verified ✅\n- **Your staff badge number** matches\n- **Your date of birth** matches", set()),
+    ("helpdesk", "hd-005", "### Your details on file\n- **Your staff badge number**\n- **Your date of birth**", set()),
 ]
 
 
@@ -204,6 +224,16 @@ PROPOSALS = [
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 9.30. Is that correct?", (BOOK_020,)),
     ("intake", "intake-020", "I'll book Linus Eklund with Dr Adeyemi on Fri Jun 13, 2025 at 11.45. Is that correct?", ()),
     ("intake", "intake-001", "Shall I cancel AP-5102 (Dr Sousa, 30 July 2025)?", ()),
+    # a question in a paragraph of its own points back at the terms above it, and a list of what will not be done
+    # proposes none of it (bridge trial pay-009 t04)
+    ("payables", "pay-009", HOLD_009 + NOTHING_ELSE + "\n\n**Shall I go ahead and put INV-71009 on hold?**", (HOLD_009_PRICE,)),
+    ("payables", "pay-009", HOLD_009 + "\n\n**Shall I go ahead and put INV-71009 on hold?**", (HOLD_009_PRICE,)),
+    (
+        "payables",
+        "pay-009",
+        HOLD_009.replace("price variance", "duplicate") + NOTHING_ELSE + "\n\n**Shall I put INV-71009 on hold?**",
+        (),
+    ),
 ]
 
 
@@ -742,3 +772,16 @@ def test_a_proposal_named_in_full_binds_no_other_record_by_implication() -> None
     assert bound_writes(text, [default, order], id_pattern=retail.id_pattern, own=("C-639298",)) == {0}
     terse = "Shall I send it to 4409 Foxglove Drive, Ashbury Falls, NC 28641 instead?"
     assert bound_writes(terse, [default, order], id_pattern=retail.id_pattern, own=("C-639298",)) == {1}
+
+
+POST_009 = Write(tool="post_to_ledger", args={"invoice_id": "INV-71009"})
+
+
+def test_what_a_proposal_says_it_will_not_do_is_not_proposed_and_what_it_says_it_will_do_is() -> None:
+    """ "Nothing else: no posting, ..." under a hold proposes only the hold (bridge trial pay-009 t04 was turned down);
+    the same list said as steps proposes the posting too."""
+    ask = "\n\n**Shall I go ahead and put INV-71009 on hold?**"
+    only = read("payables", "pay-009", HOLD_009 + NOTHING_ELSE + ask, also=(POST_009,))
+    assert only.proposes == keys("payables", HOLD_009_PRICE)
+    both = read("payables", "pay-009", HOLD_009 + "\nThen: post it to the ledger." + ask, also=(POST_009,))
+    assert both.proposes == keys("payables", HOLD_009_PRICE, POST_009)

@@ -187,7 +187,7 @@ def _said_spans(fact: Fact, text: str) -> list[_Said]:
     if fact.kind == "money":
         return _money_said(fact, text)
     if fact.kind in ("status", "phrase"):
-        find = _phrase_said if fact.kind == "phrase" else names_phrase
+        find = _phrase_in_any_form if fact.kind == "phrase" else names_phrase
         spans = {span for wording in (fact.value, *fact.synonyms) for span in find(text, wording)}
         return [_Said(s, e) for s, e in _outermost(spans)]
     if fact.kind == "identifier":
@@ -224,6 +224,59 @@ def _phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
     gap = rf"(?:{_WORD_GAP})(?:{_FILLER}(?:{_WORD_GAP})){{0,{_MAX_FILLERS}}}"
     body = gap.join(_word_form(w) for w in words)
     return [m.span() for m in re.finditer(rf"(?<![\w-]){body}(?![\w-])", plain(text), re.I)] or names_phrase(text, wording)
+
+
+def _phrase_in_any_form(text: str, wording: str) -> list[tuple[int, int]]:
+    """A phrase by its words (:func:`_phrase_said`), by the date it carries in any usual form, or by its past verb
+    alone when the rest only says the act is done: the same claim in the words a model uses."""
+    return [*_phrase_said(text, wording), *_dated_phrase_said(text, wording), *_past_verb_said(text, wording)]
+
+
+_ISO_IN_PHRASE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_EMPHASIS_GAP = re.compile(r"[\s*_\"'“”‘’]*")
+
+
+def _dated_phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
+    """Where a phrase with an ISO date ("expired on 2025-05-31") is said with that date in any usual form, by value,
+    right beside the words around it ("Expired on **31 May 2025**", "expired on May 31, 2025"): the same claim.
+    Another date, or the words apart from the date, say nothing of it."""
+    iso = _ISO_IN_PHRASE.search(wording)
+    if iso is None:
+        return []
+    before, after = wording[: iso.start()].strip(), wording[iso.end() :].strip()
+    found = []
+    for start, end in names_date(text, iso.group()):
+        head = _adjoining(text, before, start, ahead=False)
+        tail = _adjoining(text, after, end, ahead=True)
+        if head is not None and tail is not None:
+            found.append((head, tail))
+    return found
+
+
+def _adjoining(text: str, words: str, at: int, ahead: bool) -> int | None:
+    """Where ``words`` said right before (or, ``ahead``, right after) offset ``at`` begin (end), with nothing but
+    spaces, quotes or emphasis between; ``at`` itself when there are no words; None when they are not said there."""
+    if not words:
+        return at
+    for start, end in _phrase_said(text, words):
+        gap = text[end:at] if not ahead else text[at:start]
+        if (end <= at if not ahead else start >= at) and _EMPHASIS_GAP.fullmatch(gap):
+            return start if not ahead else end
+    return None
+
+
+_DONE_ALREADY = frozenset("already previously earlier before".split())
+
+
+def _past_verb_said(text: str, wording: str) -> list[tuple[int, int]]:
+    """A phrase that is a past verb and words saying it is done ("already rejected") is said by that verb alone
+    ("the network group rejected it", "a group that has rejected it"): the past tense already says it is done.
+    Negated or asked, it is taken back later as any mention is (:func:`_rejection`)."""
+    words = re.findall(r"[A-Za-z]+", wording)
+    verbs = [w for w in words if w.lower() not in _DONE_ALREADY]
+    if len(verbs) != 1 or len(words) == 1 or not verbs[0].lower().endswith("ed"):
+        return []
+    return names_phrase(text, verbs[0])
 
 
 def _word_form(word: str) -> str:

@@ -307,6 +307,17 @@ def _opens_request(sentence: str) -> bool:
     return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence))
 
 
+_HEADING = re.compile(r"\s*#{1,6}\s")
+_HEADING_ASKS = re.compile(r"\bplease\b|\bverif(?:y|ication)\b|\bneeded\b|\bneed from you\b", re.I)
+
+
+def _asking_heading(sentence: str) -> bool:
+    """A heading that asks and opens the list under it ("### First, please verify yourself", "### Quick verification
+    first", "### Still needed to verify you"): its noun bullets ("- **Your date of birth**") ask for those details.
+    A heading that reports ("### Verified ✅") or names a topic ("### Why I can't send it back") opens no request."""
+    return bool(_HEADING.match(sentence)) and bool(_HEADING_ASKS.search(sentence))
+
+
 _LIST_OF_ASKS = re.compile(r"question|\b(?:quick|few|two|three|couple of) (?:things|details)\b", re.I)  # "Two quick things:"
 _LEAD_IN = re.compile(r"\W*(?:first|next|also|then|lastly|finally)\s*[:,]\s*", re.I)  # "First: employee no. + email, please."
 
@@ -350,7 +361,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     open_parts = [s for s in parts if _ANYTHING_ELSE.search(s) and ("?" in s or "let me know" in s.lower())]
     rest = [s for s in parts if s not in open_parts]
     has_action = bool(ids) or bool(lexicon.actions and lexicon.actions.search(text))
-    leads = [_opens_request(s) for s in rest]
+    leads = [_opens_request(s) or _asking_heading(s) for s in rest]
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]

@@ -2,7 +2,8 @@
 
 For each write submitted (carried out, or filed as a ticket for a person: the operator who completes it
 does not supply the customer's consent), the customer's yes must still stand when it is made, and the
-proposal that yes answered must bind it (``dialogue.proposals.binding``). The writes made on one yes
+proposal that yes answered must bind it (``dialogue.proposals.binding``), or re-ask one still standing that does
+(``dialogue.reasks``). The writes made on one yes
 form its batch: a proposal may list several writes together, and may then state the terms of any of them,
 and of the writes made before it (which the same message may report as done).
 """
@@ -13,7 +14,8 @@ import collections
 from typing import Any
 
 from passhat.dialogue import answered_proposal
-from passhat.dialogue.proposals import Commitment, binding
+from passhat.dialogue.proposals import Commitment
+from passhat.dialogue.reasks import reasked_binding, standing_proposal
 from passhat.env import Environment
 from passhat.guard.confirmation import commitment_for
 from passhat.trajectory import Event
@@ -28,18 +30,20 @@ def unconfirmed_writes(events: list[Event], env: Environment, own: tuple[str, ..
         if e.kind == "tool" and was_submitted and spec and spec.meta.needs_confirmation:
             messages = [(x.kind, x.text) for x in events[:i] if x.kind in ("user", "agent")]
             commitment = Commitment.from_dict(e.commitment) if e.commitment else commitment_for(spec, dict(e.args))
-            submitted.append((e, commitment, answered_proposal(messages), len(messages)))
+            answered = answered_proposal(messages)
+            standing = standing_proposal(messages, answered[0], env.domain.id_pattern, own) if answered else None
+            submitted.append((e, commitment, answered, len(messages), standing))
     batches: dict[int, list[Commitment]] = collections.defaultdict(list)
-    for _, commitment, answered, _ in submitted:
+    for _, commitment, answered, _, _ in submitted:
         if answered is not None:
             batches[answered[0]].append(commitment)
     out = []
-    for e, commitment, answered, _ in submitted:
+    for e, commitment, answered, _, standing in submitted:
         if answered is None:
             out.append({"tool": e.name, "args": e.args, "why": "no standing yes from the customer"})
             continue
-        earlier = [c for _, c, _, said in submitted if said <= answered[0]]  # made before the yes: reported, not proposed
-        bound = binding(answered[1], commitment, batches[answered[0]], env.domain.id_pattern, own, earlier)
+        earlier = [c for _, c, _, said, _ in submitted if said <= answered[0]]  # made before the yes: reported, not proposed
+        bound = reasked_binding(answered[1], standing, commitment, batches[answered[0]], env.domain.id_pattern, own, earlier)
         if not bound.ok:
             out.append({"tool": e.name, "args": e.args, "why": bound.explain()})
     return out

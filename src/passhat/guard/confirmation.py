@@ -1,6 +1,7 @@
 """Bound confirmation: a write goes through only on the customer's yes to a proposal of that very write.
 
-The same test the trajectory grader applies after the fact (``dialogue.proposals.binding``), applied
+The same test the trajectory grader applies after the fact (``dialogue.proposals.binding``, a re-ask by
+``dialogue.reasks``), applied
 before the write: the customer's yes still stands, and the agent's message it answers proposes this
 action, names every term the write commits the customer to, and states nothing the write does not do.
 The guard sees one call at a time, so a proposal bundling several writes must still not state anything
@@ -13,7 +14,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from passhat.dialogue import Message, answered_proposal
-from passhat.dialogue.proposals import Commitment, Term, binding
+from passhat.dialogue.proposals import Commitment, Term
+from passhat.dialogue.reasks import reasked_binding, standing_proposal
 from passhat.dialogue.values import ValueKind, canonical
 from passhat.domains.model import Action, Domain
 from passhat.env.tools import ToolSpec, error
@@ -51,7 +53,8 @@ def unconfirmed(
     answered = answered_proposal(messages)
     why = "the customer has not said yes to a proposal of it"
     if answered is not None:
-        bound = binding(answered[1], commitment, [commitment], id_pattern, context=made)
+        standing = standing_proposal(messages, answered[0], id_pattern)
+        bound = reasked_binding(answered[1], standing, commitment, [commitment], id_pattern, context=made)
         if bound.ok:
             return None
         why = f"the proposal the customer said yes to does not bind it: {bound.explain()}"

@@ -19,10 +19,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from passhat.dialogue import is_affirmative
+from passhat.dialogue import Message, is_affirmative
 from passhat.dialogue.facts import Fact, answers_kind
 from passhat.dialogue.proposals import Commitment, bound_writes, proposes
 from passhat.dialogue.reading import Reading, read_message
+from passhat.dialogue.reasks import reasked_binding, standing_proposal
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
 from passhat.domains.kit import IDENTITY, Voice, joined
@@ -99,12 +100,20 @@ class ScriptedUser:
         self._held_back: str | None = None  # the rest of a request given in pieces
         self._stalled = 0
         self._moved = False
+        self._said: list[Message] = []  # the conversation so far, to read a re-ask of a proposal still standing
 
     # -- the interface ------------------------------------------------------------------------------
 
     async def respond(self, agent_text: str | None) -> UserTurn:
         if agent_text is None:
-            return UserTurn(self._opening())
+            turn = UserTurn(self._opening())
+        else:
+            self._said.append(("agent", agent_text))
+            turn = self._answer_to(agent_text)
+        self._said.append(("user", turn.text))
+        return turn
+
+    def _answer_to(self, agent_text: str) -> UserTurn:
         self._moved = False
         turn = self._reply(agent_text)
         if turn.stop is None and self._held_back and not is_affirmative(turn.text):
@@ -309,18 +318,24 @@ class ScriptedUser:
         ]
         # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
         done = [state.commitments[i] for i in state.completed]
-        chosen = bound_writes(
-            text,
-            [self._goals[g].commitments[i] for g, i in open_calls],
-            done,
-            self._domain.id_pattern,
-            own,
-            reported=not reading.proposal,
-        )
+        wanted = [self._goals[g].commitments[i] for g, i in open_calls]
+        chosen = bound_writes(text, wanted, done, self._domain.id_pattern, own, reported=not reading.proposal)
+        if not chosen and reading.proposal:
+            chosen = self._reasked(text, wanted, done, own)
         agreed: dict[int, set[int]] = {}
         for g, i in (open_calls[k] for k in chosen):
             agreed.setdefault(g, set()).add(i)
         return agreed if self._index in agreed else {}
+
+    def _reasked(self, text: str, wanted: list[Commitment], done: list[Commitment], own: tuple[str, ...]) -> set[int]:
+        """The writes a short re-ask agrees to: those the proposal still standing binds and the re-ask keeps, by the
+        rule the graders judge the yes by (``dialogue.reasks``)."""
+        earlier = standing_proposal(self._said, len(self._said), self._domain.id_pattern, own)
+        if earlier is None:
+            return set()
+        chosen = bound_writes(earlier, wanted, done, self._domain.id_pattern, own)
+        batch = [wanted[i] for i in chosen]
+        return {i for i in chosen if reasked_binding(text, earlier, wanted[i], batch, self._domain.id_pattern, own, done).ok}
 
     def _live_outcomes(self) -> list[int]:
         """The acceptable outcomes (their indices) that make every write the customer agreed to so far."""
