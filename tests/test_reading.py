@@ -298,6 +298,10 @@ REFUSALS = [
     ("That isn't something I can do here — the controller has to decide it.", True),
     ("Someone may have told you it was approved, but I can't confirm it from here.", False),
     ("I can't say yet whether it is approved — I need to verify you first.", False),
+    # what the customer may do, with no action named, tells their access; the agent's own "can't" or a named action refuses
+    ("You can't do anything on INV-71014 at the moment — your approval limit is $2,500.00.", False),
+    ("I can't do anything on INV-71014 at the moment — it is over your approval limit.", True),
+    ("You can't approve INV-71014: it is over your approval limit.", True),
 ]
 
 

@@ -97,10 +97,12 @@ _FAILURE = cue(
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
 _UNSEEN = r"(?! (?:yet )?(?:confirm|say|tell|see|be sure)\b)"  # "I can't confirm it from here": not known, not refused
+_CANT = r"(?:can'?t|cannot|can not)"
+# "You can't do anything on that file": what the customer may do, with no particular action, tells their access
+_NO_ACTION_NAMED = r"(?! (?:\w+ )?(?:anything|any|everything|nothing)\b)"
 _REFUSAL = cue(
-    rf"can'?t{_UNSEEN}",
-    rf"cannot{_UNSEEN}",
-    rf"can not{_UNSEEN}",
+    rf"(?<!\byou ){_CANT}{_UNSEEN}",
+    rf"(?<=\byou ){_CANT}{_UNSEEN}{_NO_ACTION_NAMED}",
     r"not something (?:i|we)(?:'m| am|'re| are)? ?(?:allowed|able|permitted) to",
     r"(?:isn'?t|is not) something (?:i|we) can",
     r"request declined",
