@@ -99,6 +99,9 @@ ASKS = [
     ("intake", "intake-023", "**Delivery:** would you like the copy sent by **mail** or through the **portal**?", {"delivery"}),
     ("helpdesk", "hd-006", "Incident no.? Symptom?", {"incident", "symptom"}),
     ("payables", "pay-029", "**Amount needed:** what should INV-71033 be adjusted to?", {"amount"}),
+    # a terse question that is only a slot's name asks for it, though its first word is an action; one that says more proposes
+    ("payables", "pay-024", "Hold reason? (price variance / quantity short / duplicate / missing receipt)", {"reason"}),
+    ("payables", "pay-024", "Hold INV-71026 for price variance?", set()),
     # an offer whose own clause asks what ("should I" is no offer inside "should INV-71033")
     ("payables", "pay-006", "To make sure I get it right, what amount should I short-pay INV-71006 to", {"amount"}),
     ("payables", "pay-011", "Sorry, which is on me — should I hold INV-71011 with the reason duplicate?", set()),
@@ -308,6 +311,19 @@ REFUSALS = [
 @pytest.mark.parametrize(("text", "refuses"), REFUSALS)
 def test_a_refusal_in_other_words_and_not_knowing_is_no_refusal(text, refuses) -> None:
     assert read("payables", "pay-014", text).refuses is refuses
+
+
+EITHER_OR = [
+    ("Can't approve INV-71012 in full: variance $132.00 vs $25.00 allowed — over tolerance. Short-pay or hold instead?", False),
+    ("Shall I hold INV-71012 for price variance, or would you rather I short-pay it?", False),
+    ("Can't approve INV-71012 in full: it is over tolerance. Hold INV-71012 for price variance instead?", True),
+    ("Shall I hold INV-71012 for price variance, or would you rather wait and look at it first?", True),  # one action
+]
+
+
+@pytest.mark.parametrize(("text", "proposal"), EITHER_OR)
+def test_a_question_between_two_actions_asks_to_choose_not_for_a_yes(text, proposal) -> None:
+    assert read("payables", "pay-012", text).proposal is proposal
 
 
 def test_a_refusal_that_mentions_the_action_proposes_nothing() -> None:

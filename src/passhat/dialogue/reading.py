@@ -278,6 +278,9 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     )
     if not (asking or listed):
         return frozenset()
+    named = _only_named(sentence, lexicon)
+    if named:
+        return named
     if acting and _yes_asked(sentence, lexicon):
         return frozenset()
     offer = _OFFER.search(sentence)
@@ -288,6 +291,13 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
         return frozenset({lexicon.which})
     return slots
+
+
+def _only_named(sentence: str, lexicon: Lexicon) -> frozenset[str]:
+    """The slot a terse question is nothing but the name of ("Hold reason?"): it asks for it, though its words open
+    with an action ("hold"); a question that says more ("Hold INV-71011 for a duplicate?") proposes."""
+    bare = _EMPHASIS.sub("", sentence).strip(" ?:.").strip()
+    return frozenset(slot for slot, asked in lexicon.cues.items() if (m := asked.match(bare)) and m.end() == len(bare))
 
 
 _WH_WORD = re.compile(r"\b(?:what|which|who|whose|how|when|where|why)\b", re.I)
