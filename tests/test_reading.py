@@ -313,6 +313,29 @@ def test_a_refusal_in_other_words_and_not_knowing_is_no_refusal(text, refuses) -
     assert read("payables", "pay-014", text).refuses is refuses
 
 
+CLASSIFY_1331 = {
+    c: Write(tool="classify_incident", args={"incident_id": "INC-1331", "category": c}) for c in ("network", "software")
+}
+ASSIGN_1331 = {
+    g: Write(tool="assign_incident", args={"incident_id": "INC-1331", "group": g}) for g in ("network", "applications")
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "group"),
+    [
+        ("Classify incident INC-1331 as network, and assign it to the applications group — y/n?", "network", "applications"),
+        ("Assign INC-1331 to the applications group and classify it as network — y/n?", "network", "applications"),
+        ("Classify incident INC-1331 as software, and assign it to the network group — y/n?", "software", "network"),
+    ],
+)
+def test_a_value_two_actions_could_take_belongs_to_the_action_said_before_it(text, category, group) -> None:
+    """ "network" is a category and a group: said after "classify" it is the category, and assigns nothing."""
+    writes = (*CLASSIFY_1331.values(), *ASSIGN_1331.values())
+    reading = read("helpdesk", "hd-033", text, also=writes)
+    assert reading.proposes == keys("helpdesk", CLASSIFY_1331[category], ASSIGN_1331[group])
+
+
 EITHER_OR = [
     ("Can't approve INV-71012 in full: variance $132.00 vs $25.00 allowed — over tolerance. Short-pay or hold instead?", False),
     ("Shall I hold INV-71012 for price variance, or would you rather I short-pay it?", False),
