@@ -336,6 +336,22 @@ def test_a_value_two_actions_could_take_belongs_to_the_action_said_before_it(tex
     assert reading.proposes == keys("helpdesk", CLASSIFY_1331[category], ASSIGN_1331[group])
 
 
+WAIVE_1301 = Write(tool="waive_late_fee", args={"charge_id": "CH-51301", "payment_method_id": "PM-30131"})
+
+
+@pytest.mark.parametrize(
+    ("text", "binds"),
+    [
+        ("Waive the $15.00 late fee on charge CH-51301, refunded to the Visa ending 7716. Go ahead? (yes/no)", True),
+        ("I can waive the $15.00 late fee on charge CH-51301, refunded to the Visa ending 7716. Shall I go ahead?", True),
+        ("I can waive the late fee on charge CH-51301 and charge you $15.00 on the Visa ending 7716. Shall I?", False),
+    ],
+)
+def test_a_fee_waived_is_money_back_and_a_fee_charged_is_not(text, binds) -> None:
+    reading = read("benefits", "benefits-013", text)
+    assert (reading.proposes == keys("benefits", WAIVE_1301)) is binds
+
+
 EITHER_OR = [
     ("Can't approve INV-71012 in full: variance $132.00 vs $25.00 allowed — over tolerance. Short-pay or hold instead?", False),
     ("Shall I hold INV-71012 for price variance, or would you rather I short-pay it?", False),

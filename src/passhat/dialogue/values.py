@@ -158,7 +158,8 @@ _UNIT_AFTER = re.compile(
 _CUE_REFUND = re.compile(
     r"\b(?:refund(?:s|ed|ing|able)?|back|credit(?:s|ed|ing)?(?!\s+card)|reimburs\w*|return(?:ed)?\s+to\s+you"
     r"|you(?:'ll|\s+will|\s+would|\s+should|\s+can)?\s+(?:get|receive)|cheaper|less(?!\s+than)|owed\s+to\s+you|rebate"
-    r"|(?:give|pay|send)(?:s|ing)?\s+you|we\s+owe\s+you)\b",
+    r"|(?:give|pay|send)(?:s|ing)?\s+you|we\s+owe\s+you"
+    r"|waiv(?:e|es|ed|ing)|forgiv(?:e|es|en|ing)|writ(?:e|es|ten|ing)\s+off)\b",  # a charge let go is money not taken
     re.I,
 )
 _CUE_CHARGE = re.compile(
