@@ -396,6 +396,17 @@ def test_a_report_in_the_domain_s_other_words_for_its_action() -> None:
     assert read("benefits", "benefits-003", said.format("$73.50"), done=(APPLY_003,)).reports == frozenset()
 
 
+def test_where_a_record_now_is_reports_its_assignment_to_that_group_only() -> None:
+    """ "INC-1071 is now with the applications group" reports the assignment to that group, and naming another group
+    reports that one instead; where it sits, said without "now", is a finding and reports none."""
+    assign = {g: Write(tool="assign_incident", args={"incident_id": "INC-1071", "group": g}) for g in ("applications", "network")}
+    said = "INC-1071 is now with the {} group, who support RoutePlanner."
+    for group, write in assign.items():
+        assert read("helpdesk", "hd-007", said.format(group), also=tuple(assign.values())).reports == keys("helpdesk", write)
+    finding = "INC-1071 sits in the applications queue."
+    assert read("helpdesk", "hd-007", finding, also=tuple(assign.values())).reports == frozenset()
+
+
 def test_a_hand_off_is_proposed_and_reported_in_its_own_words_only() -> None:
     """A hand-off tool declares no words: it takes the engine's hand-off words, so a booking proposes no hand-off,
     and a hand-off said at a sentence's start is one made; money "transferred to your card" is none."""
