@@ -105,7 +105,29 @@ ASKS = [
     # an offer whose own clause asks what ("should I" is no offer inside "should INV-71033")
     ("payables", "pay-006", "To make sure I get it right, what amount should I short-pay INV-71006 to", {"amount"}),
     ("payables", "pay-011", "Sorry, which is on me — should I hold INV-71011 with the reason duplicate?", set()),
+    # "which one" asks for one of the things named before it; what "will do" or "works too" as an answer is asked for
+    (
+        "retail",
+        "retail-009",
+        "You have **several orders** on file.\n\nWhich one is it? The order number or an item in it will do.",
+        {"order"},
+    ),
+    (
+        "retail",
+        "retail-044",
+        "I can see a few orders on your account. Which one do you mean — could you tell me an item that's in it",
+        {"order"},
+    ),
+    ("retail", "retail-009", "Your order holds two items. Which one is it?", {"items"}),
+    (
+        "retail",
+        "retail-028",
+        "If you don't have your email handy, your first name, last name and zip code work too.",
+        {"identity"},
+    ),
     # statements that name a slot ask for nothing
+    ("retail", "retail-009", "I found the order number; that will do.", set()),
+    ("retail", "retail-028", "Your first name, last name and zip code all match, so that works too.", set()),
     ("intake", "intake-029", "Your appointment with your doctor is on the preferred date and time you gave.", set()),
     ("intake", "intake-023", "I've sent it by mail, not through the portal.", set()),
     ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),

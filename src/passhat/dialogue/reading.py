@@ -174,6 +174,10 @@ _ASKING = cue(
     r"please (?:reply|read|check|double-check)",
     r"verify first",
     r"do you (?:have|know|remember)",
+    # what would serve as an answer ("The order number or an item in it will do.", "your name and zip code work too"),
+    # not a remark on something had ("I found the order number; that will do.")
+    r"(?<!that )(?<!this )(?<!it )(?:will|would) (?:also )?do(?: too| as well| just as well| fine)?\s*[.!]*$",
+    r"(?<!that )(?<!this )(?<!it )(?:works?|is fine|are fine) (?:too|as well|just as well|instead)\b",
     r"(?:can'?t|cannot|not sure|unsure|don'?t know)(?: \w+){0,2}? (?:tell|say|see|work out|know)\b[^.?!]*\b(?:which|what|who|whether)\b",
 )
 # "Which one would you like moved?", "Is it the one on 24 June or the one on 2 July?": a choice between the
@@ -293,6 +297,19 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     return slots
 
 
+def _which_of_named(before: str, sentence: str, slots: frozenset[str], lexicon: Lexicon) -> frozenset[str]:
+    """ "Which one" asks for one of the things last named before it ("You have several orders on file. Which one is
+    it?" asks for the order, whatever else a cue reads into "which one"), unless the rest of the sentence asks more."""
+    which = _WHICH_ONE.search(sentence)
+    if not slots or which is None:
+        return slots
+    kinds = {m.end(): slot for slot in lexicon.cues for m in re.finditer(rf"\b{re.escape(slot.rstrip('s'))}s?\b", before, re.I)}
+    if not kinds:
+        return slots
+    rest = _EMPHASIS.sub("", sentence[: which.start()] + " " + sentence[which.end() :])
+    return frozenset({kinds[max(kinds)]} | {slot for slot, asked in lexicon.cues.items() if asked.search(rest)})
+
+
 def _only_named(sentence: str, lexicon: Lexicon) -> frozenset[str]:
     """The slot a terse question is nothing but the name of ("Hold reason?"): it asks for it, though its words open
     with an action ("hold"); a question that says more ("Hold INV-71011 for a duplicate?") proposes."""
@@ -364,6 +381,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     has_action = bool(ids) or bool(lexicon.actions and lexicon.actions.search(text))
     leads = [_opens_request(s) for s in rest]
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
+    asked = [_which_of_named(" ".join(rest[:i]), s, slots, lexicon) for i, (s, slots) in enumerate(zip(rest, asked, strict=True))]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
     leave = [
