@@ -125,7 +125,14 @@ ASKS = [
         "If you don't have your email handy, your first name, last name and zip code work too.",
         {"identity"},
     ),
+    (
+        "intake",
+        "intake-020",
+        "Do you have a doctor in mind? And is there a day or time that works best for you",
+        {"clinician", "when"},
+    ),
     # statements that name a slot ask for nothing
+    ("intake", "intake-020", "There is a day or time that works best for everyone, I'm sure.", set()),
     ("retail", "retail-009", "I found the order number; that will do.", set()),
     ("retail", "retail-028", "Your first name, last name and zip code all match, so that works too.", set()),
     ("intake", "intake-029", "Your appointment with your doctor is on the preferred date and time you gave.", set()),

@@ -174,6 +174,7 @@ _ASKING = cue(
     r"please (?:reply|read|check|double-check)",
     r"verify first",
     r"do you (?:have|know|remember)",
+    r"(?:is|are) there (?:a|an|any)\b",  # a question by its word order, "?" or not: "And is there a day that suits you"
     # what would serve as an answer ("The order number or an item in it will do.", "your name and zip code work too"),
     # not a remark on something had ("I found the order number; that will do.")
     r"(?<!that )(?<!this )(?<!it )(?:will|would) (?:also )?do(?: too| as well| just as well| fine)?\s*[.!]*$",
