@@ -32,6 +32,8 @@ ORDER_ID = Fact("identifier", "#R3042198")
 COUNT = Fact("number", "3")
 REASON = Fact("phrase", "no longer needed", synonyms=("don't need it anymore",))
 
+LAMP_ID = "#R2103040"
+
 TELLS: list[tuple[Fact, tuple[str, ...]]] = [
     (TOTAL, ("Your total is $332.20.",)),
     (TOTAL, ("Your total is USD332.20.",)),
@@ -116,6 +118,17 @@ TELLS: list[tuple[Fact, tuple[str, ...]]] = [
     # a phrase fact is often one of the options the customer must hear: "X or Y" lists them
     (REASON, ('I can only cancel with the reason "ordered by mistake" or "no longer needed"; nothing else.',)),
     (Fact("phrase", "ordered by mistake"), ('I can only cancel with the reason "no longer needed" or "ordered by mistake".',)),
+    # a refusal's reason in brackets states itself: the negation of the refused action does not reach it
+    (TOTAL, ("I can't refund it (your total is $332.20, over the limit).",)),
+    (DELIVERED, (f"I can't cancel it (order {LAMP_ID} was delivered on March 4).",)),
+    (REASON, ("No change is possible (the reason on file is no longer needed).",)),
+    # a bound that names a definite value, or a limit said by its verb, states it exactly
+    (TOTAL, ("The refund is more than the $332.20 your plan allows.",)),
+    (TOTAL, ("Your plan allows up to $332.20.",)),
+    # "about" before an amount it rounds tells the amount within its step
+    (Fact("money", "1792.00"), ("The total is about $1,800.",)),
+    # a proposal put for a yes states its terms
+    (REFUND, ("Refund $8.62 to your Visa? y/n",)),
 ]
 
 
@@ -214,6 +227,16 @@ NOT_TELLS: list[tuple[Fact, tuple[str, ...], NotTold]] = [
         ("I recorded 'no longer needed'.", "Sorry, I meant I recorded 'ordered by mistake'."),
         "contradicted",
     ),
+    # a bracket that only glosses the refused thing stays under the negation; a negation inside the aside counts
+    (TOTAL, ("I can't refund it (the $332.20).",), "negated"),
+    (TOTAL, ("I can't approve it (the total is not $332.20).",), "negated"),
+    # a bound of something else, or an estimate written to the cent, stays a hedge
+    (TOTAL, ("You could get up to $332.20.",), "hedged"),
+    (TOTAL, ("It should be roughly $332.20.",), "hedged"),
+    (Fact("money", "1792.00"), ("The total is maybe $1,800.",), "not_said"),
+    (Fact("money", "1792.00"), ("The total is about $1,700.",), "not_said"),
+    # a question that opens with an asking word asks, y/n or not
+    (REFUND, ("Is the refund $8.62? y/n",), "question"),
 ]
 
 

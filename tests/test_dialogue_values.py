@@ -173,6 +173,12 @@ def test_a_rounded_amount_is_any_amount_within_half_its_step(text: str, stored: 
         ("I'll refund the $8.62 to your debit card.", "refund"),  # "debit card" is no charge cue
         ("The refund is more than $8.62.", "refund"),  # "more than" is no charge cue
         ("Refund $8.62 charge", None),  # as near as each other: no direction
+        ("Refund due: **240.00 USD**", "refund"),  # "due" after a refund word says it is owed, not which way
+        ("Credit owed: $8.62", "refund"),
+        ("Waive the $15.00 late fee on charge CH-51301.", "refund"),  # a charge let go is money not taken
+        ("The $15.00 late fee on charge CH-51301 stands.", "charge"),
+        ("Amount due: $8.62", "charge"),  # after any other noun, "due" is still money the customer pays
+        ("Balance due $8.62 on the refund form", "charge"),  # a refund word that "due" does not follow decides nothing
     ],
 )
 def test_direction_comes_from_the_nearest_cue_in_the_clause(text: str, direction: str | None) -> None:

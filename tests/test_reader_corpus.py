@@ -13,7 +13,7 @@ import collections
 import pytest
 import reader_corpus as corpus
 
-FLOOR = 0.965  # overall share of messages read right in every class; measured 96.89% when set
+FLOOR = 0.989  # overall share of messages read right in every class; measured 98.96% when set
 MIN_MESSAGES = 1_500
 DOMAINS = {"retail", "payables", "helpdesk", "benefits", "intake"}
 STYLES = {"terse", "markdown", "chatty", "plain"}
@@ -53,4 +53,4 @@ def test_the_reader_reads_the_corpus_no_worse_than_its_floor(loaded):
         for entry in file.messages:
             total += 1
             right += not corpus.wrong_fields(entry, file.domain)
-    assert right / total >= FLOOR, f"{right}/{total} = {right / total:.2%} read right, under the floor of {FLOOR:.0%}"
+    assert right / total >= FLOOR, f"{right}/{total} = {right / total:.2%} read right, under the floor of {FLOOR:.1%}"

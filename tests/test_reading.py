@@ -102,10 +102,42 @@ ASKS = [
     ("intake", "intake-023", "**Delivery:** would you like the copy sent by **mail** or through the **portal**?", {"delivery"}),
     ("helpdesk", "hd-006", "Incident no.? Symptom?", {"incident", "symptom"}),
     ("payables", "pay-029", "**Amount needed:** what should INV-71033 be adjusted to?", {"amount"}),
+    # a terse question that is only a slot's name asks for it, though its first word is an action; one that says more proposes
+    ("payables", "pay-024", "Hold reason? (price variance / quantity short / duplicate / missing receipt)", {"reason"}),
+    ("payables", "pay-024", "Hold INV-71026 for price variance?", set()),
     # an offer whose own clause asks what ("should I" is no offer inside "should INV-71033")
     ("payables", "pay-006", "To make sure I get it right, what amount should I short-pay INV-71006 to", {"amount"}),
     ("payables", "pay-011", "Sorry, which is on me — should I hold INV-71011 with the reason duplicate?", set()),
+    # "which one" asks for one of the things named before it; what "will do" or "works too" as an answer is asked for
+    (
+        "retail",
+        "retail-009",
+        "You have **several orders** on file.\n\nWhich one is it? The order number or an item in it will do.",
+        {"order"},
+    ),
+    (
+        "retail",
+        "retail-044",
+        "I can see a few orders on your account. Which one do you mean — could you tell me an item that's in it",
+        {"order"},
+    ),
+    ("retail", "retail-009", "Your order holds two items. Which one is it?", {"items"}),
+    (
+        "retail",
+        "retail-028",
+        "If you don't have your email handy, your first name, last name and zip code work too.",
+        {"identity"},
+    ),
+    (
+        "intake",
+        "intake-020",
+        "Do you have a doctor in mind? And is there a day or time that works best for you",
+        {"clinician", "when"},
+    ),
     # statements that name a slot ask for nothing
+    ("intake", "intake-020", "There is a day or time that works best for everyone, I'm sure.", set()),
+    ("retail", "retail-009", "I found the order number; that will do.", set()),
+    ("retail", "retail-028", "Your first name, last name and zip code all match, so that works too.", set()),
     ("intake", "intake-029", "Your appointment with your doctor is on the preferred date and time you gave.", set()),
     ("intake", "intake-023", "I've sent it by mail, not through the portal.", set()),
     ("payables", "pay-007", "Thanks — your employee number and work email are verified.", set()),
@@ -328,12 +360,68 @@ REFUSALS = [
     ("That isn't something I can do here — the controller has to decide it.", True),
     ("Someone may have told you it was approved, but I can't confirm it from here.", False),
     ("I can't say yet whether it is approved — I need to verify you first.", False),
+    # what the customer may do, with no action named, tells their access; the agent's own "can't" or a named action refuses
+    ("You can't do anything on INV-71014 at the moment — your approval limit is $2,500.00.", False),
+    ("I can't do anything on INV-71014 at the moment — it is over your approval limit.", True),
+    ("You can't approve INV-71014: it is over your approval limit.", True),
 ]
 
 
 @pytest.mark.parametrize(("text", "refuses"), REFUSALS)
 def test_a_refusal_in_other_words_and_not_knowing_is_no_refusal(text, refuses) -> None:
     assert read("payables", "pay-014", text).refuses is refuses
+
+
+CLASSIFY_1331 = {
+    c: Write(tool="classify_incident", args={"incident_id": "INC-1331", "category": c}) for c in ("network", "software")
+}
+ASSIGN_1331 = {
+    g: Write(tool="assign_incident", args={"incident_id": "INC-1331", "group": g}) for g in ("network", "applications")
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "group"),
+    [
+        ("Classify incident INC-1331 as network, and assign it to the applications group — y/n?", "network", "applications"),
+        ("Assign INC-1331 to the applications group and classify it as network — y/n?", "network", "applications"),
+        ("Classify incident INC-1331 as software, and assign it to the network group — y/n?", "software", "network"),
+    ],
+)
+def test_a_value_two_actions_could_take_belongs_to_the_action_said_before_it(text, category, group) -> None:
+    """ "network" is a category and a group: said after "classify" it is the category, and assigns nothing."""
+    writes = (*CLASSIFY_1331.values(), *ASSIGN_1331.values())
+    reading = read("helpdesk", "hd-033", text, also=writes)
+    assert reading.proposes == keys("helpdesk", CLASSIFY_1331[category], ASSIGN_1331[group])
+
+
+WAIVE_1301 = Write(tool="waive_late_fee", args={"charge_id": "CH-51301", "payment_method_id": "PM-30131"})
+
+
+@pytest.mark.parametrize(
+    ("text", "binds"),
+    [
+        ("Waive the $15.00 late fee on charge CH-51301, refunded to the Visa ending 7716. Go ahead? (yes/no)", True),
+        ("I can waive the $15.00 late fee on charge CH-51301, refunded to the Visa ending 7716. Shall I go ahead?", True),
+        ("I can waive the late fee on charge CH-51301 and charge you $15.00 on the Visa ending 7716. Shall I?", False),
+    ],
+)
+def test_a_fee_waived_is_money_back_and_a_fee_charged_is_not(text, binds) -> None:
+    reading = read("benefits", "benefits-013", text)
+    assert (reading.proposes == keys("benefits", WAIVE_1301)) is binds
+
+
+EITHER_OR = [
+    ("Can't approve INV-71012 in full: variance $132.00 vs $25.00 allowed — over tolerance. Short-pay or hold instead?", False),
+    ("Shall I hold INV-71012 for price variance, or would you rather I short-pay it?", False),
+    ("Can't approve INV-71012 in full: it is over tolerance. Hold INV-71012 for price variance instead?", True),
+    ("Shall I hold INV-71012 for price variance, or would you rather wait and look at it first?", True),  # one action
+]
+
+
+@pytest.mark.parametrize(("text", "proposal"), EITHER_OR)
+def test_a_question_between_two_actions_asks_to_choose_not_for_a_yes(text, proposal) -> None:
+    assert read("payables", "pay-012", text).proposal is proposal
 
 
 def test_a_refusal_that_mentions_the_action_proposes_nothing() -> None:
@@ -365,6 +453,17 @@ def test_a_report_in_the_domain_s_other_words_for_its_action() -> None:
     said = "Done — CH-50301 has been adjusted under Classic: {} refunded to Visa ****5530."
     assert read("benefits", "benefits-003", said.format("$37.50"), done=(APPLY_003,)).reports == keys("benefits", APPLY_003)
     assert read("benefits", "benefits-003", said.format("$73.50"), done=(APPLY_003,)).reports == frozenset()
+
+
+def test_where_a_record_now_is_reports_its_assignment_to_that_group_only() -> None:
+    """ "INC-1071 is now with the applications group" reports the assignment to that group, and naming another group
+    reports that one instead; where it sits, said without "now", is a finding and reports none."""
+    assign = {g: Write(tool="assign_incident", args={"incident_id": "INC-1071", "group": g}) for g in ("applications", "network")}
+    said = "INC-1071 is now with the {} group, who support RoutePlanner."
+    for group, write in assign.items():
+        assert read("helpdesk", "hd-007", said.format(group), also=tuple(assign.values())).reports == keys("helpdesk", write)
+    finding = "INC-1071 sits in the applications queue."
+    assert read("helpdesk", "hd-007", finding, also=tuple(assign.values())).reports == frozenset()
 
 
 def test_a_hand_off_is_proposed_and_reported_in_its_own_words_only() -> None:

@@ -48,6 +48,7 @@ from passhat.dialogue.values import (
     same_date,
     same_time,
     times_in,
+    unrounded,
 )
 
 __all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "tell"]
@@ -99,6 +100,7 @@ class _Said:
     start: int
     end: int
     mismatch: NotTold | None = None
+    said: Mention | None = None  # the amount as read, for money: "about $1,800" is rounded, not hedged
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,7 +206,7 @@ def _money_said(fact: Fact, text: str) -> list[_Said]:
         if amount is None or not same_amount(m, amount):
             continue
         other_currency = m.currency is not None and m.currency != fact.currency
-        found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, text, m) else None))
+        found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, text, m) else None, m))
     return found
 
 
@@ -322,7 +324,7 @@ def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | 
         return "question"
     if negated_at(text, start, end) or contrasted_at(text, start, end) or _denied(fact, text, start, end):
         return "negated"
-    if _hedged(fact, text, start, end) or (fact.kind == "status" and _only_possible(text, start)):
+    if _hedged(fact, _rounding_said(text, mention), start, end) or (fact.kind == "status" and _only_possible(text, start)):
         return "hedged"
     if mention.mismatch:
         return mention.mismatch
@@ -331,6 +333,18 @@ def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | 
     if _rival_in_sentence(fact, message, mention, id_pattern):
         return "contradicted"
     return None
+
+
+_CENTS_WRITTEN = re.compile(r"\d[.,]\d{2}(?!\d)")
+
+
+def _rounding_said(text: str, mention: _Said) -> str:
+    """The text with "about" blanked before an amount it rounds ("about $1,800" tells 1,792.00 within its step);
+    an amount written to the cent ("roughly $102.91", "about $8.00") is no rounding, so "about" is a hedge of it."""
+    said = mention.said
+    if said is None or _CENTS_WRITTEN.search(text, said.start, said.end):
+        return text
+    return unrounded(text, said)
 
 
 def _asks(text: str, start: int, end: int) -> bool:

@@ -29,6 +29,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"hand(?:s|ing|ed)?(?: \S+){0,3}? (?:over )?to\b",
         r"pass(?:es|ing|ed)?(?: \S+){0,3}? to\b",
         r"send(?:s|ing)?(?: \S+){0,3}? (?:over |across )?to\b",
+        r"(?:is|are|'s) now (?:with|owned by|in the hands of)\b",  # where a record went: "INC-1071 is now with applications"
     ),
     "book": (r"set(?:s|ting)?(?: \S+){0,3}? up\b", r"schedul", r"make (?:you )?an? (?:appointment|booking)", r"reserv"),
     "reschedul": (

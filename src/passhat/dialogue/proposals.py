@@ -422,12 +422,37 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
     return [*out, (at, length)] if at < length else out
 
 
-def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str]) -> bool:
+def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str], rivals: Sequence[Commitment] = ()) -> bool:
     """A write proposed: every required term named (the customer's own record, ``mine``, goes without saying: "book
-    you in with Dr Varga"), and no other value of a closed set it sets said instead."""
+    you in with Dr Varga"), a value that another action in play (``rivals``) may also take said of this write's own
+    action, and no other value of a closed set it sets said instead."""
     return all(
-        named(proposal, t, spans) or (t.kind == "id" and _id_core(t.value) in mine) for t in write.terms if t.required
+        (named(proposal, t, spans) and _said_for(proposal, t, write, spans, rivals))
+        or (t.kind == "id" and _id_core(t.value) in mine)
+        for t in write.terms
+        if t.required
     ) and not _says_otherwise(proposal, write, spans)
+
+
+def _said_for(proposal: str, term: Term, write: Commitment, spans: Spans, rivals: Sequence[Commitment]) -> bool:
+    """Whether a wording that is a value of this write and, in another role, of another action in play (a category and
+    a group both called "network") is said of this one: the action
+    word nearest before it is the write's own, or none is ("Classify INC-1331 as network, and assign it to
+    applications": "network" is the category there, so it assigns nothing to network)."""
+    shared = [
+        c
+        for c in rivals
+        if c.tool != write.tool
+        and any(o.kind == "phrase" and o.value.lower() == term.value.lower() and o.role != term.role for o in c.terms)
+    ]
+    own, every = action_pattern(tuple(write.words)), actions([write, *shared])
+    if term.kind != "phrase" or not shared or own is None or every is None:
+        return True
+    for start, _ in names_phrase(proposal, term.value):
+        before = [m.start() for m in every.finditer(proposal, 0, start)] if within(spans, start) else None
+        if before == [] or (before and own.match(proposal, before[-1])):
+            return True
+    return False
 
 
 def _about_the_record_in_view(
@@ -535,7 +560,7 @@ def bound_writes(
             (reported and _recalled(proposal, c, context, told))
             if c in context  # a write made is reported, never agreed to again
             else proposes(proposal, c.words, reported, spans)
-            and _fully_named(proposal, c, spans, mine)
+            and _fully_named(proposal, c, spans, mine, wanted)
             and (reported or not _refused(proposal, c, spans))
         )
     }

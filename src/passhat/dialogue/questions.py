@@ -71,9 +71,19 @@ def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
     INV-1?", "Apply Classic to CH-2, refund $46.25? y/n")."""
     if CONFIRM_REQUEST.search(sentence):
         return True
-    if "?" not in sentence or _OPEN_QUESTION.match(_MARKUP.sub("", sentence)):
+    if "?" not in sentence or _OPEN_QUESTION.match(_MARKUP.sub("", sentence)) or _either_or(sentence, actions):
         return False
     return bool(CONFIRM_QUESTION.search(sentence)) or bool(actions and actions.match(_MARKUP.sub("", sentence).lstrip()))
+
+
+_OR = re.compile(r"\bor\b", re.I)
+
+
+def _either_or(sentence: str, actions: re.Pattern[str] | None) -> bool:
+    """A question that offers two actions joined by "or" asks the customer to choose, not for a yes: "Short-pay or
+    hold instead?", "Shall I cancel it, or reschedule it?" propose neither (a yes could mean either)."""
+    found = list(actions.finditer(sentence)) if actions else []
+    return any(_OR.search(sentence, a.end(), b.start()) for a, b in zip(found, found[1:], strict=False))
 
 
 def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[int, int]]:

@@ -97,10 +97,12 @@ _FAILURE = cue(
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
 _UNSEEN = r"(?! (?:yet )?(?:confirm|say|tell|see|be sure)\b)"  # "I can't confirm it from here": not known, not refused
+_CANT = r"(?:can'?t|cannot|can not)"
+# "You can't do anything on that file": what the customer may do, with no particular action, tells their access
+_NO_ACTION_NAMED = r"(?! (?:\w+ )?(?:anything|any|everything|nothing)\b)"
 _REFUSAL = cue(
-    rf"can'?t{_UNSEEN}",
-    rf"cannot{_UNSEEN}",
-    rf"can not{_UNSEEN}",
+    rf"(?<!\byou ){_CANT}{_UNSEEN}",
+    rf"(?<=\byou ){_CANT}{_UNSEEN}{_NO_ACTION_NAMED}",
     r"not something (?:i|we)(?:'m| am|'re| are)? ?(?:allowed|able|permitted) to",
     r"(?:isn'?t|is not) something (?:i|we) can",
     r"request declined",
@@ -172,6 +174,11 @@ _ASKING = cue(
     r"please (?:reply|read|check|double-check)",
     r"verify first",
     r"do you (?:have|know|remember)",
+    r"(?:is|are) there (?:a|an|any)\b",  # a question by its word order, "?" or not: "And is there a day that suits you"
+    # what would serve as an answer ("The order number or an item in it will do.", "your name and zip code work too"),
+    # not a remark on something had ("I found the order number; that will do.")
+    r"(?<!that )(?<!this )(?<!it )(?:will|would) (?:also )?do(?: too| as well| just as well| fine)?\s*[.!]*$",
+    r"(?<!that )(?<!this )(?<!it )(?:works?|is fine|are fine) (?:too|as well|just as well|instead)\b",
     r"(?:can'?t|cannot|not sure|unsure|don'?t know)(?: \w+){0,2}? (?:tell|say|see|work out|know)\b[^.?!]*\b(?:which|what|who|whether)\b",
 )
 # "Which one would you like moved?", "Is it the one on 24 June or the one on 2 July?": a choice between the
@@ -276,6 +283,9 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     )
     if not (asking or listed):
         return frozenset()
+    named = _only_named(sentence, lexicon)
+    if named:
+        return named
     if acting and _yes_asked(sentence, lexicon):
         return frozenset()
     offer = _OFFER.search(sentence)
@@ -286,6 +296,26 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
         return frozenset({lexicon.which})
     return slots
+
+
+def _which_of_named(before: str, sentence: str, slots: frozenset[str], lexicon: Lexicon) -> frozenset[str]:
+    """ "Which one" asks for one of the things last named before it ("You have several orders on file. Which one is
+    it?" asks for the order, whatever else a cue reads into "which one"), unless the rest of the sentence asks more."""
+    which = _WHICH_ONE.search(sentence)
+    if not slots or which is None:
+        return slots
+    kinds = {m.end(): slot for slot in lexicon.cues for m in re.finditer(rf"\b{re.escape(slot.rstrip('s'))}s?\b", before, re.I)}
+    if not kinds:
+        return slots
+    rest = _EMPHASIS.sub("", sentence[: which.start()] + " " + sentence[which.end() :])
+    return frozenset({kinds[max(kinds)]} | {slot for slot, asked in lexicon.cues.items() if asked.search(rest)})
+
+
+def _only_named(sentence: str, lexicon: Lexicon) -> frozenset[str]:
+    """The slot a terse question is nothing but the name of ("Hold reason?"): it asks for it, though its words open
+    with an action ("hold"); a question that says more ("Hold INV-71011 for a duplicate?") proposes."""
+    bare = _EMPHASIS.sub("", sentence).strip(" ?:.").strip()
+    return frozenset(slot for slot, asked in lexicon.cues.items() if (m := asked.match(bare)) and m.end() == len(bare))
 
 
 _WH_WORD = re.compile(r"\b(?:what|which|who|whose|how|when|where|why)\b", re.I)
@@ -363,6 +393,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     has_action = bool(ids) or bool(lexicon.actions and lexicon.actions.search(text))
     leads = [_opens_request(s) or _asking_heading(s) for s in rest]
     asked = [_asks(s, has_action, lexicon, any(leads[:i])) for i, s in enumerate(rest)]
+    asked = [_which_of_named(" ".join(rest[:i]), s, slots, lexicon) for i, (s, slots) in enumerate(zip(rest, asked, strict=True))]
     asks = frozenset().union(*asked)
     confirming = [s for s, slots in zip(rest, asked, strict=False) if not slots and asks_yes(s, lexicon.actions)]
     leave = [

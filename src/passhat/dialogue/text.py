@@ -195,7 +195,25 @@ def negated_at(text: str, start: int, end: int, spare_modifiers: bool = True) ->
     if negator is None:
         return False
     between = before[negator.end() :]
+    if _aside_opened(between):
+        return False
     return not (spare_modifiers and _attributive_after_verb(text, start, end, between))
+
+
+_ASIDE = re.compile(r"\(([^()]*)$")
+_ASIDE_VERB = re.compile(
+    r"\b(?:is|are|was|were|be|been|has|have|had|can|could|will|would|must|should|may|might|does|do|did|\w{2,}ed|\w{2,}es)\b"
+    r"|'s\b",
+    re.I,
+)
+
+
+def _aside_opened(between: str) -> bool:
+    """Whether the mention sits in a bracketed aside opened after the negation that says something of its own: "Can't
+    approve it ($3,870.00 is over your approval limit)", "no paid plan (your membership is the free Basic plan)" state
+    the reason plainly. A bracket that only glosses the refused thing ("can't refund it (the $8.62)") has no verb."""
+    aside = _ASIDE.search(between)
+    return aside is not None and bool(_ASIDE_VERB.search(aside.group(1)))
 
 
 _QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|(?<!\w)'[^'\n]*'(?!\w)")
@@ -288,6 +306,20 @@ _APPROXIMATOR = re.compile(
     rf"\s*(?:[\w'-]+\s+)?{_OPEN_QUOTE}$",
     re.I,
 )
+_DEFINITE_AFTER = re.compile(rf"\s(?:the|its|your|their|our|this|that)\s+{_OPEN_QUOTE}$", re.I)
+_LIMIT_BEFORE = re.compile(r"\b(?:allow|permit|cover|cap|limit)(?:s|ed|ing)?\s+$", re.I)
+
+
+def _named_bound(before: str, approximator: re.Match[str]) -> bool:
+    """A comparison word that bounds nothing: before a definite value ("more than the $25.00 its tolerance allows"
+    names that amount, it does not estimate it), or after a verb of limit ("the tolerance allows up to $27.36"
+    says the limit exactly)."""
+    return bool(_DEFINITE_AFTER.search(approximator.group())) or (
+        approximator.group().lower().startswith(("up to", "at most"))
+        and bool(_LIMIT_BEFORE.search(before, 0, approximator.start()))
+    )
+
+
 _CONDITION_BEFORE = re.compile(
     r"\b(?:if|whether|unless|once|when|whenever|in\s+case|provided|assuming|as\s+soon\s+as"
     r"|before|after|(?:until|till)(?!\s+(?:the\s+|on\s+)?$))\b",  # "paid until October 19" ends a period: no condition
@@ -314,7 +346,10 @@ def hedged_at(text: str, start: int, end: int, alternatives: bool = True) -> boo
     c_start, c_end = clause_at(text, start)
     before = text[c_start:start]
     approximator = _APPROXIMATOR.search(before)
-    if approximator and not (approximator.group().lower().startswith(("about", "around")) and _ID_LIKE.match(text, start)):
+    if approximator and not (
+        (approximator.group().lower().startswith(("about", "around")) and _ID_LIKE.match(text, start))
+        or _named_bound(before, approximator)
+    ):
         return True
     if _CONDITION_BEFORE.search(before):
         return True
@@ -378,6 +413,18 @@ def is_offer(text: str, start: int, end: int) -> bool:
     """
     text = plain(text)
     q_start = _question_part_start(text, start)
-    if q_start is None or q_start > start or not _OFFER.match(text, q_start):
+    if q_start is None or q_start > start:
+        return False
+    if not (_OFFER.match(text, q_start) or _put_for_a_yes(text, q_start, start)):
         return False
     return not _CONDITION.search(text, q_start, start)
+
+
+_YES_NO_AFTER = re.compile(r"[^\S\n]*[(\[]?\s*(?:y/n|yes\s*/\s*no|yes\s+or\s+no)\b", re.I)
+
+
+def _put_for_a_yes(text: str, q_start: int, pos: int) -> bool:
+    """A question that opens with no asking word and is followed by a yes/no prompt is a proposal stated for a yes
+    ("Apply Classic to CH-50201, refund $46.25 to club credit? y/n"): it says its terms. "Is it delivered? y/n" asks."""
+    _, s_end = sentence_at(text, pos)
+    return not _QUESTION_OPENER.match(text, q_start) and bool(_YES_NO_AFTER.match(text, s_end))

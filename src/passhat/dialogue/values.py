@@ -158,7 +158,8 @@ _UNIT_AFTER = re.compile(
 _CUE_REFUND = re.compile(
     r"\b(?:refund(?:s|ed|ing|able)?|back|credit(?:s|ed|ing)?(?!\s+card)|reimburs\w*|return(?:ed)?\s+to\s+you"
     r"|you(?:'ll|\s+will|\s+would|\s+should|\s+can)?\s+(?:get|receive)|cheaper|less(?!\s+than)|owed\s+to\s+you|rebate"
-    r"|(?:give|pay|send)(?:s|ing)?\s+you|we\s+owe\s+you)\b",
+    r"|(?:give|pay|send)(?:s|ing)?\s+you|we\s+owe\s+you"
+    r"|waiv(?:e|es|ed|ing)|forgiv(?:e|es|en|ing)|writ(?:e|es|ten|ing)\s+off)\b",  # a charge let go is money not taken
     re.I,
 )
 _CUE_CHARGE = re.compile(
@@ -243,6 +244,13 @@ def rounding_word(text: str, start: int) -> tuple[int, int] | None:
     """Where the word saying that the amount starting at ``start`` is rounded stands ("about", "~"), if one does."""
     said = _ROUNDED.search(plain(text), 0, start)
     return said.span() if said else None
+
+
+def unrounded(text: str, said: Mention) -> str:
+    """``text`` with the word saying that an amount is rounded blanked (offsets kept): "about $1,800" states 1,800
+    to its step, so "about" is no hedge of it."""
+    word = rounding_word(text, said.start) if said.kind == "money" and said.step else None
+    return text if word is None else text[: word[0]] + " " * (word[1] - word[0]) + text[word[1] :]
 
 
 def _step_said(text: str, start: int, amount: Decimal, step: Decimal | None) -> str | None:
@@ -343,6 +351,7 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
     }
     if signed:  # "charge CH-50201 adjusted with -15.00": the thing adjusted, not the way; the sign says it
         cues["charge"] = [m for m in cues["charge"] if not _THING_CHARGED.fullmatch(m.group())]
+    cues["charge"] = [m for m in cues["charge"] if not _owed_as(m, cues["refund"], text)]
     paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
     if paid and cues["refund"]:
         cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
@@ -356,6 +365,17 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
     if len(distances) == 2 and distances["refund"] == distances["charge"]:
         return None
     return min(distances, key=distances.__getitem__)
+
+
+_OWED = re.compile(r"due|owe[sd]?|owing", re.I)
+
+
+def _owed_as(word: re.Match[str], refunds: list[re.Match[str]], text: str) -> bool:
+    """ "Due" or "owed" right after a refund word ("Refund due: $240.00", "credit owed") says the refund is owed,
+    not which way money moves: the noun before it does ("amount due" is still a charge)."""
+    return bool(_OWED.fullmatch(word.group())) and any(
+        r.end() <= word.start() and not text[r.end() : word.start()].strip() for r in refunds
+    )
 
 
 def parse_money(value: str) -> Decimal | None:

@@ -47,11 +47,11 @@ from passhat.dialogue.values import (
     money_in,
     names_person,
     names_phrase,
-    rounding_word,
     same_amount,
     same_date,
     same_time,
     times_in,
+    unrounded,
 )
 from passhat.domains.model import Domain
 from passhat.env import Environment
@@ -589,8 +589,7 @@ _ATTRIBUTED = re.compile(
 def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
     """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped.
     A rounded amount ("about $1,800") is stated, to its step: "about" is no hedge of it."""
-    if at.kind == "money" and at.step and (word := rounding_word(text, at.start)):
-        text = text[: word[0]] + " " * (word[1] - word[0]) + text[word[1] :]
+    text = unrounded(text, at)
     c_start, _ = clause_at_keeping_labels(text, at.start)
     before = text[c_start : at.start]
     return not (
