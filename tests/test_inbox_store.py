@@ -43,7 +43,7 @@ def actions(ticket) -> list[tuple[str, str]]:
 def test_a_filed_ticket_is_open_unassigned_and_keeps_what_the_agent_saw(store):
     ticket = filed(store, note="member since 2019")
     assert ticket.number == f"T-{ticket.id}"
-    assert (ticket.status, ticket.owner, ticket.outcome, ticket.notified) == ("open", "", "", False)
+    assert (ticket.status, ticket.owner, ticket.outcome) == ("open", "", "")
     assert ticket.args == {"order_id": "#W1", "amount": 180.5}
     assert ticket.request == ["I want my money back for order #W1."]
     assert ticket.evidence[0]["tool"] == "get_order"
@@ -87,15 +87,6 @@ def test_a_ticket_can_be_unassigned(store):
     number = filed(store, owner="Dana").id
     assert store.assign(number, "", by="lead").owner == ""
     assert store.get(number).history[-1].action == "unassigned"
-
-
-def test_a_reply_or_decision_is_untold_until_marked_notified_and_a_note_changes_nothing_for_the_customer(store):
-    number = filed(store).id
-    assert store.mark_notified(number).notified
-    assert store.add_note(number, "internal", by="Sam").notified
-    assert not store.reply(number, "Soon.", by="Sam").notified
-    store.mark_notified(number)
-    assert not store.decide(number, "rejected", by="Sam").notified
 
 
 def test_deciding_twice_is_refused_and_changes_nothing(store):

@@ -308,7 +308,7 @@ def test_reply_note_and_priority_change_the_ticket_and_are_audited_under_the_ope
     ticket = stored(out, number)
     assert [(e.by, e.text) for e in ticket.replies] == [("olga", "We are on it.")]
     assert [(e.by, e.text) for e in ticket.notes][-1] == ("olga", "Checked the order.")
-    assert ticket.priority == "urgent" and not ticket.notified
+    assert ticket.priority == "urgent"
     assert [(e["action"], e["by"], e["ticket"]) for e in audited(out)] == [
         ("ticket.reply", "olga", "T-1"),
         ("ticket.note", "olga", "T-1"),

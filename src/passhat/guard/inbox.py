@@ -86,7 +86,7 @@ SCHEMA = (
         replies TEXT NOT NULL,
         history TEXT NOT NULL,
         outcome TEXT NOT NULL,
-        notified INTEGER NOT NULL,
+        notified INTEGER NOT NULL,  -- unused; kept, as inbox files from before hold it NOT NULL
         created_at TEXT NOT NULL,
         decided_at TEXT,
         decided_by TEXT
@@ -133,7 +133,6 @@ class Ticket:
     replies: list[TicketEntry]  # to the customer
     history: list[TicketEntry]  # every change, in order
     outcome: str  # what carrying out an approved ticket did
-    notified: bool  # whether the conversation has been told of the latest reply or decision
     created_at: str
     decided_at: str | None
     decided_by: str | None
@@ -325,12 +324,6 @@ class InboxStore:
         outcome = _bounded(outcome, "outcome", MAX_TEXT)
         return self._update(ticket_id, {"outcome": outcome}, by, "carried out", outcome, required="approved")
 
-    def mark_notified(self, ticket_id: int) -> Ticket:
-        """The conversation has been told the latest reply or decision (no history line: nothing changed for staff)."""
-        with self._change() as db:
-            self._changed(db, ticket_id, db.execute("UPDATE tickets SET notified = 1 WHERE id = ?", (ticket_id,)))
-            return self._read(db, ticket_id)
-
     async def wait_for_decision(self, ticket_id: int, timeout: float, poll: float = 0.2) -> Ticket:
         """The ticket once it is no longer open, or as it stands after ``timeout`` seconds; sleeps between
         reads, so the other tasks of the event loop keep going."""
@@ -371,11 +364,11 @@ class InboxStore:
         """A note (any ticket) or a reply (open tickets only; the conversation has then not been told the latest)."""
         what, action = ENTRIES[kind]
         entry = _json(_entry(now(), _bounded(by, "by", MAX_NAME), action, _bounded(text, what, MAX_TEXT)))
-        untold, open_only = (", notified = 0", " AND status = 'open'") if kind == "replies" else ("", "")
+        open_only = " AND status = 'open'" if kind == "replies" else ""
         with self._change() as db:
             changed = db.execute(
                 f"UPDATE tickets SET {kind} = json_insert({kind}, '$[#]', json(?)),"
-                f" history = json_insert(history, '$[#]', json(?)){untold} WHERE id = ?{open_only}",
+                f" history = json_insert(history, '$[#]', json(?)) WHERE id = ?{open_only}",
                 (entry, entry, ticket_id),
             )
             self._changed(db, ticket_id, changed)
@@ -387,7 +380,7 @@ class InboxStore:
         entry = _entry(at, by, status, _bounded(note, "note", MAX_TEXT, empty_ok=True))
         with self._change() as db:
             changed = db.execute(
-                "UPDATE tickets SET status = ?, decided_at = ?, decided_by = ?, notified = 0,"
+                "UPDATE tickets SET status = ?, decided_at = ?, decided_by = ?,"
                 " history = json_insert(history, '$[#]', json(?)) WHERE id = ? AND status = 'open'",
                 (status, at, by, _json(entry), ticket_id),
             )
@@ -443,7 +436,7 @@ def _ticket(row: sqlite3.Row) -> Ticket:
         values[column] = json.loads(values[column])
     for column in ("notes", "replies", "history"):
         values[column] = [TicketEntry(**e) for e in json.loads(values[column])]
-    values["notified"] = bool(values["notified"])
+    del values["notified"]  # never set: passhat sends no reply or decision to a customer
     return Ticket(number=f"T-{values['id']}", **values)
 
 
