@@ -181,13 +181,14 @@ def binding(
     includes ``write``; several writes may be proposed together). ``own``: ids anyone may mention (the
     customer's own id) without proposing anything; ``context``: writes already made, which the message
     may report ("Done: order A is cancelled. I can now cancel order B...")."""
-    batch = list(batch) or [write]
+    batch, own = list(batch) or [write], tuple(own)
+    mine = {_id_core(i) for i in own}
     pattern = actions([*batch, *context])
     spans = answered(proposal, pattern)
     everything = [t for c in [*batch, *context] for t in c.terms]
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
-        unnamed=tuple(str(t) for t in write.terms if t.required and not named(proposal, t, spans)),
+        unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine)),
         conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
     )
 
@@ -475,9 +476,15 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
 def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str]) -> bool:
     """A write proposed: every required term named (the customer's own record, ``mine``, goes without saying: "book
     you in with Dr Varga"), and no other value of a closed set it sets said instead."""
-    return all(
-        named(proposal, t, spans) or (t.kind == "id" and _id_core(t.value) in mine) for t in write.terms if t.required
-    ) and not _says_otherwise(proposal, write, spans)
+    return all(_given(proposal, t, spans, mine) for t in write.terms if t.required) and not _says_otherwise(
+        proposal, write, spans
+    )
+
+
+def _given(proposal: str, term: Term, spans: Spans, mine: set[str]) -> bool:
+    """A term named, or the customer's own record (``mine``: id cores), which goes without saying ("a check-up for
+    you"): the customer who says yes and the grader who judges that yes read a proposal by this one rule."""
+    return named(proposal, term, spans) or (term.kind == "id" and _id_core(term.value) in mine)
 
 
 def _about_the_record_in_view(
