@@ -354,7 +354,8 @@ def _stated_but_not_agreed(
     recapped around the proposal are context, except a card and, where the writes move money for the customer,
     an amount moving for them: what the customer would get or pay, wherever it is said. A quoted wording (a note's or
     a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
-    amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`), nor
+    amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`) unless
+    it moves for the customer where the writes move money ("I'd charge the $2.19 difference to your Visa"), nor
     money that moved before (:func:`_recapped`)."""
     proposal = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), proposal)
     spans = spans or [(0, len(proposal))]
@@ -371,7 +372,7 @@ def _stated_but_not_agreed(
         ]
     moving = any(t.direction for t in every)
     for m in money_in(proposal):
-        if within(spans, m.start) and _context_amount(proposal, m, actions):
+        if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
             continue
         if not within(spans, m.start) and not (moving and m.direction):
             continue
