@@ -163,3 +163,43 @@ def test_a_booking_for_you_names_the_caller_for_the_customer_and_the_grader_alik
 def test_a_booking_for_you_does_not_name_another_patient():
     batch = writes(INTAKE, "intake-003", patient_id="P-1017")
     assert not binding(FOR_YOU, batch[0], batch, INTAKE.id_pattern, ("P-1016",)).ok
+
+
+HD_013_REFUSAL = (
+    "Verified, Mireille. INC-1131 (North depot wifi, 8 affected, now medium): critical not possible — needs 20+ people "
+    "affected. Biz-critical system, so high is allowed. Raise INC-1131 to high? y/n"
+)
+HD_013_DONE = "Done — INC-1131 now high. Still w/ network group."
+
+
+def priority_told(*messages: str) -> bool:
+    """Whether hd-013's reason, the priority the rules allow (high, of INC-1131), is told by ``messages``."""
+    from passhat.dialogue.facts import tell
+    from passhat.domains.facts import derive_fact
+
+    task = HELPDESK.tasks["hd-013"] if isinstance(HELPDESK.tasks, dict) else next(t for t in HELPDESK.tasks if t.id == "hd-013")
+    goal = task.goals[0]
+    env = Environment(HELPDESK)
+    try:
+        fact, _ = derive_fact(HELPDESK, env.db, goal, goal.tell[0])
+    finally:
+        env.close()
+    return tell(fact, list(enumerate(messages)), id_pattern=HELPDESK.id_pattern).told
+
+
+@pytest.mark.parametrize("messages", [(HD_013_REFUSAL,), (HD_013_DONE,)])
+def test_the_priority_allowed_is_told_when_said_of_the_incident_in_any_wording(messages):
+    assert priority_told(*messages)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "High priority is not allowed for INC-1131.",
+        "INC-1131 cannot be high.",
+        "INC-1131 might be high, I'm not sure.",
+        "INC-1120 is now high.",
+    ],
+)
+def test_the_priority_denied_hedged_or_said_of_another_incident_is_not_told(message):
+    assert not priority_told(message)
