@@ -98,6 +98,11 @@ def test_that_adjustment_points_back_to_the_adjustment_proposed(text):
     assert agreed(PAYABLES, text, writes(PAYABLES, "pay-006")) == {0}
 
 
+def test_the_noun_of_another_action_does_not_point_back_to_the_adjustment():
+    text = ADJUSTMENT_BELOW.replace("that adjustment?", "that cancellation?")
+    assert agreed(PAYABLES, text, writes(PAYABLES, "pay-006")) == set()
+
+
 def test_that_adjustment_with_an_amount_of_its_own_must_name_the_right_one():
     text = ADJUSTMENT_BELOW.replace(
         "Shall I go ahead with that adjustment?", "Shall I go ahead with that adjustment to $1,250.00?"

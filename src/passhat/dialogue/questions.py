@@ -163,8 +163,9 @@ def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
     return all(w in _POINTING or w in _ACTION_NOUNS for w in words)
 
 
-# the nouns of the actions a service takes, said to point back at the offer ("Shall I go ahead with that refund?")
-_ACTION_NOUNS = frozenset("refund refunds cancellation cancellations booking bookings adjustment adjustments".split())
+# money put back, said to point back at the offer that moves it ("Shall I go ahead with that refund?") whatever the
+# write's own action word; a noun made from an action word ("that adjustment", "the cancellation") is that action
+_ACTION_NOUNS = frozenset({"refund", "refunds"})
 
 
 def _without_actions(text: str, actions: re.Pattern[str] | None) -> str:
