@@ -19,7 +19,15 @@ from typing import Any, Literal
 from passhat.dialogue.facts import Direction
 from passhat.dialogue.lexicon import with_synonyms
 from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
-from passhat.dialogue.text import clause_at, clause_at_keeping_labels, contrasted_at, negated_at, reported_at, sentences
+from passhat.dialogue.text import (
+    clause_at,
+    clause_at_keeping_labels,
+    contrasted_at,
+    negated_at,
+    reported_at,
+    sentence_at,
+    sentences,
+)
 from passhat.dialogue.values import (
     Mention,
     card_endings_in,
@@ -348,6 +356,7 @@ def _stated_but_not_agreed(
     own: set[str],
     spans: Spans | None = None,
     actions: re.Pattern[str] | None = None,
+    reported: bool = False,
 ) -> list[str]:
     """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
     (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
@@ -389,12 +398,17 @@ def _stated_but_not_agreed(
     ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
-        # an id conflicts only as another record of a kind the writes act on ("INV-71005" for INV-71004): the
-        # purchase order an invoice was matched to is context; a write that names no record (a hand-off) has none
+        # a record of a kind the writes do not act on, said as an aside, is context ("INV-71004 (PO-4104)", "PO-4106:
+        # 20 boxes @ $61.00"), and in a report what the writes made ("your appointment reference is AP-5233"); a write
+        # that names no record (a hand-off) has ids as context
         kinds = {_id_kind(_id_core(t.value)) for t in every if t.kind == "id"}
         for found in re.finditer(id_pattern, proposal):
             if (
-                _id_kind(_id_core(found.group(0))) in kinds
+                kinds
+                and (
+                    _id_kind(_id_core(found.group(0))) in {*kinds, ""}
+                    or not (reported or _aside(proposal, found.start(), found.end()))
+                )
                 and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
                 and not _withheld(proposal, found.start(), found.end())
@@ -403,24 +417,40 @@ def _stated_but_not_agreed(
     return list(dict.fromkeys(out))
 
 
-# what labels an amount as a finding rather than a term: a variance, an allowance, a limit, a unit price, what was
-# billed, matched or ordered ("variance $12.60", "2% capped $75 = $17.04 allowed", "20 boxes @ $61.00")
+def _aside(text: str, start: int, end: int) -> bool:
+    """Whether an id is said as an aside: in brackets, or as the label of findings ("PO-4106: billed $1,320.00")."""
+    s_start, _ = sentence_at(text, start)
+    bracketed = text.rfind("(", s_start, start) > text.rfind(")", s_start, start)
+    return bracketed or bool(re.match(r"\s*:", text[end:]))
+
+
+# what labels an amount as a finding rather than a term: a variance, an allowance, a limit, what was matched or
+# ordered ("variance $12.60", "2% capped $75 = $17.04 allowed"), or a unit price ("20 boxes @ $61.00"); what was
+# billed is the write's own total, and another one conflicts
+_PER_UNIT = r"@|\b(?:each|apiece|per|a (?:box|unit|piece|item|case|ream))\b|/\s*(?:pc|pcs|unit|ea|each|box|item)\b"
 _FINDING_LABEL = re.compile(
-    r"\b(?:variance|difference|tolerance|allow(?:s|ed|ance)?|cap(?:s|ped)?|limit|threshold|maximum|max|matched|ordered|"
-    r"billed|bills|invoiced|unit|each|apiece|per)\b|@|/\s*(?:pc|pcs|unit|ea|each|box|item)\b",
+    rf"\b(?:variance|difference|tolerance|allow(?:s|ed|ance)?|cap(?:s|ped)?|limit|threshold|maximum|max|matched|ordered|"
+    rf"unit)\b|{_PER_UNIT}",
     re.I,
 )
+_PRICED_PER_UNIT = re.compile(_PER_UNIT, re.I)
 
 
 def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None) -> bool:
     """An amount said as a finding beside a proposal, not as a term of it: its clause labels it as another quantity
     (:data:`_FINDING_LABEL`) and names no action of the writes ("billed $864.60 vs matched $852.00 → variance $12.60.
-    Approve INV-71004?"). An amount in the clause of the action itself ("approve INV-1 for $900.00 within tolerance")
-    is a term, whatever labels it."""
+    Approve INV-71004?"), or it is in brackets that price by the unit ("(20 boxes @ $61 ordered; billed $66)"). An
+    amount in the clause of the action itself ("approve INV-1 for $900.00 within tolerance") is a term, whatever
+    labels it."""
     start, end = clause_at(text, amount.start)
     if actions is not None and actions.search(text, start, end):
         return False
-    return bool(_FINDING_LABEL.search(text, start, end))
+    if _FINDING_LABEL.search(text, start, end):
+        return True
+    opened = text.rfind("(", 0, amount.start)
+    closed = text.find(")", amount.start)
+    aside = opened > text.rfind(")", 0, amount.start) and closed > 0
+    return aside and bool(_PRICED_PER_UNIT.search(text, opened, closed))
 
 
 # money that moved before the proposal, recalled: "you were charged $90.00", "charged in full at $90.00 on your Visa"
@@ -605,7 +635,7 @@ def bound_writes(
 
     def conflicts(chosen: Iterable[int]) -> list[str]:
         terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
-        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans, pattern)
+        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans, pattern, reported)
 
     if conflicts(offered):
         return set()
