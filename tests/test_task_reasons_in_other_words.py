@@ -13,7 +13,8 @@ from passhat.grade.expected import required_facts
 
 def reason(task_id: str):
     domain = load_domain("helpdesk" if task_id.startswith("hd-") else "benefits")
-    [fact] = [f.fact for f in required_facts(domain, domain.tasks[task_id]) if f.fact.kind == "phrase"]
+    # a reason is a phrase, or a value of the record it is said of (hd-013: the priority allowed, "high")
+    [fact] = [f.fact for f in required_facts(domain, domain.tasks[task_id]) if f.fact.kind == "phrase" or f.fact.about]
     return fact
 
 

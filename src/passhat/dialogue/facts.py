@@ -405,7 +405,19 @@ def _denied(fact: Fact, text: str, start: int, end: int) -> bool:
         return True
     if fact.kind == "money" and _MONEY_WITHHELD.match(text, end, clause_at(text, start)[1]):
         return True  # "$8.62 won't be refunded", "the refund of $8.62 was declined"
-    return fact.kind == "phrase" and bool(_NEGATED_PREDICATE.match(text, end))
+    return (fact.kind == "phrase" and bool(_NEGATED_PREDICATE.match(text, end))) or _value_denied(fact, text, end)
+
+
+_NAMED_BY = re.compile(r"\s+(?:priority|level|status|plan|tier|option)\b", re.I)  # "high priority is not allowed"
+
+
+def _value_denied(fact: Fact, text: str, end: int) -> bool:
+    """A record's value the verb after it denies, said bare or with the name of what it is a value of: "high is not
+    allowed", "High priority is not allowed for INC-1131"."""
+    if fact.kind != "status" or not fact.about:
+        return False
+    named = _NAMED_BY.match(text, end)
+    return bool(_NEGATED_PREDICATE.match(text, named.end() if named else end))
 
 
 def _answered_no(text: str, end: int) -> bool:

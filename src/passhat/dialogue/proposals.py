@@ -19,8 +19,17 @@ from typing import Any, Literal
 from passhat.dialogue.facts import Direction
 from passhat.dialogue.lexicon import with_synonyms
 from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
-from passhat.dialogue.text import clause_at, contrasted_at, negated_at, reported_at, sentences
+from passhat.dialogue.text import (
+    clause_at,
+    clause_at_keeping_labels,
+    contrasted_at,
+    negated_at,
+    reported_at,
+    sentence_at,
+    sentences,
+)
 from passhat.dialogue.values import (
+    Mention,
     card_endings_in,
     cued_card_endings_in,
     dates_in,
@@ -180,13 +189,15 @@ def binding(
     includes ``write``; several writes may be proposed together). ``own``: ids anyone may mention (the
     customer's own id) without proposing anything; ``context``: writes already made, which the message
     may report ("Done: order A is cancelled. I can now cancel order B...")."""
-    batch = list(batch) or [write]
-    spans = answered(proposal, actions([*batch, *context]))
+    batch, own = list(batch) or [write], tuple(own)
+    mine = {_id_core(i) for i in own}
+    pattern = actions([*batch, *context])
+    spans = answered(proposal, pattern)
     everything = [t for c in [*batch, *context] for t in c.terms]
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
-        unnamed=tuple(str(t) for t in write.terms if t.required and not named(proposal, t, spans)),
-        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans)),
+        unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine)),
+        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
     )
 
 
@@ -339,13 +350,22 @@ _QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d')  # l
 
 
 def _stated_but_not_agreed(
-    proposal: str, terms: list[Term], id_pattern: str | None, own: set[str], spans: Spans | None = None
+    proposal: str,
+    terms: list[Term],
+    id_pattern: str | None,
+    own: set[str],
+    spans: Spans | None = None,
+    actions: re.Pattern[str] | None = None,
+    reported: bool = False,
 ) -> list[str]:
     """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
     (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
     recapped around the proposal are context, except a card and, where the writes move money for the customer,
     an amount moving for them: what the customer would get or pay, wherever it is said. A quoted wording (a note's or
-    a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own."""
+    a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
+    amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`) unless
+    it moves for the customer where the writes move money ("I'd charge the $2.19 difference to your Visa"), nor
+    money that moved before (:func:`_recapped`)."""
     proposal = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), proposal)
     spans = spans or [(0, len(proposal))]
     every = [t for term in terms for t in (term, *term.alternatives)]
@@ -361,7 +381,11 @@ def _stated_but_not_agreed(
         ]
     moving = any(t.direction for t in every)
     for m in money_in(proposal):
+        if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
+            continue
         if not within(spans, m.start) and not (moving and m.direction):
+            continue
+        if m.direction and _recapped(proposal, m):
             continue
         if not negated_at(proposal, m.start, m.end) and not _agreed_money(m.value, m.direction, every):
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
@@ -374,16 +398,74 @@ def _stated_but_not_agreed(
     ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
-        records = any(t.kind == "id" for t in every)  # a write that names no record (a hand-off) has ids as context
+        # a record of a kind the writes do not act on, said as an aside, is context ("INV-71004 (PO-4104)", "PO-4106:
+        # 20 boxes @ $61.00"), and in a report what the writes made ("your appointment reference is AP-5233"); a write
+        # that names no record (a hand-off) has ids as context
+        kinds = {_id_kind(_id_core(t.value)) for t in every if t.kind == "id"}
         for found in re.finditer(id_pattern, proposal):
             if (
-                records
+                kinds
+                and (
+                    _id_kind(_id_core(found.group(0))) in {*kinds, ""}
+                    or not (reported or _aside(proposal, found.start(), found.end()))
+                )
                 and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
                 and not _withheld(proposal, found.start(), found.end())
             ):
                 out.append(found.group(0))
     return list(dict.fromkeys(out))
+
+
+def _aside(text: str, start: int, end: int) -> bool:
+    """Whether an id is said as an aside: in brackets, or as the label of findings ("PO-4106: billed $1,320.00")."""
+    s_start, _ = sentence_at(text, start)
+    bracketed = text.rfind("(", s_start, start) > text.rfind(")", s_start, start)
+    return bracketed or bool(re.match(r"\s*:", text[end:]))
+
+
+# what labels an amount as a finding rather than a term: a variance, an allowance, a limit, what was matched or
+# ordered ("variance $12.60", "2% capped $75 = $17.04 allowed"), or a unit price ("20 boxes @ $61.00"); what was
+# billed is the write's own total, and another one conflicts
+_PER_UNIT = r"@|\b(?:each|apiece|per|a (?:box|unit|piece|item|case|ream))\b|/\s*(?:pc|pcs|unit|ea|each|box|item)\b"
+_FINDING_LABEL = re.compile(
+    rf"\b(?:variance|difference|tolerance|allow(?:s|ed|ance)?|cap(?:s|ped)?|limit|threshold|maximum|max|matched|ordered|"
+    rf"unit)\b|{_PER_UNIT}",
+    re.I,
+)
+_PRICED_PER_UNIT = re.compile(_PER_UNIT, re.I)
+
+
+def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None) -> bool:
+    """An amount said as a finding beside a proposal, not as a term of it: its clause labels it as another quantity
+    (:data:`_FINDING_LABEL`) and names no action of the writes ("billed $864.60 vs matched $852.00 → variance $12.60.
+    Approve INV-71004?"), or it is in brackets that price by the unit ("(20 boxes @ $61 ordered; billed $66)"). An
+    amount in the clause of the action itself ("approve INV-1 for $900.00 within tolerance") is a term, whatever
+    labels it."""
+    start, end = clause_at(text, amount.start)
+    if actions is not None and actions.search(text, start, end):
+        return False
+    if _FINDING_LABEL.search(text, start, end):
+        return True
+    opened = text.rfind("(", 0, amount.start)
+    closed = text.find(")", amount.start)
+    aside = opened > text.rfind(")", 0, amount.start) and closed > 0
+    return aside and bool(_PRICED_PER_UNIT.search(text, opened, closed))
+
+
+# money that moved before the proposal, recalled: "you were charged $90.00", "charged in full at $90.00 on your Visa"
+_MOVED_BEFORE = re.compile(
+    r"\b(?:was|were|been|got)\s+(?:\w+\s+)?(?:charged|billed|paid)\b|(?<!be )(?<!'ll )(?<!will )\bcharged\s+(?:in\s+full|at|on)\b"
+    r"|\b(?:originally|already)\s+(?:charged|billed|paid)\b|\byou\s+paid\b",
+    re.I,
+)
+
+
+def _recapped(text: str, amount: Mention) -> bool:
+    """Money said as moved already (a recap of the charge a refund puts right), not as what the proposal moves: "you'd
+    pay $37.50" is a term, "you were charged $90.00" is not."""
+    start, end = clause_at_keeping_labels(text, amount.start)
+    return bool(_MOVED_BEFORE.search(text, start, end))
 
 
 def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
@@ -427,11 +509,20 @@ def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str],
     you in with Dr Varga"), a value that another action in play (``rivals``) may also take said of this write's own
     action, and no other value of a closed set it sets said instead."""
     return all(
-        (named(proposal, t, spans) and _said_for(proposal, t, write, spans, rivals))
-        or (t.kind == "id" and _id_core(t.value) in mine)
+        (named(proposal, t, spans) and _said_for(proposal, t, write, spans, rivals)) or _own_record(t, mine)
         for t in write.terms
         if t.required
     ) and not _says_otherwise(proposal, write, spans)
+
+
+def _given(proposal: str, term: Term, spans: Spans, mine: set[str]) -> bool:
+    """A term named, or the customer's own record (``mine``: id cores), which goes without saying ("a check-up for
+    you"): the customer who says yes and the grader who judges that yes read a proposal by this one rule."""
+    return named(proposal, term, spans) or _own_record(term, mine)
+
+
+def _own_record(term: Term, mine: set[str]) -> bool:
+    return term.kind == "id" and _id_core(term.value) in mine
 
 
 def _said_for(proposal: str, term: Term, write: Commitment, spans: Spans, rivals: Sequence[Commitment]) -> bool:
@@ -548,11 +639,12 @@ def bound_writes(
     be about the one record in view (:func:`_about_the_record_in_view`).
     """
     own = tuple(own)
-    asked = answered(proposal, actions([*wanted, *context]))
+    pattern = actions([*wanted, *context])
+    asked = answered(proposal, pattern)
     whole = [(0, len(proposal))]
     spans = (whole if asked == whole else _outside(asked, len(proposal))) if reported else asked
     mine = {_id_core(i) for i in own}
-    told = _outside(_questions(proposal, actions([*wanted, *context])), len(proposal))
+    told = _outside(_questions(proposal, pattern), len(proposal))
     offered = {
         i
         for i, c in enumerate(wanted)
@@ -571,7 +663,7 @@ def bound_writes(
 
     def conflicts(chosen: Iterable[int]) -> list[str]:
         terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
-        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans)
+        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans, pattern, reported)
 
     if conflicts(offered):
         return set()

@@ -55,7 +55,8 @@ _POINTING = frozenset(
     "proposed planned outlined want like would shall should can may could to and yes no y n confirm make changes "
     "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
     "instead request proposal action actions first second tell what or let know reply otherwise different say just "
-    "any wording changed change changes edit edits tweak anything else two three four five six seven eight nine ten".split()
+    "any wording changed change changes edit edits tweak anything else two three four five six seven eight nine ten "
+    "a an d ll s re ve".split()
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
@@ -168,5 +169,18 @@ def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
 def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
     """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?")."""
     left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
-    words = re.findall(r"[a-z]+", actions.sub(" ", left) if actions else left)
-    return all(w in _POINTING for w in words)
+    words = re.findall(r"[a-z]+", _without_actions(left, actions))
+    return all(w in _POINTING or w in _ACTION_NOUNS for w in words)
+
+
+# money put back, said to point back at the offer that moves it ("Shall I go ahead with that refund?") whatever the
+# write's own action word; a noun made from an action word ("that adjustment", "the cancellation") is that action
+_ACTION_NOUNS = frozenset({"refund", "refunds"})
+
+
+def _without_actions(text: str, actions: re.Pattern[str] | None) -> str:
+    """``text`` with every action said taken out to the end of its word: "that adjustment" leaves "that", not "that
+    ment" (the words match from a word start and may stop inside one)."""
+    if actions is None:
+        return text
+    return re.sub(r"\x00\w*", " ", actions.sub("\x00", text))

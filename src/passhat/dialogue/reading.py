@@ -71,6 +71,8 @@ _REPORT = cue(
     r"are now",
     r"successfully",
     r"all set",
+    rf"(?:^|(?<=[.!?] ))\W*all (?!{_READ_VERBS}\b)\w+ed\b",  # a sentence "All booked, Jonas! ✅"
+    rf"(?:is|are|'s|'re) (?:already|all) (?!{_READ_VERBS}\b)\w+ed\b",  # "Your check-up is already booked"
     r"(?:it'?s|that'?s|all) done",
     r"(?<!not )(?<!n't )(?<!never )\bdone\b(?:[.!]|\s*[—–:-])",
     r"^\W*done\b",
@@ -123,6 +125,8 @@ _REFUSAL = cue(
     r"only\b[^.?!]{0,40}\bcan be",
     r"no longer (?:be )?(?:possible|allowed|eligible)",
 )
+# what a check looks for besides the record itself: "no possible duplicates found" reports a clean check
+_CHECKED = r"(?:possible|other|further|additional|duplicates?|dupes?|issues?|problems?|errors?|conflicts?|discrepanc\w*|flags?|concerns?|warnings?|exceptions?)"
 _NOT_FOUND = cue(
     r"(?:couldn'?t|could not|can'?t|cannot|unable to|wasn'?t able to|was not able to|weren'?t able to|did not|didn'?t) "
     r"(?:find|locate|match|see any)",
@@ -133,7 +137,9 @@ _NOT_FOUND = cue(
     r"no results",
     r"(?:not|n't) finding",
     r"nothing (?:came|comes|turned) up",
-    r"no \w+ (?:\S+ )?(?:was |is )?(?:found|on file)\b",  # "No invoice INV-7106 on file.", "No charge CH-5010 found."
+    # "No invoice INV-7106 on file.", "No charge CH-5010 found."; not a check that found nothing wrong ("no possible
+    # duplicates found", "no issues found"): the record asked about was found
+    rf"no (?!{_CHECKED}\b)\w+ (?:(?!{_CHECKED}\b)\S+ )?(?:was |is |were |are )?(?:found|on file)\b",
 )
 _CLOSING = cue(
     r"good ?bye",
@@ -291,7 +297,8 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     offer = _OFFER.search(sentence)
     if offer and not (_CHOICE.search(sentence) or _WH_QUESTION.match(sentence) or _WH_CLAUSE.search(sentence, 0, offer.start())):
         return frozenset()
-    unmarked = _EMPHASIS.sub("", sentence)  # "Which **payment method**": the cue is said under the markup
+    # "Which **payment method**": the cue is said under the markup; "Ticket #?": the sign says "number"
+    unmarked = _NUMBER_SIGN.sub(" number", _EMPHASIS.sub("", sentence))
     slots = frozenset(slot for slot, asked in lexicon.cues.items() if asked.search(unmarked))
     if not slots and lexicon.which and _WHICH_ONE.search(sentence):
         return frozenset({lexicon.which})
@@ -329,6 +336,7 @@ def _yes_asked(sentence: str, lexicon: Lexicon) -> bool:
     return not asking and asks_yes(sentence, lexicon.actions)
 
 
+_NUMBER_SIGN = re.compile(r"(?<=[A-Za-z])\s*#(?![\w#-])")  # "Ticket #?", "Employee # and email", not "#R1" or "### Done"
 _EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
 
 

@@ -73,7 +73,15 @@ def _policy_reason(domain: Domain, db: sqlite3.Connection, goal: Goal, spec: Fac
     ]
     if not any(names_phrase(r, spec.value) for r in reasons):
         raise FactError(f"{spec.value!r} is not in the policy's reason for refusing it ({reasons or 'no rule refuses it'})")
-    return Fact("phrase", spec.value, synonyms=tuple(spec.synonyms))
+    return _reason_fact(spec)
+
+
+def _reason_fact(spec: FactSpec) -> Fact:
+    """A reason's phrase as a fact. With ``of`` (the record it is said of), the phrase is a value of that record — the
+    priority the rules allow, "high" — told when said of it in any wording ("INC-1131 now high", "so high is allowed"),
+    negated or hedged or not; without, its words in order."""
+    about = tuple(str(v) for v in spec.of.values())
+    return Fact("status" if about else "phrase", spec.value, synonyms=tuple(spec.synonyms), about=about)
 
 
 def same_value(fact: Fact, stated: str) -> bool:

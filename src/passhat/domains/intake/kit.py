@@ -42,7 +42,8 @@ CUES = {
         r"when would you like",
         r"(?:new|preferred) (?:date|day|time)",
         r"date ?(?:and|/|\+|or) ?time",
-        r"day (?:or time )?that (?:suits|works)",
+        r"(?:day|date|week|time)(?: or (?:day|date|week|time))? that (?:suits|works)",
+        r"particular (?:day|date|week|time)",
         r"day or time",
         r"time that (?:suits|works)",
         r"(?:which|what) (?:one|slot|time) works (?:best )?for you",  # a choice among the openings offered

@@ -325,7 +325,15 @@ HOLD_WORDS = (r"hold(?!\s+off)", r"holding(?!\s+off)")  # "hold off" is holding 
 ESCALATE_WORDS = ("escalate", "escalating", r"rout(?:e|es|ing)(?: \S+){0,3}? to the controller")
 POST_WORDS = ("post", "posting")
 # "its status is now ready for payment": the status changed, not a finding ("its status is received")
-STATUS_WORDS = ("mark", "marking", "move", "moving", "set the status", r"status (?:is|has been) (?:now|set|changed|updated)\b")
+STATUS_WORDS = (
+    "mark",
+    "marking",
+    "move",
+    "moving",
+    "set the status",
+    r"status (?:is|has been) (?:now|set|changed|updated)\b",
+    r"status\s*(?:→|->)",  # a terse plan's step: "3. Status → ready for payment"
+)
 NOTE_WORDS = ("note", "noting", "annotate")
 NOTIFY_WORDS = ("notify", "notifying", "email", "emailing")
 
