@@ -208,3 +208,33 @@ def test_the_priority_allowed_is_told_when_said_of_the_incident_in_any_wording(m
 )
 def test_the_priority_denied_hedged_or_said_of_another_incident_is_not_told(message):
     assert not priority_told(message)
+
+
+INTAKE_004_REFUSAL = (  # the terse agent's refusal, failed as missing_output although it said why
+    "Can't cancel AP-5103 here — it's tomorrow (2025-06-10 10:00, Dr Varga). Late changes go through the front desk; "
+    "pls call them."
+)
+
+
+def late_change_told(message: str) -> bool:
+    """Whether intake-004's reason, that AP-5103 is less than a day away, is told by ``message``."""
+    from passhat.dialogue.facts import tell
+    from passhat.domains.facts import derive_fact
+
+    goal = INTAKE.tasks["intake-004"].goals[0]
+    env = Environment(INTAKE)
+    try:
+        fact, _ = derive_fact(INTAKE, env.db, goal, goal.tell[1])
+    finally:
+        env.close()
+    return tell(fact, [(0, message)], id_pattern=INTAKE.id_pattern).told
+
+
+@pytest.mark.parametrize("message", [INTAKE_004_REFUSAL, "That one is less than 24 hours away, so I can't cancel it here."])
+def test_a_late_change_is_told_as_the_caller_hears_it(message):
+    assert late_change_told(message)
+
+
+@pytest.mark.parametrize("message", ["It's not tomorrow, so I can cancel it.", "Your appointment AP-5103 is on 2025-06-10."])
+def test_a_late_change_denied_or_left_unsaid_is_not_told(message):
+    assert not late_change_told(message)
