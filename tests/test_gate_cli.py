@@ -136,6 +136,7 @@ def test_run_with_gate_and_early_stop_reports_savings_and_exit_status(tmp_path):
     assert again.exit_code == 1  # the stored, early-stopped run gives the same verdict
     with ResultStore.open(tmp_path / "g") as store:
         assert store.config["early_stop"] == "k=6,min=0.99"  # the stored run says it left trials out
+        assert store.config["gate"] == "k=6,min=0.99"  # and what it was judged against (the runs list shows it)
     resumed = invoke("run", "--resume", "g", "--out", str(tmp_path))  # without --early-stop: every trial runs
     assert resumed.exit_code == 0, resumed.output
     with ResultStore.open(tmp_path / "g") as store:

@@ -123,8 +123,21 @@ def test_html_report_renders_in_chromium_offline(tmp_path):
     try:
         for domain in ("Page", "Runtime", "Log", "Network"):
             browser.call(f"{domain}.enable", session=True)
+        browser.call(  # a laptop's screen, where charts drawn at 640 px once filled 45% of the width
+            "Emulation.setDeviceMetricsOverride", session=True, width=1366, height=900, deviceScaleFactor=1, mobile=False
+        )
         browser.call("Page.navigate", session=True, url=html.as_uri())
         browser.wait_for("Page.loadEventFired")
+        legible = browser.call(
+            "Runtime.evaluate",
+            session=True,
+            returnByValue=True,
+            expression="""
+            ({chart: document.querySelector('svg.chart').getBoundingClientRect().width,
+              label: document.querySelector('svg.chart text').getBoundingClientRect().height,
+              wrapped: Array.from(document.querySelectorAll('td.num .note')).filter(function (n) {
+                return n.getClientRects().length > 1 || getComputedStyle(n.parentNode).whiteSpace !== 'nowrap'; }).length})""",
+        )["result"]["value"]
         charts = browser.call(
             "Runtime.evaluate",
             session=True,
@@ -146,6 +159,7 @@ def test_html_report_renders_in_chromium_offline(tmp_path):
     finally:
         browser.close()
     assert len(charts) >= 5 and all(c["w"] > 100 and c["h"] > 20 and c["shapes"] > 0 for c in charts)
+    assert legible["chart"] >= 900 and legible["label"] >= 14 and legible["wrapped"] == 0, legible
     assert shown == "block"
     errors = [
         e

@@ -280,6 +280,11 @@ def test_the_terminal_shows_the_worst_steps_and_the_html_the_plans_the_curve_and
     page = render_html(report, trials)
     assert "<h2>Per-step reliability</h2>" in page and "success against the number of steps" in page
     assert "<th>acceptable outcomes the passes took</th>" in page and "<td>escalate 1, primary 1</td>" in page
+    # the plan that went wrong is in view; the two right at every step are folded away under one line
+    plans = page[page.index("Each task's plan") : page.index("<h2>", page.index("Each task's plan"))]
+    shown, folded = plans.split("<details>")
+    assert "1 of 3 plans went wrong" in shown and ">t1</td>" in shown and ">t2</td>" not in shown
+    assert folded.startswith("<summary>2 plans right at every step of every trial</summary>") and ">t2</td>" in folded
 
 
 def test_a_store_from_before_steps_still_reads_reports_and_keeps_its_sealed_digests(tmp_path):

@@ -99,6 +99,16 @@ def test_an_early_stopped_run_carries_its_gates_verdict(tmp_path):
     assert summary.gate_meets is True and "pass^2" in (summary.gate_reason or "")
 
 
+def test_a_run_made_with_a_gate_carries_its_verdict_without_an_early_stop(tmp_path):
+    failing = [trial("t2", p, i, "fail" if i == 0 else "pass") for p in PERSONAS for i in range(4)]
+    synthetic_run(tmp_path, "gated", failing, planned=4, gate="k=4,min=0.9")
+    synthetic_run(tmp_path, "plain", failing, planned=4)
+    cache = RunCache(tmp_path)
+    gated, plain = cache.summary("gated"), cache.summary("plain")
+    assert not gated.early_stopped and gated.gate == "pass^4 >= 0.9" and gated.gate_meets is False
+    assert (plain.gate, plain.gate_meets) == (None, None)
+
+
 def test_the_grid_counts_each_scenario_and_pages_by_task(out, monkeypatch):
     monkeypatch.setattr(queries, "GRID_TASKS", 2)
     with RunReader.open(out, "mixed") as reader:

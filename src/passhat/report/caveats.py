@@ -31,6 +31,8 @@ class RunCaveats:
     min_trials: int  # judged trials of the smallest scenario (0 when none was judged)
     early_stop: str | None  # the gate the run stopped early against ("k=8,min=0.9"); None for a full run
     stop_decision: Decision | None  # that gate's decision on the stored trials
+    gate: str | None = None  # the gate the run was judged against: the early stop's, else the last --gate it ran with
+    gate_decision: Decision | None = None  # that gate's decision on the stored trials
 
     @property
     def complete(self) -> bool:
@@ -103,24 +105,28 @@ def run_caveats(run_id: str, config: Mapping[str, Any], counts: Mapping[Scenario
     except (KeyError, TypeError, ValueError):
         plan = None  # a store without a plan (not written by `passhat run`): nothing to compare with
     early_stop = config.get("early_stop") or None
+    gate = early_stop or config.get("gate") or None
+    stop_decision = _gate_decision(early_stop, counts, plan)
     return RunCaveats(
         run_id=run_id,
         planned_trials=sum(plan.values()) if plan is not None else None,
         stored_trials=sum(n for _, n in counts.values()),
         min_trials=min((n for _, n in counts.values()), default=0),
         early_stop=early_stop,
-        stop_decision=_stop_decision(early_stop, counts, plan),
+        stop_decision=stop_decision,
+        gate=gate,
+        gate_decision=stop_decision if early_stop else _gate_decision(gate, counts, plan),
     )
 
 
-def _stop_decision(
-    early_stop: str | None, counts: Mapping[Scenario, tuple[int, int]], plan: dict[Scenario, int] | None
+def _gate_decision(
+    gate: str | None, counts: Mapping[Scenario, tuple[int, int]], plan: dict[Scenario, int] | None
 ) -> Decision | None:
-    """What the gate an early-stopped run stopped against decides on its stored trials: that run's one use."""
-    if early_stop is None or plan is None:
+    """What a stored gate decides on the run's stored trials (for an early-stopped run, the run's one use)."""
+    if gate is None or plan is None:
         return None
     try:
-        return decide(parse_gate(early_stop), counts, plan)
+        return decide(parse_gate(gate), counts, plan)
     except ValueError:  # a stored gate this passhat cannot read or apply: the warning still says what the run is
         return None
 

@@ -41,9 +41,9 @@ CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#212529}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #dee2e6}
 table{border-collapse:collapse;margin:8px 0}td,th{padding:3px 8px;border-bottom:1px solid #e9ecef;text-align:left}
-.num{text-align:right;font-variant-numeric:tabular-nums}.headline{font-size:18px}
+.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.headline{font-size:18px}
 .meets{color:#2b8a3e;font-weight:bold}.fails{color:#c92a2a;font-weight:bold}
-svg.chart text{font:11px system-ui,sans-serif;fill:#343a40}svg.chart .grid{stroke:#e9ecef}
+svg.chart{width:100%;max-width:960px;height:auto}svg.chart text{font:11px system-ui,sans-serif;fill:#343a40}svg.chart .grid{stroke:#e9ecef}
 svg.chart .band{opacity:.18}svg.chart .whisker{stroke:#212529;stroke-width:1.5}
 a.t{display:inline-block;width:1.3em;text-align:center;text-decoration:none;border-radius:3px}
 .pass{background:#d3f9d8;color:#2b8a3e}.fail{background:#ffe3e3;color:#c92a2a}.skip{background:#f1f3f5;color:#868e96}

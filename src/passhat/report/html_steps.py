@@ -58,8 +58,24 @@ def _kinds(steps: StepReliability) -> str:
 
 
 def _plans(tasks: Sequence[TaskSteps]) -> Iterator[str]:
+    """The plans where some step went wrong first, least observed first, in view; the plans right at every step of
+    every trial folded away under one line (a large run's table is most of the page, and mostly those)."""
+    wrong = sorted((t for t in tasks if t.first_wrong), key=lambda t: t.observed)
+    right = [t for t in tasks if not t.first_wrong]
     yield (
-        "<h3>Each task's plan</h3><table><tr><th>task</th><th>observed</th><th>predicted</th><th>step</th><th>call</th>"
+        f"<h3>Each task's plan</h3><p>{len(wrong)} of {len(tasks)} plans went wrong at some step, the least observed first.</p>"
+    )
+    if wrong:
+        yield from _plan_table(wrong)
+    if right:
+        yield f"<details><summary>{len(right)} plans right at every step of every trial</summary>"
+        yield from _plan_table(right)
+        yield "</details>"
+
+
+def _plan_table(tasks: Sequence[TaskSteps]) -> Iterator[str]:
+    yield (
+        "<table><tr><th>task</th><th>observed</th><th>predicted</th><th>step</th><th>call</th>"
         "<th>reached</th><th>right [95% Wilson]</th><th>given earlier right</th><th>first wrong here</th></tr>"
     )
     for t in tasks:

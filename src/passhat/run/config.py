@@ -60,6 +60,8 @@ class RunConfig(BaseModel):
     prices: dict[str, Price] = {}
     # the gate ("k=8,min=0.9[,persona=P]") whose early stop left planned trials out; None: every trial ran
     early_stop: str | None = None
+    # the gate the run was last judged against (--gate), so the runs list shows its verdict; None: no gate given
+    gate: str | None = None
     # what the trials were run with, so --resume can refuse to mix old and new; None in stores of older passhats
     tasks_fingerprint: str | None = None
     passhat_version: str | None = None

@@ -74,20 +74,23 @@ def evaluate(
     """
     planned = planned_trials(config.model_dump())
     stopper = None
+    if gate is not None:
+        config = _record(store, config, gate=gate_spec(gate))
     if gate is not None and early_stop:
         stopper = EarlyStop(gate, planned, (t.to_outcome() for t in store.trial_rows()))
-        config = _record_early_stop(store, config, gate_spec(gate))
+        config = _record(store, config, early_stop=gate_spec(gate))
     asyncio.run(execute(config, store, concurrency, on_trial, stopper, on_skip, workers, executor, ray_address))
     skipped = stopper.skipped if stopper else 0
-    config = _record_early_stop(store, config, gate_spec(gate) if gate is not None and skipped else None)
+    config = _record(store, config, early_stop=gate_spec(gate) if gate is not None and skipped else None)
     outcomes = [t.to_outcome() for t in store.trial_rows()]
     decision = decide(gate, scenario_counts(outcomes), planned) if gate else None
     return Evaluation(config, outcomes, decision, skipped, sum(planned.values()))
 
 
-def _record_early_stop(store: ResultStore, config: RunConfig, spec: str | None) -> RunConfig:
-    if config.early_stop == spec:
+def _record(store: ResultStore, config: RunConfig, **update: str | None) -> RunConfig:
+    """Store what the run is being judged against, writing the configuration only when it changes."""
+    if all(getattr(config, k) == v for k, v in update.items()):
         return config
-    config = config.model_copy(update={"early_stop": spec})
+    config = config.model_copy(update=update)
     store.update_config(config.model_dump())
     return config

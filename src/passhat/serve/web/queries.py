@@ -389,7 +389,7 @@ class RunSummary(BaseModel):
     pass_n_ci: tuple[float, float] | None = None
     complete: bool = False
     early_stopped: bool = False
-    gate: str | None = None  # the gate an early-stopped run stopped against, and its verdict on the stored trials
+    gate: str | None = None  # the gate the run was judged against (its early stop's or --gate's), and its verdict
     gate_meets: bool | None = None
     gate_reason: str | None = None
     error: str | None = None
@@ -419,7 +419,7 @@ def run_summary(reader: RunReader) -> RunSummary:
         complete=caveats.complete,
         early_stopped=caveats.early_stopped,
         **figures,
-        **_gate_fields(caveats.early_stop, caveats.stop_decision),
+        **_gate_fields(caveats.gate, caveats.gate_decision),
     )
 
 
