@@ -468,6 +468,50 @@ def test_the_http_command_prints_where_it_listens_and_serves_there_until_interru
     assert process.returncode in (0, 130) and "Traceback" not in rest
 
 
+def test_callers_that_vanish_mid_request_cost_the_server_no_traceback_and_no_service(tmp_path):
+    """What an operator saw: clients that hang up mid-call filled the log with tracebacks. Twenty writes whose
+    callers close the socket before the answer, and an event stream dropped while open: the log stays clean, each
+    write completes (a cancelled order is cancelled), and the server goes on answering."""
+    import socket
+
+    command = [sys.executable, "-m", "passhat.cli", "serve", "mcp", "--transport", "http", "--port", "0"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    try:
+        url = process.stderr.readline().split(" at ")[1].split()[0]  # type: ignore[union-attr]
+        host, port = url.removeprefix("http://").split("/")[0].split(":")
+        accept = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+        opened = httpx.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": INITIALIZE}, headers=accept)
+        session = opened.headers["mcp-session-id"]
+        headers = {**accept, "mcp-session-id": session, "content-type": "application/json"}
+        httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers)
+        for n in range(20):
+            call = (
+                {"name": "cancel_order", "arguments": CANCEL}
+                if n == 0
+                else {"name": "get_order", "arguments": {"order_id": ORDER}}
+            )
+            body = json.dumps({"jsonrpc": "2.0", "id": 10 + n, "method": "tools/call", "params": call}).encode()
+            head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+            with socket.create_connection((host, int(port))) as raw:
+                raw.sendall(
+                    f"POST /mcp HTTP/1.1\r\nhost: {host}:{port}\r\n{head}content-length: {len(body)}\r\n\r\n".encode() + body
+                )
+        with httpx.stream("GET", url, headers={**headers, "accept": "text/event-stream"}, timeout=5) as stream:
+            assert stream.status_code == 200  # the event stream opened, and is dropped unread
+        read = {
+            "jsonrpc": "2.0",
+            "id": 99,
+            "method": "tools/call",
+            "params": {"name": "get_order", "arguments": {"order_id": ORDER}},
+        }
+        answer = httpx.post(url, json=read, headers=headers, timeout=10)
+        assert answer.status_code == 200 and "cancelled" in answer.text  # still serving; the vanished caller's write done
+    finally:
+        process.send_signal(signal.SIGINT)
+        log = process.communicate(timeout=30)[1]
+    assert "Traceback" not in log, log
+
+
 def test_host_and_port_belong_to_the_http_transport():
     result = CliRunner().invoke(main, ["serve", "mcp", "--port", "9000"])
     assert result.exit_code == 2 and "--port apply to --transport http only" in " ".join(result.output.split())
