@@ -25,6 +25,7 @@ from passhat.cli import main
 from passhat.cli.common import OutputFile
 
 RUN = "r1"
+CERT = "cert.json"  # an acceptance record of RUN, in the place's root
 ACCOUNT = "ann"  # an operator account the place holds
 # Valid positional arguments and options of each command: the hostile value replaces one of them (an option
 # given again wins, being last). Small on purpose: a run that gets through its checks runs one trial.
@@ -36,6 +37,8 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "traffic": ([RUN], ["--per-day", "10", "--out", "{out}"]),
     "compare": ([RUN, RUN], ["--out", "{out}"]),
     "export": ([RUN], ["-o", "{out}/log.json", "--out", "{out}"]),
+    "certify": ([RUN], ["-o", "{out}/cert.json", "--out", "{out}"]),
+    "verify": ([CERT], ["--out", "{out}"]),  # the place's record, relative to the folder the tests run in
     "audit verify": ([RUN], ["--out", "{out}"]),
     "guard compare": ([RUN, RUN], ["--out", "{out}"]),
     "guard ablate": (
@@ -59,7 +62,7 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "schema report": ([], []),  # prints the schema; the hostile --output values replace the missing one
 }
 # Exit 1 is a verdict, and says which.
-VERDICT = re.compile(r"DOES NOT MEET THE BAR|UNDECIDED|TAMPERED|DOES NOT HOLD|no trial could be judged")
+VERDICT = re.compile(r"DOES NOT MEET THE BAR|UNDECIDED|TAMPERED|DOES NOT HOLD|NOT VERIFIED|no trial could be judged")
 # It only turns a hang into a failure instead of a stuck suite: generous, since `check` of every task takes over
 # a minute beside other work (a deadline of 60 s failed there, under pytest-xdist, as if passhat had a bug).
 HANG_SECONDS = 600
@@ -172,6 +175,8 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Place:
         input="a long pass phrase\n",
     )
     assert added.exit_code == 0, added.output
+    certified = CliRunner().invoke(main, ["certify", RUN, "-o", str(place.root / CERT), "--out", str(place.out)])
+    assert certified.exit_code == 0, certified.output
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(place.root)  # relative hostile paths ("nan", "[/x]") land here, not in the project
         patch.setattr("uvicorn.Server.run", never_serve)

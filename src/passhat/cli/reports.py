@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich.text import Text
 
 from passhat.cli import main
 from passhat.cli.common import (
@@ -30,10 +31,11 @@ from passhat.cli.common import (
 )
 from passhat.errors import UserError
 from passhat.report.embedding import MAX_TRANSCRIPTS, ReportedTrials
-from passhat.run.stored import check_gate, gated_tasks
+from passhat.run.stored import check_gate, gate_section, gated_tasks
 from passhat.store import ResultStore
 
 if TYPE_CHECKING:  # each command imports the metrics it uses when it runs: numpy and scipy are not for `--help`
+    from passhat.certify.record import Suite
     from passhat.metrics.summary import Scenario
     from passhat.report.caveats import RunCaveats
     from passhat.report.model import Report
@@ -73,8 +75,6 @@ def report(
     """Print the report of a stored run (and optionally write its JSON, HTML and JUnit reports).
 
     Exit status 1 when no trial could be judged or the --gate is not met, like `run`."""
-    from passhat.metrics.gate import decide, gate_ci, planned_trials
-    from passhat.metrics.summary import scenario_counts
     from passhat.report import build_report
     from passhat.report.html import write_html
     from passhat.report.junit import write_junit
@@ -84,9 +84,7 @@ def report(
         check_gate(gate, store.config, "--gate")
         decision, section = None, None
         if gate:
-            counts = scenario_counts(t.to_outcome() for t in store.trial_rows())
-            decision = decide(gate, counts, planned_trials(store.config))
-            section = {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
+            decision, section = gate_section(gate, store.trial_rows(), store.config)
         domain, tasks_dir = store.config["domain"], store.config.get("tasks_dir")
         build = functools.partial(build_report, store, tags(domain, tasks_dir), None, gated_tasks(domain, tasks_dir), section)
         with _kept_from_collector(build) as doc:
@@ -198,21 +196,58 @@ def traffic(run_id: str, per_day: float, days: int, target: float, out: Path, js
         write_json({"run_id": run_id, "model": model.name, "caveats": caveats.warnings, **view.to_json()}, json_path)
 
 
+def _compared(argument: str) -> tuple[str, Suite | None]:
+    """(run id, the suite a record pins) of a compare argument: an acceptance record's file, or a run id (None)."""
+    from passhat.certify.record import Suite
+    from passhat.cli.certify import read_record
+
+    path = Path(argument)
+    if argument.endswith(".json") and path.is_file():
+        record, _ = read_record(path)
+        return record["run_id"], Suite.of_record(record)
+    return argument, None
+
+
+def _config_suite(config: dict[str, Any]) -> Suite:
+    from passhat.certify.record import Suite
+
+    return Suite.of_config(config)
+
+
+def _check_same_suite(a: tuple[str, Suite], b: tuple[str, Suite], force: bool) -> None:
+    """Figures of different suites or simulators are no paired comparison: refused unless --force, saying which part
+    differs."""
+    from passhat.certify.record import suite_difference
+
+    difference = suite_difference(a[1], b[1])
+    if difference and not force:
+        raise UserError(
+            f"runs {shown(a[0])} and {shown(b[0])} are not of one suite: {difference}; their figures measure different "
+            "things. Pass --force to compare them all the same."
+        )
+    if difference:
+        err.print(Text.assemble(("note:", "yellow"), f" compared with --force although {difference}."), soft_wrap=True)
+
+
 @main.command()
 @click.argument("run_a")
 @click.argument("run_b")
 @click.option("--intersection", is_flag=True, help="Compare only the scenarios both runs have.")
+@click.option("--force", is_flag=True, help="Compare runs of different task sets, domains or customer simulators all the same.")
 @out_option
 @click.option("--json", "json_path", type=OutputFile(), help="Also write the comparison as JSON.")
-def compare(run_a: str, run_b: str, intersection: bool, out: Path, json_path: Path | None) -> None:
-    """Paired comparison of RUN_B against RUN_A: changes with intervals, and whether they are noise."""
+def compare(run_a: str, run_b: str, intersection: bool, force: bool, out: Path, json_path: Path | None) -> None:
+    """Paired comparison of RUN_B against RUN_A: changes with intervals, and whether they are noise. Each may be a
+    run id or an acceptance record (*.json of `passhat certify`: its run, under --out, is compared)."""
     from passhat.metrics.compare import ScenarioMismatch, compare_runs
     from passhat.report import write_json
     from passhat.report.terminal import print_warnings
     from passhat.report.terminal_stats import print_comparison
 
-    _, a, caveats_a = _stored_run(out, run_a, "RUN_A")
-    _, b, caveats_b = _stored_run(out, run_b, "RUN_B")
+    (run_a, suite_a), (run_b, suite_b) = _compared(run_a), _compared(run_b)
+    config_a, a, caveats_a = _stored_run(out, run_a, "RUN_A")
+    config_b, b, caveats_b = _stored_run(out, run_b, "RUN_B")
+    _check_same_suite((run_a, suite_a or _config_suite(config_a)), (run_b, suite_b or _config_suite(config_b)), force)
     for standing in (caveats_a, caveats_b):
         print_warnings(standing.warnings, console, prefix=f"{standing.run_id}: ")
     refused = caveats_a.comparison_refused or caveats_b.comparison_refused

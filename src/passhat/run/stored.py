@@ -9,7 +9,7 @@ that asked is told why, to say so in its own way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from passhat.domains import load_domain
@@ -17,7 +17,8 @@ from passhat.errors import UserError
 from passhat.safe_files import shown
 
 if TYPE_CHECKING:  # the metrics load numpy and scipy: a report command imports them when it runs
-    from passhat.metrics.gate import Gate
+    from passhat.metrics.gate import Decision, Gate
+    from passhat.store.results import TrialRow
 
 
 def task_tags(domain: str, tasks_dir: str | None, gone: Callable[[str], object]) -> dict[str, list[str]]:
@@ -39,6 +40,17 @@ def gated_tasks(domain: str, tasks_dir: str | None = None) -> set[str]:
     except UserError:
         return set()
     return {t.id for t in tasks.values() if t.guards}
+
+
+def gate_section(gate: Gate, rows: Iterable[TrialRow], config: dict[str, Any]) -> tuple[Decision, dict[str, Any]]:
+    """The gate's decision on a stored run, and the report's gate section (the decision and the 95% interval of its
+    pass^k): what `passhat report --gate` shows and `passhat certify` signs, computed one way for both."""
+    from passhat.metrics.gate import decide, gate_ci, planned_trials
+    from passhat.metrics.summary import scenario_counts
+
+    counts = scenario_counts(t.to_outcome() for t in rows)
+    decision = decide(gate, counts, planned_trials(config))
+    return decision, {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
 
 
 def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
