@@ -252,7 +252,29 @@ def _dated_phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
         tail = _adjoining(text, after, end, ahead=True)
         if head is not None and tail is not None:
             found.append((head, tail))
+        elif not after and (verb := _period_end_verb(text, before, start, end)) is not None:
+            found.append(verb)
     return found
+
+
+_PERIOD_END = re.compile(r"(?:\b(?:on|until|till|til|through|thru|as\s+of|ended|ending|at\s+the\s+end\s+of)\s+)?(?:the\s+)?$", re.I)
+
+
+def _period_end_verb(text: str, before: str, start: int, end: int) -> tuple[int, int] | None:
+    """The same claim with the verb apart from its date, in one sentence that names no other date: "ran until the
+    thirty-first of May 2025 and has expired", "it expired May 31st 2025" for "expired on 2025-05-31" (the span from
+    the first of the two to the last). Only a phrase that is a past verb and its preposition ("expired on") reads so."""
+    words = re.findall(r"[A-Za-z]+", before)
+    if not words or not words[0].lower().endswith("ed") or len(words) > 2:
+        return None
+    s_start, s_end = sentence_at(text, start)
+    if len(dates_in(text[s_start:s_end])) != 1 or not _PERIOD_END.search(text, s_start, start):
+        return None
+    verbs = [m for m in names_phrase(text[s_start:s_end], words[0]) if not negated_at(text, s_start + m[0], s_start + m[1])]
+    if not verbs:
+        return None
+    v_start, v_end = s_start + verbs[0][0], s_start + verbs[0][1]
+    return min(v_start, start), max(v_end, end)
 
 
 def _adjoining(text: str, words: str, at: int, ahead: bool) -> int | None:

@@ -36,6 +36,13 @@ CONFIRM_QUESTION = cue(
     r"would you like (?:that|this)\b",
     r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))",
     r"sounds? good",
+    r"(?:ok|okay|alright|all right|good to go)\s*\?\s*$",  # "I'll short-pay INV-1 and email Northmoor. OK?"
+)
+# a request for the yes itself, worded as a request ("I just need your go-ahead", "Could you confirm you'd like me to
+# go ahead with these steps."): its "need" or "could you" asks for no detail
+GO_AHEAD = cue(
+    r"(?:need|have|get|with) your (?:ok|okay|go-ahead|go ahead|approval|consent|yes)\b",
+    r"(?:could|can|would|will) you (?:please )?confirm (?:(?:that )?you(?:'d| would) like|(?:that )?(?:i|we) (?:should|may|can)|you want)",
 )
 CONFIRM_REQUEST = cue(
     r"please confirm",
@@ -46,6 +53,7 @@ CONFIRM_REQUEST = cue(
     r"let me know if (?:you'?d like|you want) me to",
     r"(?<!n't )(?<!not )(?<!cannot )(?<!unable to )confirm (?:that|this|and)",  # "I can't confirm that ..." asks nothing
     r"(?<!need )(?<!have )(?<!able )to confirm",  # "To confirm: ...", not "I need to confirm who I'm speaking with"
+    GO_AHEAD.pattern,
 )
 # Words that, left over once the cue of a request for a yes is taken out, say nothing of their own: the question
 # points back at what came before ("Shall I go ahead?", "Does that work for you?", "OK to proceed with all of it?").
@@ -59,6 +67,10 @@ _POINTING = frozenset(
     "a an d ll s re ve".split()
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
+# a tag that turns a stated action into a question: "Hold INV-1 for a duplicate \u2014 yes?"; "Is INV-1 the one, right?"
+# asks about a fact (see :func:`asks_yes`)
+_TAG = re.compile(r"(?<=\w)\s*[,\u2014\u2013-]+\s*(?:yes|right|ok|okay)\s*\?\s*$", re.I)
+_FACT_QUESTION = re.compile(r"\W*(?:is|are|was|were|do|does|did|has|have|had)\b", re.I)
 _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
 _MARKUP = re.compile(r"[*_`>#]+")
 # a sentence that declines or negates ("I can't approve it: $3,870.00 is over your limit") states no term of the
@@ -74,7 +86,9 @@ def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
         return True
     if "?" not in sentence or _OPEN_QUESTION.match(_MARKUP.sub("", sentence)) or _either_or(sentence, actions):
         return False
-    return bool(CONFIRM_QUESTION.search(sentence)) or bool(actions and actions.match(_MARKUP.sub("", sentence).lstrip()))
+    bare = _MARKUP.sub("", sentence).lstrip()
+    tagged = bool(_TAG.search(sentence)) and not _FACT_QUESTION.match(bare)
+    return bool(CONFIRM_QUESTION.search(sentence)) or tagged or bool(actions and actions.match(bare))
 
 
 _OR = re.compile(r"\bor\b", re.I)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from passhat.dialogue.proposals import Commitment, action_pattern, bound_writes
-from passhat.dialogue.questions import asks_yes
+from passhat.dialogue.questions import GO_AHEAD, asks_yes
 from passhat.dialogue.text import cue, sentences
 
 _HANDOFF = cue(
@@ -332,7 +332,8 @@ def _yes_asked(sentence: str, lexicon: Lexicon) -> bool:
     """A question that asks for a yes and for no detail ("Call off #R1, reason: no longer needed, $24.87 back to your
     card? y/n"): the terms it states are what the yes agrees to, not details asked for. A request ("could you..."),
     a wh-word or a choice ("to your Visa or your gift card?") still asks."""
-    asking = _ASKING.search(sentence) or _WH_WORD.search(sentence) or _CHOICE.search(sentence)
+    said = GO_AHEAD.sub(" ", sentence)  # "I just need your go-ahead: ..." asks for the yes, not for a detail
+    asking = _ASKING.search(said) or _WH_WORD.search(said) or _CHOICE.search(said)
     return not asking and asks_yes(sentence, lexicon.actions)
 
 
@@ -360,9 +361,13 @@ _LIST_OF_ASKS = re.compile(r"question|\b(?:quick|few|two|three|couple of) (?:thi
 _LEAD_IN = re.compile(r"\W*(?:first|next|also|then|lastly|finally)\s*[:,]\s*", re.I)  # "First: employee no. + email, please."
 
 
+_HINT = re.compile(r"\([^()]*\)")
+
+
 def _terse_request(sentence: str) -> bool:
     """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
-    details**" is not one)."""
+    details**" is not one); a hint in brackets is not part of it ("Order number and email (e.g. #W1234567).")."""
+    sentence = _HINT.sub(" ", sentence)
     if lead := _LEAD_IN.match(sentence):
         sentence = sentence[lead.end() :]
     words = re.findall(r"[A-Za-z']+", sentence)

@@ -170,7 +170,8 @@ class ScriptedUser:
         if reading.not_found:
             return self._on_not_found(state.goal, text)
         if reading.asks:
-            return UserTurn(self._answers(state.goal, reading.asks))
+            answers = self._answers(state.goal, reading.asks)
+            return UserTurn(joined(answers, self._voice.say("just_that")) if reading.anything_else else answers)
         if state.handled or reading.anything_else:
             return self._next_goal(state)
         if reading.working:
@@ -239,8 +240,8 @@ class ScriptedUser:
 
     def _next_goal(self, state: _GoalState) -> UserTurn:
         """After a goal is handled (or at "anything else?"): the next goal, or the goodbye."""
-        if not state.handled:
-            return UserTurn(self._restatement(state))
+        if not state.handled:  # "anything else?" before this request is handled: only this, said again
+            return UserTurn(joined(self._voice.say("just_that"), self._request(state.goal)))
         nxt = self._next_goal_state()
         if nxt is None:
             return self._finish()

@@ -92,6 +92,12 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "upset": ("Please listen:", "I already said it:"),
         "scattered": ("um, so basically", "what I mean is,"),
     },
+    "just_that": {  # "anything else?" asked while the request is still open
+        "plain": ("Nothing else, just this.", "Only this one thing, thanks."),
+        "terse": ("Nothing else.", "Just this."),
+        "upset": ("No, just this, and it's urgent!",),
+        "scattered": ("um no, just this thing",),
+    },
     "wait": {
         "plain": ("Alright, I'll wait for them.", "Thank you, I'll hold."),
         "upset": ("Fine, but please make it quick!",),

@@ -50,6 +50,7 @@ CUES = {
         r"(?:refund|payment|money)s? (?:to )?(?:go|be sent|be issued|be refunded)",
         r"gift card or",
         r"payment method\b.{0,40}\bor\b",
+        r"(?:pa(?:y|id|ying)|charg\w*|refund\w*)\b.{0,30}?\b(?:with|by|using|via)\b.{0,80}\bor\b",  # "paid using the gift card, or the card on file?"
     ),
     "address": cue(
         r"(?:new|shipping|delivery|correct|full|updated) address",
