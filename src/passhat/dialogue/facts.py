@@ -207,7 +207,18 @@ def _money_said(fact: Fact, text: str) -> list[_Said]:
             continue
         other_currency = m.currency is not None and m.currency != fact.currency
         found.append(_Said(m.start, m.end, "contradicted" if other_currency or _flipped(fact, text, m) else None, m))
+    if amount is not None and amount == 0 and fact.direction in (None, "charge"):
+        found += [_Said(*z.span()) for z in _NOTHING_TO_PAY.finditer(text)]
     return found
+
+
+# a cost of zero said in words: "it costs you nothing", "Plus covers 100% of it", "covered in full", "a full refund"
+_NOTHING_TO_PAY = re.compile(
+    r"\b(?:costs?|pay|owe)\s+(?:you\s+)?nothing\b|\bnothing\s+(?:to\s+pay|out\s+of\s+pocket)\b|\bfree\s+of\s+charge\b"
+    r"|\bno\s+cost\s+to\s+you\b|\bcover(?:s|ed)?\s+(?:the\s+)?(?:full\s+)?(?:100\s*%|in\s+full|it\s+all|all\s+of\s+it|the\s+(?:full|whole|entire)\b)"
+    r"|\b(?:fully|completely)\s+covered\b|\bfull\s+refund\b|\brefund(?:ed|ing)?\s+(?:in\s+full|the\s+full)\b",
+    re.I,
+)
 
 
 _DETERMINERS = frozenset("the a an your my our their his her its this that these those".split())

@@ -325,6 +325,20 @@ _CONDITION_BEFORE = re.compile(
     r"|before|after|(?:until|till)(?!\s+(?:the\s+|on\s+)?$))\b",  # "paid until October 19" ends a period: no condition
     re.I,
 )
+# what would be, were things otherwise: "If you had Plus, it would be covered in full", "Had you renewed, you'd pay $0"
+_UNREAL_CONDITION = re.compile(
+    r"\bif\b[^.?!;]{0,60}?\b(?:had|were)\b|\b(?:had|were)\s+(?:you|it|they|he|she|we)\b|\bunless\b", re.I
+)
+_WOULD = re.compile(r"\b(?:would|could|might)\b|'d\b", re.I)
+
+
+def _counterfactual(text: str, start: int, c_start: int) -> bool:
+    """A value said in the result clause of an unreal condition earlier in its sentence (the clause that holds it
+    says "would"): what would be, not what is. "If you'd like, you'd pay nothing" is no such condition."""
+    s_start, _ = sentence_at(text, start)
+    return bool(_WOULD.search(text, c_start, start)) and bool(_UNREAL_CONDITION.search(text, s_start, c_start))
+
+
 _ID_LIKE = re.compile(r"#?[A-Za-z]+[-_]?\d")
 _BELIEF = re.compile(
     r"\b(?:i\s+think|i\s+believe|i\s+guess|i\s+suppose|i'm\s+not\s+sure|not\s+sure|might|may\s+be|may\s+have|could\s+be"
@@ -351,7 +365,7 @@ def hedged_at(text: str, start: int, end: int, alternatives: bool = True) -> boo
         or _named_bound(before, approximator)
     ):
         return True
-    if _CONDITION_BEFORE.search(before):
+    if _CONDITION_BEFORE.search(before) or _counterfactual(text, start, c_start):
         return True
     if not alternatives:
         return bool(_BELIEF.search(re.sub(r"\beither\b", "      ", before, flags=re.I)))
