@@ -205,7 +205,7 @@ def test_cli_writes_into_a_folder_under_the_name_inspect_view_lists(flaky_run, t
 def test_cli_refuses_a_log_name_inspect_cannot_read(flaky_run, tmp_path):
     result = CliRunner().invoke(main, ["export", "flaky", "-o", str(tmp_path / "log.txt"), "--out", str(flaky_run)])
     assert result.exit_code == 2
-    assert "an Inspect eval log is a .json file" in result.output
+    assert "an Inspect eval log is a .json or .eval file" in result.output
     assert not (tmp_path / "log.txt").exists()
 
 

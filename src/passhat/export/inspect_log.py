@@ -85,7 +85,7 @@ def inspect_task_id(run_id: str) -> str:
 
 
 def listed_by_inspect_view(name: str) -> bool:
-    return LISTED_NAME.match(name) is not None and name.endswith(".json")
+    return LISTED_NAME.match(name) is not None and name.endswith((".json", ".eval"))
 
 
 def sample_id(task_id: str, persona: str) -> str:
