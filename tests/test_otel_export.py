@@ -22,6 +22,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from passhat.cli import main
+from passhat.export import otel
 from passhat.run.config import RunConfig
 from passhat.run.runner import execute
 from passhat.store import ResultStore, TrialRecord
@@ -43,26 +44,35 @@ def export(out: Path, path: Path, run: str = "flaky", *flags: str) -> Any:
     return CliRunner().invoke(main, ["export", run, "--format", "otel", "-o", str(path), "--out", str(out), *flags])
 
 
-def parsed(path: Path) -> ExportTraceServiceRequest:
-    """The file as an OTLP JSON reader takes it: protobuf's JSON mapping, except that OTLP writes ids in hex where
-    protobuf's mapping reads bytes as base64."""
-    request = json.loads(path.read_text())
-    for resource in request["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for key in ("traceId", "spanId", "parentSpanId"):
-                    if key in span:
-                        span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
-    return json_format.Parse(json.dumps(request), ExportTraceServiceRequest())
+def parsed(path: Path) -> list[ExportTraceServiceRequest]:
+    """The file as the collector's OTLP JSON file receiver takes it: a request per line, in protobuf's JSON mapping,
+    except that OTLP writes ids in hex where protobuf's mapping reads bytes as base64."""
+    requests = []
+    for line in path.read_text().splitlines():
+        request = json.loads(line)
+        for resource in request["resourceSpans"]:
+            for scope in resource["scopeSpans"]:
+                for span in scope["spans"]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in span:
+                            span[key] = base64.b64encode(bytes.fromhex(span[key])).decode()
+        requests.append(json_format.Parse(json.dumps(request), ExportTraceServiceRequest()))
+    return requests
 
 
-def spans(request: ExportTraceServiceRequest) -> list[Span]:
-    return [span for resource in request.resource_spans for scope in resource.scope_spans for span in scope.spans]
+def spans(requests: list[ExportTraceServiceRequest]) -> list[Span]:
+    return [
+        span
+        for request in requests
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
 
 
-def traces(request: ExportTraceServiceRequest) -> dict[bytes, list[Span]]:
+def traces(requests: list[ExportTraceServiceRequest]) -> dict[bytes, list[Span]]:
     by_trace: dict[bytes, list[Span]] = {}
-    for span in spans(request):
+    for span in spans(requests):
         by_trace.setdefault(span.trace_id, []).append(span)
     return by_trace
 
@@ -85,10 +95,10 @@ def stored(out: Path, run: str = "flaky") -> dict[str, TrialRecord]:
 def test_each_trial_is_a_trace_whose_conversation_span_is_the_parent_of_every_other(flaky_run, tmp_path):
     result = export(flaky_run, tmp_path / "traces.json")
     assert result.exit_code == 0, result.output
-    request = parsed(tmp_path / "traces.json")
+    requests = parsed(tmp_path / "traces.json")
     trials = stored(flaky_run)
-    by_trace = traces(request)
-    assert len(by_trace) == len(trials) == len(TASKS) * len(PERSONAS) * TRIALS
+    by_trace = traces(requests)
+    assert len(requests) == len(by_trace) == len(trials) == len(TASKS) * len(PERSONAS) * TRIALS  # a line per trial
     for trace in by_trace.values():
         root = root_of(trace)
         assert root.name == "invoke_agent reference:flaky" and attributes(root)["gen_ai.operation.name"] == "invoke_agent"
@@ -96,10 +106,14 @@ def test_each_trial_is_a_trace_whose_conversation_span_is_the_parent_of_every_ot
         assert len({s.span_id for s in trace}) == len(trace)
         trial = trials[attributes(root)["gen_ai.conversation.id"]]
         assert (root.start_time_unix_nano, root.end_time_unix_nano) == (round(trial.started * 1e9), round(trial.finished * 1e9))
-        assert all(root.start_time_unix_nano <= s.start_time_unix_nano <= s.end_time_unix_nano <= root.end_time_unix_nano for s in trace)
-    resource = attributes(request.resource_spans[0].resource)
-    assert resource["service.name"] == "passhat" and resource["passhat.run_id"] == "flaky"
-    assert request.resource_spans[0].scope_spans[0].scope.name == "passhat"
+        assert all(
+            root.start_time_unix_nano <= s.start_time_unix_nano <= s.end_time_unix_nano <= root.end_time_unix_nano for s in trace
+        )
+    for request in requests:
+        (resource,) = request.resource_spans
+        assert attributes(resource.resource)["service.name"] == "passhat"
+        assert attributes(resource.resource)["passhat.run_id"] == "flaky"
+        assert resource.scope_spans[0].scope.name == "passhat"
 
 
 def test_tool_calls_are_execute_tool_spans_with_the_arguments_and_the_result_the_agent_saw(flaky_run, tmp_path):
@@ -128,7 +142,9 @@ def test_the_messages_and_the_grade_are_the_conversation_spans_events_and_status
         said = [(e["kind"], e["text"]) for e in trial.events if e["kind"] in ("user", "agent")]
         kinds = {"gen_ai.user.message": "user", "gen_ai.assistant.message": "agent"}
         assert [(kinds[e.name], attributes(e)["content"]) for e in root.events if e.name in kinds] == said
-        grade = {attributes(e)["gen_ai.evaluation.name"]: attributes(e) for e in root.events if e.name == "gen_ai.evaluation.result"}
+        grade = {
+            attributes(e)["gen_ai.evaluation.name"]: attributes(e) for e in root.events if e.name == "gen_ai.evaluation.result"
+        }
         assert set(grade) == {"reward", "state", "output", "trajectory"}
         assert grade["reward"]["gen_ai.evaluation.score.value"] == trial.reward
         assert grade["reward"]["gen_ai.evaluation.explanation"] == (trial.signature or "passed")
@@ -145,7 +161,9 @@ def test_the_messages_and_the_grade_are_the_conversation_spans_events_and_status
 def record(task: str, trial: int, **fields: Any) -> TrialRecord:
     base = dict(persona="baseline", seed=trial, reward=1, signature=None, infra_error=None, started=10.0, finished=12.0)
     base.update(grade={"reward": 1, "signature": None, "state_ok": True, "output_ok": True, "trajectory_ok": True, "details": {}})
-    return TrialRecord(task_id=task, trial=trial, events=fields.pop("events", [{"kind": "user", "text": "hi"}]), **{**base, **fields})
+    return TrialRecord(
+        task_id=task, trial=trial, events=fields.pop("events", [{"kind": "user", "text": "hi"}]), **{**base, **fields}
+    )
 
 
 def hand_made_run(tmp_path: Path, trials: list[TrialRecord]) -> Path:
@@ -180,7 +198,9 @@ def test_guard_decisions_faults_policy_violations_and_operator_tickets_are_on_th
     run = hand_made_run(tmp_path, [record("t1", 0, events=GUARDED)])
     assert export(run, tmp_path / "t.json", "hand").exit_code == 0
     trace = spans(parsed(tmp_path / "t.json"))
-    refused, faulted, ticket = sorted((s for s in trace if s.name.startswith("execute_tool")), key=lambda s: s.start_time_unix_nano)
+    refused, faulted, ticket = sorted(
+        (s for s in trace if s.name.startswith("execute_tool")), key=lambda s: s.start_time_unix_nano
+    )
     assert attributes(refused)["passhat.guard"] == "confirmation" and attributes(refused)["passhat.guard.decision"] == "refused"
     assert attributes(refused)["error.type"] == "policy"
     assert (refused.status.code, refused.status.message) == (Status.STATUS_CODE_ERROR, "needs confirmation")
@@ -261,19 +281,23 @@ def receiver() -> Iterator[ThreadingHTTPServer]:
     server.server_close()
 
 
-def test_the_live_export_posts_the_files_traces_to_the_receiver_as_otlp_protobuf(flaky_run, tmp_path, receiver):
+def test_the_live_export_posts_the_files_traces_to_the_receiver_as_otlp_protobuf(flaky_run, tmp_path, receiver, monkeypatch):
+    monkeypatch.setattr(otel, "TRIALS_PER_REQUEST", 3)
     endpoint = f"http://127.0.0.1:{receiver.server_port}"
     result = export(flaky_run, tmp_path / "traces.json", "flaky", "--otlp-endpoint", endpoint)
     assert result.exit_code == 0, result.output
-    assert f"posted to {endpoint}/v1/traces" in result.output
-    (path, content_type, body), *more = receiver.received
-    assert (path, content_type, more) == ("/v1/traces", "application/x-protobuf", [])
-    assert spans(ExportTraceServiceRequest.FromString(body)) == spans(parsed(tmp_path / "traces.json"))
+    assert f"posted to {endpoint}/v1/traces (2 OTLP requests)" in result.output
+    assert [(path, kind) for path, kind, _ in receiver.received] == [("/v1/traces", "application/x-protobuf")] * 2
+    posted = [ExportTraceServiceRequest.FromString(body) for _, _, body in receiver.received]
+    assert [len(traces([request])) for request in posted] == [3, 1]
+    assert spans(posted) == spans(parsed(tmp_path / "traces.json"))
 
 
 def test_an_endpoint_that_refuses_the_traces_is_a_clear_error(flaky_run, tmp_path, receiver):
     receiver.status = 503  # type: ignore[attr-defined]
-    result = export(flaky_run, tmp_path / "t.json", "flaky", "--otlp-endpoint", f"http://127.0.0.1:{receiver.server_port}/v1/traces")
+    result = export(
+        flaky_run, tmp_path / "t.json", "flaky", "--otlp-endpoint", f"http://127.0.0.1:{receiver.server_port}/v1/traces"
+    )
     assert result.exit_code == 2
     assert "refused the traces: HTTP 503 the collector is full" in result.output and "Traceback" not in result.output
     with socket.socket() as sock:  # a port nobody listens on once this closes
@@ -292,15 +316,14 @@ def test_the_live_export_without_the_otel_extra_says_how_to_install_it(flaky_run
 
 
 @pytest.mark.parametrize(
-    ("flags", "says"),
+    ("name", "flags", "says"),
     [
-        (["-o", "traces.txt"], "OTLP JSON traces are a .json file"),
-        (["-o", "t.json", "--otlp-endpoint", "127.0.0.1:4318"], "give an http:// or https:// URL"),
-        (["-o", "t.json", "--format", "inspect", "--otlp-endpoint", "http://127.0.0.1:4318"], "use it with --format otel"),
+        ("traces.txt", [], "OTLP JSON traces are a .json or .jsonl file"),
+        ("t.json", ["--otlp-endpoint", "127.0.0.1:4318"], "give an http:// or https:// URL"),
+        ("t.json", ["--format", "inspect", "--otlp-endpoint", "http://127.0.0.1:4318"], "use it with --format otel"),
     ],
 )
-def test_bad_flags_are_refused_before_anything_is_written(flaky_run, tmp_path, flags, says):
-    args = ["export", "flaky", "--format", "otel", "--out", str(flaky_run), *[str(tmp_path / f) if f.startswith(("t.", "traces")) else f for f in flags]]
-    result = CliRunner().invoke(main, args)
+def test_bad_flags_are_refused_before_anything_is_written(flaky_run, tmp_path, name, flags, says):
+    result = export(flaky_run, tmp_path / name, "flaky", *flags)
     assert result.exit_code == 2 and says in result.output, result.output
     assert list(tmp_path.iterdir()) == []

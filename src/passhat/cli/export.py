@@ -25,15 +25,15 @@ INSPECT_SUFFIXES = (".json", ".eval")
     show_default=True,
     type=click.Choice(["inspect", "otel"]),
     help="inspect: an Inspect AI eval log (.json or .eval), which `inspect view` browses. "
-    "otel: OpenTelemetry traces as OTLP JSON (.json), a trace per trial.",
+    "otel: OpenTelemetry traces as OTLP JSON Lines (.json or .jsonl), a trace per trial.",
 )
 @click.option(
     "-o",
     "--output",
     required=True,
     type=FilePath(path_type=Path),
-    help="The file to write (*.json; *.eval for an Inspect log), or for an Inspect log a folder to write it in "
-    "under the name `inspect view` lists.",
+    help="The file to write (*.json; *.eval for an Inspect log, *.jsonl for traces), or for an Inspect log a folder "
+    "to write it in under the name `inspect view` lists.",
 )
 @click.option(
     "--otlp-endpoint",
@@ -75,14 +75,14 @@ def _export_inspect(store: ResultStore, output: Path) -> None:
 
 
 def _export_otel(store: ResultStore, output: Path, endpoint: str | None) -> None:
-    from passhat.export.otel import otlp_requests, post_otel_traces, traces_url, write_otel_traces
+    from passhat.export.otel import post_otel_traces, traces_url, write_otel_traces
 
-    _check_path(output, output, (".json",), "OTLP JSON traces are a .json file; name it *.json")
+    _check_path(output, output, (".json", ".jsonl"), "OTLP JSON traces are a .json or .jsonl file; name it so")
     url = traces_url(endpoint) if endpoint is not None else None  # a bad URL stops the export before any work
     written = _written(output, "traces", lambda: write_otel_traces(output, store.run_id, store.config, store.iter_trials()))
     _done(f"OpenTelemetry traces of run {store.run_id}", written, output)
     if url is not None:
-        sent = post_otel_traces(url, otlp_requests(store.run_id, store.config, store.iter_trials()))
+        sent = post_otel_traces(url, output)
         err.print(f"and posted to {url} ({sent} OTLP request{'s' * (sent != 1)})", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -9,9 +9,9 @@ events, the grade its attributes and ``gen_ai.evaluation.result`` events), an ``
 the conversation. passhat stores no time per event, only the trial's start and end: the events and tool calls are
 laid out in order over the trial's time, in equal slots, and the model usage is stored per role, not per call.
 
-Ids are derived from the run and the trial, so the same run exports the same traces, and exporting it again to a
-collector does not make new ones. The file is written without any OpenTelemetry package; the live export needs
-``opentelemetry-proto`` (``pip install 'passhat[otel]'``) to encode protobuf.
+Ids are derived from the run and the trial, so the same run exports the same traces, byte for byte. The file (JSON
+Lines, a request per trial) is written without any OpenTelemetry package; the live export needs ``opentelemetry-proto``
+(``pip install 'passhat[otel]'``) to encode protobuf.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import itertools
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -64,50 +65,37 @@ class Span:
 
 
 def write_otel_traces(path: Path, run_id: str, config: dict[str, Any], trials: Iterable[TrialRecord]) -> int:
-    """Write the run's OTLP JSON to ``path`` (replaced whole or not at all), reading ``trials`` once as a stream;
-    returns the number of traces (trials) written."""
+    """Write the run's traces to ``path`` (replaced whole or not at all), reading ``trials`` once as a stream;
+    returns the number of traces (trials) written. The file is JSON Lines, as OpenTelemetry's OTLP file exporter
+    writes and the collector's file receiver reads: a line per trial, each an ExportTraceServiceRequest of its trace."""
     count = 0
 
-    def pieces() -> Iterator[str]:
+    def lines() -> Iterator[str]:
         nonlocal count
-        head, tail = _split_envelope(run_id, config)
-        yield head
         for trial in trials:
-            spans = ",".join(json.dumps(_otlp_span(s)) for s in trial_spans(run_id, config, trial))
-            yield "," * bool(count) + spans
+            yield json.dumps(_envelope(run_id, config, [_otlp_span(s) for s in trial_spans(run_id, config, trial)])) + "\n"
             count += 1
-        yield tail
 
-    write_atomically(path, pieces(), durable=False)
+    write_atomically(path, lines(), durable=False)
     return count
 
 
-def otlp_requests(run_id: str, config: dict[str, Any], trials: Iterable[TrialRecord]) -> Iterator[dict[str, Any]]:
-    """The run's traces as OTLP JSON requests of at most TRIALS_PER_REQUEST trials each."""
-    batch: list[dict[str, Any]] = []
-    for n, trial in enumerate(trials, 1):
-        batch += [_otlp_span(s) for s in trial_spans(run_id, config, trial)]
-        if n % TRIALS_PER_REQUEST == 0:
-            yield _envelope(run_id, config, batch)
-            batch = []
-    if batch:
-        yield _envelope(run_id, config, batch)
-
-
-def post_otel_traces(endpoint: str, requests: Iterable[dict[str, Any]], timeout: float = 30.0) -> int:
-    """POST each OTLP JSON request to ``endpoint`` as OTLP/HTTP protobuf; returns the requests sent. A refused or
-    failed request is a UserError naming the endpoint and what it answered."""
+def post_otel_traces(endpoint: str, path: Path, timeout: float = 30.0) -> int:
+    """POST the traces of a file ``write_otel_traces`` wrote to ``endpoint`` as OTLP/HTTP protobuf, TRIALS_PER_REQUEST
+    trials a request; returns the requests sent. A failed or refused request is a UserError naming the endpoint and
+    what it answered."""
     import httpx2
 
-    url = traces_url(endpoint)
-    encode = _protobuf_encoder()
-    sent = 0
-    with httpx2.Client(timeout=timeout) as client:
-        for request in requests:
+    url, encode, sent = traces_url(endpoint), _protobuf_encoder(), 0
+    with httpx2.Client(timeout=timeout) as client, path.open() as lines:
+        while batch := list(itertools.islice(lines, TRIALS_PER_REQUEST)):
+            body = b"".join(encode(json.loads(line)) for line in batch)  # concatenated messages are one, merged
             try:
-                response = client.post(url, content=encode(request), headers={"Content-Type": "application/x-protobuf"})
+                response = client.post(url, content=body, headers={"Content-Type": "application/x-protobuf"})
             except httpx2.HTTPError as exc:
-                raise UserError(f"--otlp-endpoint {url}: cannot send the traces ({exc}); is the collector running there?") from None
+                raise UserError(
+                    f"--otlp-endpoint {url}: cannot send the traces ({exc}); is the collector running there?"
+                ) from None
             if not 200 <= response.status_code < 300:
                 raise UserError(
                     f"--otlp-endpoint {url} refused the traces: HTTP {response.status_code} {response.text[:300].strip()}"
@@ -210,15 +198,23 @@ def _tool_span(trace: str, span_id: str, parent: str, event: dict[str, Any], sta
         attributes["error.type"] = str(result.get("error", {}).get("type", "tool_error"))
     events = [SpanEvent("passhat.policy_violation", start, {"passhat.rule": v.get("rule", ""), "passhat.reason": v.get("reason", "")}) for v in event.get("violations", ())]  # fmt: skip
     if event.get("guard"):
-        attributes |= {"passhat.guard": str(event["guard"].get("guard")), "passhat.guard.decision": str(event["guard"].get("decision"))}
+        attributes |= {
+            "passhat.guard": str(event["guard"].get("guard")),
+            "passhat.guard.decision": str(event["guard"].get("decision")),
+        }
         events.append(SpanEvent("passhat.guard.decision", start, {"passhat.guard.detail": json.dumps(event["guard"])}))
     if event.get("fault"):
-        attributes |= {"passhat.fault": str(event["fault"].get("class")), "passhat.fault.actual": json.dumps(event["fault"].get("actual"))}
+        attributes |= {
+            "passhat.fault": str(event["fault"].get("class")),
+            "passhat.fault.actual": json.dumps(event["fault"].get("actual")),
+        }
     if event.get("commitment"):
         attributes["passhat.commitment"] = json.dumps(event["commitment"])
     if event["kind"] == "guard":
         attributes["passhat.operator"] = event.get("text", "")
-    return Span(trace, span_id, parent, f"execute_tool {event.get('name')}", INTERNAL, start, end, attributes, tuple(events), error)
+    return Span(
+        trace, span_id, parent, f"execute_tool {event.get('name')}", INTERNAL, start, end, attributes, tuple(events), error
+    )
 
 
 def _model_span(trace: str, span_id: str, parent: str, role: str, usage: dict[str, Any], trial: TrialRecord) -> Span:
@@ -239,7 +235,9 @@ def _model_span(trace: str, span_id: str, parent: str, role: str, usage: dict[st
         attributes["gen_ai.provider.name"] = model.split("/", 1)[0]
     if not usage.get("unpriced_calls") and "cost_usd" in usage:
         attributes["passhat.model.cost_usd"] = float(usage["cost_usd"])
-    return Span(trace, span_id, parent, f"chat {attributes['gen_ai.request.model']}", CLIENT, trial.started, trial.finished, attributes)
+    return Span(
+        trace, span_id, parent, f"chat {attributes['gen_ai.request.model']}", CLIENT, trial.started, trial.finished, attributes
+    )
 
 
 def _digest(*parts: str, size: int) -> str:
@@ -256,14 +254,9 @@ def _envelope(run_id: str, config: dict[str, Any], spans: list[dict[str, Any]]) 
         "passhat.mode": str(config.get("mode", "")),
     }
     scope = {"name": "passhat", "version": passhat.__version__}
-    return {"resourceSpans": [{"resource": {"attributes": _attributes(resource)}, "scopeSpans": [{"scope": scope, "spans": spans}]}]}
-
-
-def _split_envelope(run_id: str, config: dict[str, Any]) -> tuple[str, str]:
-    """The envelope's JSON before and after its list of spans (its last list), to stream the spans in between."""
-    text = json.dumps(_envelope(run_id, config, []))
-    cut = text.rindex("[]") + 1
-    return text[:cut], text[cut:]
+    return {
+        "resourceSpans": [{"resource": {"attributes": _attributes(resource)}, "scopeSpans": [{"scope": scope, "spans": spans}]}]
+    }
 
 
 def _otlp_span(span: Span) -> dict[str, Any]:
@@ -276,7 +269,9 @@ def _otlp_span(span: Span) -> dict[str, Any]:
         "startTimeUnixNano": _nanos(span.start),
         "endTimeUnixNano": _nanos(span.end),
         "attributes": _attributes(span.attributes),
-        "events": [{"timeUnixNano": _nanos(e.time), "name": e.name, "attributes": _attributes(e.attributes)} for e in span.events],
+        "events": [
+            {"timeUnixNano": _nanos(e.time), "name": e.name, "attributes": _attributes(e.attributes)} for e in span.events
+        ],
     }
     if span.parent_id:
         out["parentSpanId"] = span.parent_id
@@ -326,6 +321,7 @@ def _ids_in_base64(request: dict[str, Any]) -> dict[str, Any]:
     for resource in request["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             scope["spans"] = [
-                span | {key: base64.b64encode(bytes.fromhex(span[key])).decode() for key in ids if key in span} for span in scope["spans"]
+                span | {key: base64.b64encode(bytes.fromhex(span[key])).decode() for key in ids if key in span}
+                for span in scope["spans"]
             ]
     return request
