@@ -257,6 +257,8 @@ def test_an_eval_file_is_inspects_native_log_holding_the_same_samples_and_scores
     assert by_sample(native) == by_sample(plain)
     assert native.results == plain.results and native.eval.metadata == plain.eval.metadata
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.eval", "run.json"], "no staging files are left behind"
+    (listed,) = inspect_log.list_eval_logs(str(tmp_path))  # `inspect view` lists every .eval log, whatever its name
+    assert listed.name.endswith("/run.eval") and "note:" not in result.output
 
 
 def test_an_eval_file_without_inspect_ai_says_how_to_install_it(flaky_run, tmp_path, monkeypatch):

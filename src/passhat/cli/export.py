@@ -67,8 +67,8 @@ def _export_inspect(store: ResultStore, output: Path) -> None:
         err.print(
             Text.assemble(
                 ("note:", "yellow"),
-                f" `inspect view` lists a folder's logs only when their names start with a time, as Inspect "
-                f"names them; `-o {path.parent}` writes it under such a name.",
+                f" `inspect view` lists a folder's .json logs only when their names start with a time, as Inspect "
+                f"names them; `-o {path.parent}` writes it under such a name (any .eval log is listed).",
             ),
             soft_wrap=True,
         )
