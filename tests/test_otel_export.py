@@ -320,6 +320,10 @@ def test_the_live_export_without_the_otel_extra_says_how_to_install_it(flaky_run
     [
         ("traces.txt", [], "OTLP JSON traces are a .json or .jsonl file"),
         ("t.json", ["--otlp-endpoint", "127.0.0.1:4318"], "give an http:// or https:// URL"),
+        *[
+            ("t.json", ["--otlp-endpoint", url], "give an http:// or https:// URL")  # what would fail only when sending
+            for url in ("http://[::1", "http://127.0.0.1:99999", "http://127.0.0.1:0", "http://a\x01b", "http://" + "x" * 300)
+        ],
         ("t.json", ["--format", "inspect", "--otlp-endpoint", "http://127.0.0.1:4318"], "use it with --format otel"),
     ],
 )

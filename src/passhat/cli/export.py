@@ -78,7 +78,9 @@ def _export_otel(store: ResultStore, output: Path, endpoint: str | None) -> None
     from passhat.export.otel import post_otel_traces, traces_url, write_otel_traces
 
     _check_path(output, output, (".json", ".jsonl"), "OTLP JSON traces are a .json or .jsonl file; name it so")
-    url = traces_url(endpoint) if endpoint is not None else None  # a bad URL stops the export before any work
+    url = traces_url(endpoint) if endpoint is not None else None
+    if endpoint is not None and url is None:  # checked before any work
+        raise UserError(f"--otlp-endpoint {shown(endpoint)}: give an http:// or https:// URL, such as http://127.0.0.1:4318.")
     written = _written(output, "traces", lambda: write_otel_traces(output, store.run_id, store.config, store.iter_trials()))
     _done(f"OpenTelemetry traces of run {store.run_id}", written, output)
     if url is not None:

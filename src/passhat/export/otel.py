@@ -80,13 +80,13 @@ def write_otel_traces(path: Path, run_id: str, config: dict[str, Any], trials: I
     return count
 
 
-def post_otel_traces(endpoint: str, path: Path, timeout: float = 30.0) -> int:
-    """POST the traces of a file ``write_otel_traces`` wrote to ``endpoint`` as OTLP/HTTP protobuf, TRIALS_PER_REQUEST
-    trials a request; returns the requests sent. A failed or refused request is a UserError naming the endpoint and
-    what it answered."""
+def post_otel_traces(url: str, path: Path, timeout: float = 30.0) -> int:
+    """POST the traces of a file ``write_otel_traces`` wrote to ``url`` (see traces_url) as OTLP/HTTP protobuf,
+    TRIALS_PER_REQUEST trials a request; returns the requests sent. A failed or refused request is a UserError naming
+    the URL and what it answered."""
     import httpx2
 
-    url, encode, sent = traces_url(endpoint), _protobuf_encoder(), 0
+    encode, sent = _protobuf_encoder(), 0
     with httpx2.Client(timeout=timeout) as client, path.open() as lines:
         while batch := list(itertools.islice(lines, TRIALS_PER_REQUEST)):
             body = b"".join(encode(json.loads(line)) for line in batch)  # concatenated messages are one, merged
@@ -104,11 +104,21 @@ def post_otel_traces(endpoint: str, path: Path, timeout: float = 30.0) -> int:
     return sent
 
 
-def traces_url(endpoint: str) -> str:
-    """The URL traces are posted to: the endpoint as given, or with OTLP/HTTP's /v1/traces when it has no path."""
-    parts = urlsplit(endpoint)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise UserError(f"--otlp-endpoint {endpoint}: give an http:// or https:// URL, such as http://127.0.0.1:4318.")
+def traces_url(endpoint: str) -> str | None:
+    """The URL traces are posted to: the endpoint as given, or with OTLP/HTTP's /v1/traces when it has no path; None
+    when it is no http(s) URL passhat can post to, down to what would only fail when sending (a port out of range, a
+    host name no DNS can encode, a control character)."""
+    import httpx2
+
+    try:
+        parts = urlsplit(endpoint)
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname) and parts.port != 0
+        (parts.hostname or "").encode("idna")
+        httpx2.URL(endpoint)
+    except (ValueError, UnicodeError, httpx2.InvalidURL):
+        return None
+    if not valid:
+        return None
     return endpoint.rstrip("/") + TRACES_PATH if parts.path in ("", "/") else endpoint
 
 
