@@ -93,13 +93,13 @@ def post_otel_traces(url: str, path: Path, timeout: float = 30.0) -> int:
             try:
                 response = client.post(url, content=body, headers={"Content-Type": "application/x-protobuf"})
             except httpx2.HTTPError as exc:
+                why = str(exc) or type(exc).__name__
                 raise UserError(
-                    f"--otlp-endpoint {url}: cannot send the traces ({exc}); is the collector running there?"
+                    f"--otlp-endpoint {url}: cannot send the traces ({why}); is the collector running there?"
                 ) from None
             if not 200 <= response.status_code < 300:
-                raise UserError(
-                    f"--otlp-endpoint {url} refused the traces: HTTP {response.status_code} {response.text[:300].strip()}"
-                )
+                answer = " ".join(response.text[:300].split())  # one paragraph, whatever the receiver wrote
+                raise UserError(f"--otlp-endpoint {url} refused the traces: HTTP {response.status_code} {answer}")
             sent += 1
     return sent
 
