@@ -257,7 +257,7 @@ class Receiver(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (http.server's name)
         body = self.rfile.read(int(self.headers["Content-Length"]))
-        self.server.received.append((self.path, self.headers["Content-Type"], body))  # type: ignore[attr-defined]
+        self.server.received.append((self.path, self.headers, body))  # type: ignore[attr-defined]
         status = self.server.status  # type: ignore[attr-defined]
         self.send_response(status)
         self.send_header("Content-Type", "application/x-protobuf")
@@ -287,10 +287,33 @@ def test_the_live_export_posts_the_files_traces_to_the_receiver_as_otlp_protobuf
     result = export(flaky_run, tmp_path / "traces.json", "flaky", "--otlp-endpoint", endpoint)
     assert result.exit_code == 0, result.output
     assert f"posted to {endpoint}/v1/traces (2 OTLP requests)" in result.output
-    assert [(path, kind) for path, kind, _ in receiver.received] == [("/v1/traces", "application/x-protobuf")] * 2
+    assert [(path, headers["Content-Type"]) for path, headers, _ in receiver.received] == [
+        ("/v1/traces", "application/x-protobuf")
+    ] * 2
     posted = [ExportTraceServiceRequest.FromString(body) for _, _, body in receiver.received]
     assert [len(traces([request])) for request in posted] == [3, 1]
     assert spans(posted) == spans(parsed(tmp_path / "traces.json"))
+
+
+def test_the_live_export_sends_the_headers_opentelemetry_exporters_read_from_the_environment(
+    flaky_run, tmp_path, receiver, monkeypatch
+):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-team=ops")  # the traces' own variable wins
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x-api-key=s%3Dcr%2Cet , x-team=support")
+    result = export(flaky_run, tmp_path / "t.json", "flaky", "--otlp-endpoint", f"http://127.0.0.1:{receiver.server_port}")
+    assert result.exit_code == 0, result.output
+    ((_, headers, _),) = receiver.received
+    assert (headers["x-api-key"], headers["x-team"]) == ("s=cr,et", "support")
+
+
+def test_malformed_headers_are_refused_before_anything_is_written_without_showing_them(
+    flaky_run, tmp_path, receiver, monkeypatch
+):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization: Bearer sk-secret-123")
+    result = export(flaky_run, tmp_path / "t.json", "flaky", "--otlp-endpoint", f"http://127.0.0.1:{receiver.server_port}")
+    assert result.exit_code == 2 and "OTEL_EXPORTER_OTLP_HEADERS: give headers as key=value pairs" in result.output
+    assert "sk-secret-123" not in result.output
+    assert list(tmp_path.iterdir()) == [] and receiver.received == []  # type: ignore[attr-defined]
 
 
 def test_an_endpoint_that_refuses_the_traces_is_a_clear_error(flaky_run, tmp_path, receiver):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +40,7 @@ INSPECT_SUFFIXES = (".json", ".eval")
     "--otlp-endpoint",
     metavar="URL",
     help="--format otel: also post the traces to this OTLP/HTTP endpoint (protobuf; http://host:4318 posts to its "
-    "/v1/traces). Needs pip install 'passhat[otel]'.",
+    "/v1/traces), with the headers of OTEL_EXPORTER_OTLP_HEADERS. Needs pip install 'passhat[otel]'.",
 )
 @out_option
 def export(run_id: str, log_format: str, output: Path, otlp_endpoint: str | None, out: Path) -> None:
@@ -75,16 +76,17 @@ def _export_inspect(store: ResultStore, output: Path) -> None:
 
 
 def _export_otel(store: ResultStore, output: Path, endpoint: str | None) -> None:
-    from passhat.export.otel import post_otel_traces, traces_url, write_otel_traces
+    from passhat.export.otel import otlp_headers, post_otel_traces, traces_url, write_otel_traces
 
     _check_path(output, output, (".json", ".jsonl"), "OTLP JSON traces are a .json or .jsonl file; name it so")
     url = traces_url(endpoint) if endpoint is not None else None
-    if endpoint is not None and url is None:  # checked before any work
+    if endpoint is not None and url is None:  # checked before any work, as the headers are
         raise UserError(f"--otlp-endpoint {shown(endpoint)}: give an http:// or https:// URL, such as http://127.0.0.1:4318.")
+    headers = otlp_headers(os.environ) if url is not None else {}
     written = _written(output, "traces", lambda: write_otel_traces(output, store.run_id, store.config, store.iter_trials()))
     _done(f"OpenTelemetry traces of run {store.run_id}", written, output)
     if url is not None:
-        sent = post_otel_traces(url, output)
+        sent = post_otel_traces(url, headers, output)
         err.print(f"and posted to {url} ({sent} OTLP request{'s' * (sent != 1)})", highlight=False, markup=False, soft_wrap=True)
 
 

@@ -21,10 +21,11 @@ import dataclasses
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import passhat
 from passhat.errors import UserError
@@ -39,6 +40,8 @@ INTERNAL, CLIENT = 1, 3  # OTLP SpanKind
 STATUS_OK, STATUS_ERROR = 1, 2  # OTLP StatusCode
 TRIALS_PER_REQUEST = 50  # a live export's batch: a request stays well under collectors' default size limits
 TRACES_PATH = "/v1/traces"  # OTLP/HTTP's path for traces, added to an endpoint given without a path
+HEADER_VARIABLES = ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "OTEL_EXPORTER_OTLP_HEADERS")  # the first one set is used
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")  # an HTTP field name (RFC 9110 token)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,18 +83,19 @@ def write_otel_traces(path: Path, run_id: str, config: dict[str, Any], trials: I
     return count
 
 
-def post_otel_traces(url: str, path: Path, timeout: float = 30.0) -> int:
-    """POST the traces of a file ``write_otel_traces`` wrote to ``url`` (see traces_url) as OTLP/HTTP protobuf,
-    TRIALS_PER_REQUEST trials a request; returns the requests sent. A failed or refused request is a UserError naming
-    the URL and what it answered."""
+def post_otel_traces(url: str, headers: dict[str, str], path: Path, timeout: float = 30.0) -> int:
+    """POST the traces of a file ``write_otel_traces`` wrote to ``url`` (see traces_url) as OTLP/HTTP protobuf, with
+    ``headers`` (see otlp_headers), TRIALS_PER_REQUEST trials a request; returns the requests sent. A failed or refused
+    request is a UserError naming the URL and what it answered."""
     import httpx2
 
     encode, sent = _protobuf_encoder(), 0
-    with httpx2.Client(timeout=timeout) as client, path.open() as lines:
+    headers = headers | {"Content-Type": "application/x-protobuf"}
+    with httpx2.Client(timeout=timeout, headers=headers) as client, path.open() as lines:
         while batch := list(itertools.islice(lines, TRIALS_PER_REQUEST)):
             body = b"".join(encode(json.loads(line)) for line in batch)  # concatenated messages are one, merged
             try:
-                response = client.post(url, content=body, headers={"Content-Type": "application/x-protobuf"})
+                response = client.post(url, content=body)
             except httpx2.HTTPError as exc:
                 why = str(exc) or type(exc).__name__
                 raise UserError(
@@ -102,6 +106,23 @@ def post_otel_traces(url: str, path: Path, timeout: float = 30.0) -> int:
                 raise UserError(f"--otlp-endpoint {url} refused the traces: HTTP {response.status_code} {answer}")
             sent += 1
     return sent
+
+
+def otlp_headers(environ: Mapping[str, str]) -> dict[str, str]:
+    """The headers OpenTelemetry's exporters send (a hosted backend's API key): ``OTEL_EXPORTER_OTLP_TRACES_HEADERS``,
+    else ``OTEL_EXPORTER_OTLP_HEADERS``, as ``key=value,key=value`` with URL-encoded values. Their values are never
+    shown: they are secrets."""
+    name = next((n for n in HEADER_VARIABLES if environ.get(n, "").strip()), None)
+    if name is None:
+        return {}
+    headers = {}
+    for pair in environ[name].split(","):
+        key, equals, value = pair.partition("=")
+        key, value = key.strip(), unquote(value.strip())
+        if not equals or not HEADER_NAME.fullmatch(key) or not value.isprintable():
+            raise UserError(f"{name}: give headers as key=value pairs separated by commas (such as x-api-key=...).")
+        headers[key] = value
+    return headers
 
 
 def traces_url(endpoint: str) -> str | None:
