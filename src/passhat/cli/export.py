@@ -87,7 +87,9 @@ def _export_otel(store: ResultStore, output: Path, endpoint: str | None) -> None
     _done(f"OpenTelemetry traces of run {store.run_id}", written, output)
     if url is not None:
         sent = post_otel_traces(url, headers, output)
-        err.print(f"and posted to {url} ({sent} OTLP request{'s' * (sent != 1)})", highlight=False, markup=False, soft_wrap=True)
+        from passhat.report.numbers import counted
+
+        err.print(f"and posted to {url} ({counted(sent, 'OTLP request')})", highlight=False, markup=False, soft_wrap=True)
 
 
 def _written(path: Path, what: str, write: Callable[[], int]) -> int:
