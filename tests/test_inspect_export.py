@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -205,7 +206,7 @@ def test_cli_writes_into_a_folder_under_the_name_inspect_view_lists(flaky_run, t
 def test_cli_refuses_a_log_name_inspect_cannot_read(flaky_run, tmp_path):
     result = CliRunner().invoke(main, ["export", "flaky", "-o", str(tmp_path / "log.txt"), "--out", str(flaky_run)])
     assert result.exit_code == 2
-    assert "an Inspect eval log is a .json file" in result.output
+    assert "an Inspect eval log is a .json or .eval file" in result.output
     assert not (tmp_path / "log.txt").exists()
 
 
@@ -240,3 +241,29 @@ def test_inspects_file_name_parser_reads_the_task_and_the_eval_task_id(flaky_run
     header = inspect_log.read_eval_log(listed, header_only=True)
     assert (listed.task, listed.task_id) == ("passhat-retail", header.eval.task_id)
     assert header.eval.run_id == run_id
+
+
+def test_an_eval_file_is_inspects_native_log_holding_the_same_samples_and_scores(flaky_run, tmp_path):
+    result = CliRunner().invoke(main, ["export", "flaky", "-o", str(tmp_path / "run.eval"), "--out", str(flaky_run)])
+    assert result.exit_code == 0, result.output
+    assert zipfile.is_zipfile(tmp_path / "run.eval"), "Inspect's .eval format is a zip archive"
+    native = inspect_log.read_eval_log(str(tmp_path / "run.eval"))
+    plain = inspect_log.read_eval_log(str(export(flaky_run, tmp_path / "run.json")))
+
+    def by_sample(log: inspect_log.EvalLog) -> dict:
+        return {(s.id, s.epoch): ({n: v.value for n, v in s.scores.items()}, [m.text for m in s.messages]) for s in log.samples}
+
+    assert len(native.samples) == len(TASKS) * len(PERSONAS) * TRIALS
+    assert by_sample(native) == by_sample(plain)
+    assert native.results == plain.results and native.eval.metadata == plain.eval.metadata
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.eval", "run.json"], "no staging files are left behind"
+    (listed,) = inspect_log.list_eval_logs(str(tmp_path))  # `inspect view` lists every .eval log, whatever its name
+    assert listed.name.endswith("/run.eval") and "note:" not in result.output
+
+
+def test_an_eval_file_without_inspect_ai_says_how_to_install_it(flaky_run, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # the import fails, as without inspect-ai
+    result = CliRunner().invoke(main, ["export", "flaky", "-o", str(tmp_path / "run.eval"), "--out", str(flaky_run)])
+    assert result.exit_code == 2
+    assert "pip install 'passhat[inspect]'" in result.output and "Traceback" not in result.output
+    assert list(tmp_path.iterdir()) == []

@@ -85,7 +85,8 @@ def inspect_task_id(run_id: str) -> str:
 
 
 def listed_by_inspect_view(name: str) -> bool:
-    return LISTED_NAME.match(name) is not None and name.endswith(".json")
+    """Inspect lists every .eval log of a folder, and a .json log only under a name of the shape it gives its own."""
+    return name.endswith(".eval") or (LISTED_NAME.match(name) is not None and name.endswith(".json"))
 
 
 def sample_id(task_id: str, persona: str) -> str:
