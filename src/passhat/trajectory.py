@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Literal, cast
 
-from passhat.vocabulary import BLOCKED
+from passhat.vocabulary import BLOCKED, GuardDecision
 
 EventKind = Literal["user", "agent", "tool", "guard", "end"]
 INFRA_ERROR = "infra_error"  # the trial could not be judged (model API down, harness bug): retried, never scored
@@ -105,10 +105,15 @@ class Event:
         return self.kind == "tool" and self.result is not None and self.result.get("status") == "ok"
 
     @property
+    def decision(self) -> GuardDecision | None:
+        """What a guardrail did with this call (None: no guardrail acted on it)."""
+        return cast(GuardDecision, self.guard["decision"]) if self.guard else None
+
+    @property
     def took_effect(self) -> bool:
         """The call really ran and succeeded, whatever the agent was told (a lost response took effect;
         an idempotent replay or a guard refusal did not)."""
-        if self.kind not in ("tool", "guard") or (self.guard and self.guard.get("decision") in BLOCKED):
+        if self.kind not in ("tool", "guard") or self.decision in BLOCKED:
             return False
         actual = self.fault["actual"] if self.fault else self.result
         return actual is not None and actual.get("status") == "ok"

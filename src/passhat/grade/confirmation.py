@@ -26,7 +26,7 @@ def unconfirmed_writes(events: list[Event], env: Environment, own: tuple[str, ..
     submitted = []
     for i, e in enumerate(events):
         spec = env.tools.get(e.name or "")
-        was_submitted = e.took_effect or (e.guard or {}).get("decision") == "ticket"
+        was_submitted = e.took_effect or e.decision == "ticket"
         if e.kind == "tool" and was_submitted and spec and spec.meta.needs_confirmation:
             messages = [(x.kind, x.text) for x in events[:i] if x.kind in ("user", "agent")]
             commitment = Commitment.from_dict(e.commitment) if e.commitment else commitment_for(spec, dict(e.args))

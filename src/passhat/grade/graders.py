@@ -250,7 +250,7 @@ def duplicate_writes(events: list[Event], env: Environment) -> list[dict[str, An
     seen, repeats = set(), []
     for e in events:
         spec = env.tools.get(e.name or "")
-        ticketed = (e.guard or {}).get("decision") == "ticket"
+        ticketed = e.decision == "ticket"
         if e.kind != "tool" or not spec or not spec.meta.write or not (e.took_effect or ticketed):
             continue
         key = json.dumps(comparable(WriteCall(e.name or "", dict(e.args)), env.tools), sort_keys=True, default=str)

@@ -196,7 +196,7 @@ def wrote(tools: dict[str, ToolSpec], events: list[Event]) -> bool:
         e.kind == "tool"
         and (spec := tools.get(e.name or "")) is not None
         and spec.meta.write
-        and (e.took_effect or (e.guard or {}).get("decision") == "ticket")
+        and (e.took_effect or e.decision == "ticket")
         for e in events
     )
 
