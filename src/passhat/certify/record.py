@@ -66,8 +66,7 @@ def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, An
     decision, section = gate_section(gate, store.trial_rows(), config)
     if require_met and decision.meets is not True:
         raise NotCertifiable(decision)
-    domain, tasks_dir = config["domain"], config.get("tasks_dir")
-    report = build_report(store, task_tags(domain, tasks_dir, _domain_gone), None, gated_tasks(domain, tasks_dir), section)
+    report = build_report(store, task_tags(config, _domain_gone), None, gated_tasks(config), section)
     document = json.loads(b"".join(report_json(report)))
     return {
         "kind": KIND,

@@ -283,7 +283,7 @@ def run(
             )
             sys.exit(130)
         report = build_report(
-            store, tags(config.domain, config.tasks_dir), None, gated_tasks(config.domain, config.tasks_dir), result.gate_json()
+            store, tags(store.config), None, gated_tasks(store.config), result.gate_json()
         )
     if early_stop:  # a note on the run, like its start's: the report after it leads with the verdict
         err.print(f"early stop: {result.skipped} of {result.planned} planned trials saved", highlight=False)
