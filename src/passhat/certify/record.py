@@ -76,7 +76,7 @@ def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, An
         "certified_at": time.time(),
         "passhat_version": passhat_version(),
         "agent": agent_identity(config),
-        "domain": domain_identity(domain, tasks_dir),
+        "domain": domain_identity(config["domain"], config.get("tasks_dir")),
         "tasks": task_identity(config),
         "simulator": simulator_identity(config),
         "seed": config["seed"],
