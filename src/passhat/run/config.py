@@ -17,7 +17,6 @@ from passhat.llm import Price
 from passhat.openings import MAX_PARAPHRASES
 from passhat.store import ResultStore
 
-
 ImportFormat = Literal["jsonl", "tau2", "inspect"]
 
 
