@@ -209,7 +209,9 @@ def write_run(out: Path, run_id: str, imported: Imported) -> Path:
     appears whole or not at all; its writer lock goes with the writer (an imported run is never written again)."""
     final = out / run_id
     if final.exists() or final.is_symlink():
-        raise UserError(f"a run {shown(run_id)} already exists in {out} (--run-id); choose another run id. {NOTHING_WRITTEN.capitalize()}.")
+        raise UserError(
+            f"a run {shown(run_id)} already exists in {out} (--run-id); choose another run id. {NOTHING_WRITTEN.capitalize()}."
+        )
     staging = out / f".{run_id}.importing-{secrets.token_hex(4)}"
     try:
         with ResultStore.create(staging, run_id, imported.config.model_dump(mode="json")) as store:

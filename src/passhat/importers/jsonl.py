@@ -101,7 +101,9 @@ def _rows(text: str, path: Path, tags: dict[str, set[str]]) -> Iterator[Located]
         where = f"{path} line {number}"
         raw = parse_json(line, where)
         if not isinstance(raw, dict):
-            raise UserError(f"{where} is not a JSON object but {type(raw).__name__}; each line holds one trial. {NOTHING_WRITTEN.capitalize()}.")
+            raise UserError(
+                f"{where} is not a JSON object but {type(raw).__name__}; each line holds one trial. {NOTHING_WRITTEN.capitalize()}."
+            )
         try:
             row = Row.model_validate(raw)
         except ValidationError as exc:
