@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError, model_validator
 
 from passhat.errors import UserError
 from passhat.importers.common import (
@@ -47,7 +47,7 @@ class Row(BaseModel):
 
     task: Name
     trial: Annotated[StrictInt, Field(ge=0, le=10**9)]
-    reward: Annotated[StrictInt, Field(ge=0, le=1)] | StrictBool | None = None
+    reward: Literal[0, 1, True, False] | None = None  # 1.0 and 0.0 read as 1 and 0
     persona: Name = DEFAULT_PERSONA
     tags: list[Name] = []
     infra_error: Annotated[str, Field(min_length=1)] | None = None

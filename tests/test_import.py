@@ -1,0 +1,183 @@
+"""`passhat import`: another harness's results become a run every command reads — its figures those an independent
+count of the source gives, its infra errors counted apart, no resume suggested, no writer lock left — and a malformed
+or hostile source is one clear paragraph naming the file, line and field, exit 2, with nothing written."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from passhat.cli import main
+from passhat.errors import UserError
+from passhat.importers.common import write_run
+from passhat.importers.jsonl import read_jsonl
+from passhat.store import ResultStore
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def pass_hat_k(rows: list[dict], k: int) -> float:
+    """pass^k as the source's own rows give it, computed apart from passhat: per task, C(c,k)/C(n,k) over its judged
+    trials, averaged over the tasks."""
+    per_task: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        if row.get("infra_error") is None:
+            per_task[row["task"]].append(int(row["reward"]))
+    return sum(math.comb(sum(r), k) / math.comb(len(r), k) for r in per_task.values()) / len(per_task)
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+@pytest.fixture
+def rows() -> list[dict]:
+    """Ten tasks × six trials with seeded rewards, two tasks tagged, one trial an infra error, one with a transcript."""
+    rng = random.Random(7)
+    out = [{"task": f"task-{t}", "trial": i, "reward": int(rng.random() < 0.3 + 0.07 * t)} for t in range(10) for i in range(6)]
+    out[0].update(tags=["refunds"], cost_usd=0.02, input_tokens=900, output_tokens=80, model="gpt-x")
+    out[0]["messages"] = [
+        {"role": "system", "content": "be helpful"},
+        {"role": "user", "content": "refund my order"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "find_order", "arguments": {"id": 7}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": '{"order": 7}'},
+        {"role": "assistant", "content": "refunded"},
+    ]
+    out[6]["tags"] = ["refunds", "orders"]
+    del out[7]["reward"]
+    out[7]["infra_error"] = "HTTP 503 from the model API"
+    return out
+
+
+def test_the_figures_are_those_of_an_independent_count_of_the_source(tmp_path, rows):
+    source = write_jsonl(tmp_path / "results.jsonl", rows)
+    result = invoke("import", str(source), "--format", "jsonl", "--run-id", "theirs", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 0, result.output
+    report = invoke("report", "theirs", "--out", str(tmp_path / "runs"), "--json", str(tmp_path / "r.json"), "--gate", "none")
+    metrics = json.loads((tmp_path / "r.json").read_text())["metrics"]
+    assert metrics["infra_errors"] == 1  # counted apart, never a failure
+    assert metrics["scenarios"] == 10
+    for k in range(1, 6):
+        assert metrics["pass_hat_k"][str(k)] == pytest.approx(pass_hat_k(rows, k))
+    assert set(metrics["by_tag"]) >= {"refunds", "orders"}
+    assert metrics["cost_usd"] == pytest.approx(0.02)
+    assert "--resume" not in report.output and "resume with" not in report.output
+
+
+def test_an_imported_run_reads_like_any_run_and_leaves_no_writer_lock(tmp_path, rows):
+    runs = tmp_path / "runs"
+    for run_id, flip in (("before", 0), ("after", 1)):
+        changed = [dict(r, reward=1 - r["reward"]) if flip and "reward" in r and r["trial"] == 0 else r for r in rows]
+        assert invoke("import", str(write_jsonl(tmp_path / f"{run_id}.jsonl", changed)), "--format", "jsonl",
+                      "--run-id", run_id, "--out", str(runs)).exit_code == 0  # fmt: skip
+    assert sorted(p.name for p in runs.iterdir()) == ["after", "before"]  # no staging folder left
+    assert sorted(p.name for p in (runs / "before").iterdir()) == ["results.sqlite"]
+    assert invoke("compare", "before", "after", "--out", str(runs)).exit_code == 0
+    assert invoke("gate", "before", "--k", "2", "--min-pass-hat-k", "0.1", "--out", str(runs)).exit_code in (0, 1)
+    assert invoke("traffic", "before", "--per-day", "100", "--out", str(runs)).exit_code == 0
+    exported = invoke("export", "before", "-o", str(tmp_path / "log.json"), "--out", str(runs))
+    assert exported.exit_code == 0, exported.output
+    with ResultStore.open(runs / "before") as store:
+        first = store.trials()[0]
+    assert [e["kind"] for e in first.events] == ["user", "tool", "agent"]
+    assert first.events[1] == {"kind": "tool", "call_id": "c1", "name": "find_order", "args": {"id": 7},
+                               "result": {"status": "ok", "data": '{"order": 7}'}}  # fmt: skip
+
+
+def test_an_imported_run_is_not_resumed(tmp_path, rows):
+    invoke("import", str(write_jsonl(tmp_path / "a.jsonl", rows)), "--format", "jsonl", "--run-id", "a", "--out", str(tmp_path))
+    result = CliRunner().invoke(main, ["run", "--resume", "a", "--out", str(tmp_path)])
+    assert result.exit_code == 2
+    assert "imported" in result.output and "Traceback" not in result.output
+
+
+BAD_ROWS = [
+    ({"task": "t", "trial": 0}, "a row needs a reward"),
+    ({"task": "t", "trial": 0, "reward": 0.5}, "field `reward`"),
+    ({"task": "t", "trial": -1, "reward": 1}, "field `trial`"),
+    ({"task": "t", "trial": 0, "reward": 1, "infra_error": "x"}, "has no reward"),
+    ({"task": "t", "trial": 0, "rewrad": 1, "reward": 1}, "field `rewrad`"),
+    ({"task": "", "trial": 0, "reward": 1}, "field `task`"),
+    ({"task": "t", "trial": 0, "reward": 1, "cost_usd": -1}, "field `cost_usd`"),
+    ({"task": "t", "trial": 0, "reward": 1, "messages": [{"role": "robot"}]}, "field `messages.0.role`"),
+    ({"task": "t", "trial": 0, "reward": 1, "signature": "wrong_arguments"}, "only a failed trial"),
+]
+
+
+@pytest.mark.parametrize(("bad", "said"), BAD_ROWS)
+def test_a_malformed_row_names_the_file_line_and_field_and_nothing_is_written(tmp_path, bad, said):
+    source = tmp_path / "bad.jsonl"
+    source.write_text(json.dumps({"task": "t", "trial": 1, "reward": 1}) + "\n\n" + json.dumps(bad) + "\n")
+    result = invoke("import", str(source), "--format", "jsonl", "--run-id", "r", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 2
+    assert f"{source} line 3" in result.output and said in result.output, result.output
+    assert "nothing was imported" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("{not json\n", "line 1 is not valid JSON"),
+        ("[1, 2]\n", "line 1 is not a JSON object"),
+        ("[" * 100_000 + "\n", "line 1 nests JSON values too deeply"),
+        ('{"task": "t", "trial": 0, "reward": 1}\n{"task": "t", "trial": 0, "reward": 0}\n', "line 2: trial 0 of task 't'"),
+        ("\n\n", "holds no trial"),
+        ('{"task": "t", "trial": 0, "reward": 1, "cost_usd": NaN}\n', "field `cost_usd`"),
+        ('{"task": "t", "trial": 0, "reward": 1, "input_tokens": ' + "9" * 5000 + "}\n", "line 1 is not valid JSON"),
+    ],
+)
+def test_a_malformed_file_is_one_clear_paragraph(tmp_path, text, said):
+    source = tmp_path / "bad.jsonl"
+    source.write_text(text)
+    result = invoke("import", str(source), "--format", "jsonl", "--run-id", "r", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 2
+    assert said in result.output and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_id_in_use_is_refused_and_the_run_kept(tmp_path, rows):
+    source = write_jsonl(tmp_path / "a.jsonl", rows)
+    args = ("import", str(source), "--format", "jsonl", "--run-id", "a", "--out", str(tmp_path / "runs"))
+    assert invoke(*args).exit_code == 0
+    again = invoke(*args)
+    assert again.exit_code == 2 and "already exists" in again.output
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["a"]
+
+
+# Lines a hostile or broken writer could leave: JSON of any shape, rows with fields of any type, and raw text.
+scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4), max_leaves=20
+)
+FIELDS = ["task", "trial", "reward", "persona", "tags", "infra_error", "termination", "signature", "cost_usd",
+          "input_tokens", "output_tokens", "model_calls", "model", "messages"]  # fmt: skip
+rows_st = st.dictionaries(st.sampled_from(FIELDS), values, max_size=8)
+lines = st.one_of(rows_st.map(json.dumps), values.map(json.dumps), st.text(max_size=60))
+
+
+@settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(lines, max_size=6))
+def test_hostile_files_never_crash_or_hang(tmp_path_factory, file_lines):
+    folder = tmp_path_factory.mktemp("fuzz")
+    source = folder / "x.jsonl"
+    source.write_text("\n".join(file_lines), encoding="utf-8", errors="surrogatepass")
+    try:
+        run = write_run(folder / "runs", "r", read_jsonl(source))
+    except UserError as exc:
+        assert "\n" not in str(exc).strip() or len(str(exc)) < 2000  # one paragraph, bounded
+        assert not (folder / "runs" / "r").exists()
+        return
+    with ResultStore.open(run) as store:
+        assert store.trials()
