@@ -181,3 +181,83 @@ def test_hostile_files_never_crash_or_hang(tmp_path_factory, file_lines):
         return
     with ResultStore.open(run) as store:
         assert store.trials()
+
+
+TAU2 = Path(__file__).parent / "imports" / "tau2"
+TAU2_OWN = {"avg_reward": 1 / 12, "pass_hat_k": {1: 1 / 12, 2: 0.0, 3: 0.0, 4: 0.0}}  # what τ²-bench computed (README)
+
+
+def tau2_rows(document: dict) -> list[dict]:
+    """The simulations as rows for the independent count: τ²-bench's success is a reward of 1, its infra errors
+    left out."""
+    return [
+        {"task": s["task_id"], "reward": int(abs(s["reward_info"]["reward"] - 1) <= 1e-6)}
+        if s["termination_reason"] != "infrastructure_error" else {"task": s["task_id"], "infra_error": "x"}
+        for s in document["simulations"]
+    ]  # fmt: skip
+
+
+def report_metrics(tmp_path: Path, source: Path, run_id: str, fmt: str, *extra: str) -> dict:
+    runs = tmp_path / "runs"
+    result = invoke("import", str(source), "--format", fmt, "--run-id", run_id, "--out", str(runs), *extra)
+    assert result.exit_code == 0, result.output
+    invoke("report", run_id, "--out", str(runs), "--json", str(tmp_path / f"{run_id}.json"), "--gate", "none")
+    return json.loads((tmp_path / f"{run_id}.json").read_text())
+
+
+def test_a_tau2_results_file_gives_tau2s_own_figures(tmp_path):
+    report = report_metrics(tmp_path, TAU2 / "results.json", "tau", "tau2")
+    metrics, config = report["metrics"], report["config"]
+    rows = tau2_rows(json.loads((TAU2 / "results.json").read_text()))
+    assert metrics["avg_reward"] == pytest.approx(TAU2_OWN["avg_reward"])
+    for k, value in TAU2_OWN["pass_hat_k"].items():
+        assert metrics["pass_hat_k"][str(k)] == pytest.approx(value) == pytest.approx(pass_hat_k(rows, k))
+    assert config["domain"] == "tau2:mock" and config["mode"] == "tau" and config["trials"] == 4
+    assert config["agent"] == "tau2:llm_agent:openai/gpt-4.1-mini"
+    assert config["imported"]["writer"].startswith("tau2-bench, git commit")
+    assert "1.0 or later" in config["imported"]["writer"]
+    assert metrics["model_calls"]["agent"]["model"] == "openai/gpt-4.1-mini" and metrics["cost_usd"] > 0
+    with ResultStore.open(tmp_path / "runs" / "tau") as store:
+        trial = store.trials()[0]
+    assert trial.events[0] == {"kind": "agent", "text": "Hi! How can I help you today?"}
+    assert trial.grade["imported"]["termination_reason"] == "user_stop"
+    assert "reward_breakdown" in trial.grade["imported"]["reward_info"]
+
+
+def test_the_folder_layout_is_the_same_run_as_its_results_file(tmp_path):
+    whole = report_metrics(tmp_path, TAU2 / "results.json", "whole", "tau2")
+    folder = report_metrics(tmp_path, TAU2 / "folder", "folder", "tau2")
+    assert folder["metrics"]["pass_hat_k"] == whole["metrics"]["pass_hat_k"]
+    assert folder["scenarios"] == whole["scenarios"]
+
+
+def test_a_tau2_infrastructure_error_is_counted_apart(tmp_path):
+    document = json.loads((TAU2 / "results.json").read_text())
+    document["simulations"][4]["termination_reason"] = "infrastructure_error"  # edited: the stub never failed
+    source = tmp_path / "results.json"
+    source.write_text(json.dumps(document))
+    report = report_metrics(tmp_path, source, "infra", "tau2")
+    assert report["metrics"]["infra_errors"] == 1
+    assert report["metrics"]["pass_hat_k"]["3"] == pytest.approx(pass_hat_k(tau2_rows(document), 3))
+    assert all("--resume" not in caveat for caveat in report["caveats"])
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d["simulations"][2]["reward_info"].update(reward="high"), "simulation 2: field `reward_info.reward`"),
+        (lambda d: d["simulations"][0].pop("task_id"), "simulation 0: field `task_id`"),
+        (lambda d: d.pop("info"), "is not a τ²-bench results file"),
+        (lambda d: d.update(simulations={"a": 1}), "field `simulations`"),
+        (lambda d: d["simulations"][1].update(trial=0, task_id=d["simulations"][0]["task_id"]), "was already given"),
+    ],
+)
+def test_a_malformed_tau2_file_names_the_simulation_and_field(tmp_path, edit, said):
+    document = json.loads((TAU2 / "results.json").read_text())
+    edit(document)
+    source = tmp_path / "results.json"
+    source.write_text(json.dumps(document))
+    result = invoke("import", str(source), "--format", "tau2", "--run-id", "r", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 2
+    assert said in result.output and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "runs").exists()

@@ -29,6 +29,19 @@ def main() -> None:
 
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
-from passhat.cli import attack, certify, export, guard, importing, reports, run, scaffold, schema, serve, tasks, users  # noqa: E402, F401
+from passhat.cli import (  # noqa: E402, F401
+    attack,
+    certify,
+    export,
+    guard,
+    importing,
+    reports,
+    run,
+    scaffold,
+    schema,
+    serve,
+    tasks,
+    users,
+)
 
 __all__ = ["main"]

@@ -55,4 +55,8 @@ def _read(source: Path, source_format: str, score: str | None):  # type: ignore[
         from passhat.importers.jsonl import read_jsonl
 
         return read_jsonl(source)
+    if source_format == "tau2":
+        from passhat.importers.tau2 import read_tau2
+
+        return read_tau2(source)
     raise UserError(f"--format {source_format} is not supported yet.")

@@ -89,6 +89,7 @@ class ChatMessage(BaseModel):
     tool_call_id: str | None = None
     id: str | None = None  # τ²-bench names a tool result's call by ``id``
     error: bool = False
+    requestor: Literal["user", "assistant"] = "assistant"  # τ²-bench: whose tool a result answers (the customer has tools too)
 
 
 def chat_events(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
@@ -106,7 +107,7 @@ def chat_events(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
                 event = {"kind": "tool", "call_id": call.id, "name": call.name, "args": call.arguments, "result": None}
                 calls[call.id] = event
                 events.append(event)
-        elif message.role == "tool":
+        elif message.role == "tool" and message.requestor == "assistant":  # the customer's own tools are not the agent's
             call_id = message.tool_call_id or message.id or ""
             event = calls.pop(call_id, None)
             if event is None:  # a result of no call in the transcript: kept, nameless
