@@ -261,3 +261,93 @@ def test_a_malformed_tau2_file_names_the_simulation_and_field(tmp_path, edit, sa
     assert result.exit_code == 2
     assert said in result.output and "Traceback" not in result.output, result.output
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.fixture(scope="module")
+def inspect_logs(tmp_path_factory) -> tuple[Path, Path, list[tuple[str, int, str | None]]]:
+    """One eval written by inspect-ai's own writer as .eval and as .json: two samples × four epochs, scored `reward`
+    (CORRECT or INCORRECT) and `judge` (0.5 throughout), one epoch ended in an error. Also the (sample, epoch, reward
+    value) truth, for the independent count."""
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalError, EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageTool, ChatMessageUser, ModelUsage
+    from inspect_ai.scorer import Score
+    from inspect_ai.tool import ToolCall
+
+    truth = [("refund", e, "C" if e != 3 else "I") for e in range(1, 5)] + [("move", e, "CIIC"[e - 1]) for e in range(1, 5)]
+    truth[6] = ("move", 3, None)  # the sample that errored
+    conversation = [
+        ChatMessageUser(content="refund order 7"),
+        ChatMessageAssistant(content="", tool_calls=[ToolCall(id="c1", function="refund", arguments={"order": 7})]),
+        ChatMessageTool(content="refunded", tool_call_id="c1", function="refund"),
+        ChatMessageAssistant(content="Done."),
+    ]
+    samples = [
+        EvalSample(
+            id=sample, epoch=epoch, input="refund order 7", target="refunded", messages=conversation,
+            scores={"reward": Score(value=value), "judge": Score(value=0.5)} if value else {},
+            error=None if value else EvalError(message="RateLimitError: 429", traceback="", traceback_ansi=""),
+            model_usage={"openai/gpt-4o": ModelUsage(input_tokens=100, output_tokens=10, total_tokens=110, total_cost=0.001)},
+        )
+        for sample, epoch, value in truth
+    ]  # fmt: skip
+    spec = EvalSpec(created="2026-12-01T10:00:00+00:00", task="helpdesk", dataset=EvalDataset(name="helpdesk", samples=2),
+                    model="openai/gpt-4o", config=EvalConfig(epochs=4), packages={"inspect_ai": "0.3.285"})  # fmt: skip
+    folder = tmp_path_factory.mktemp("inspect")
+    log = EvalLog(eval=spec, samples=samples, status="success")
+    write_eval_log(log, str(folder / "helpdesk.eval"))
+    write_eval_log(log, str(folder / "helpdesk.json"))
+    return folder / "helpdesk.eval", folder / "helpdesk.json", truth
+
+
+def test_an_inspect_log_of_either_format_gives_the_figures_of_its_scores(tmp_path, inspect_logs):
+    binary, text, truth = inspect_logs
+    rows = [{"task": s, "reward": int(v == "C")} if v else {"task": s, "infra_error": "x"} for s, _, v in truth]
+    for log in (binary, text):
+        report = report_metrics(tmp_path, log, log.suffix[1:], "inspect", "--score", "reward")
+        metrics = report["metrics"]
+        assert metrics["infra_errors"] == 1 and metrics["scenarios"] == 2
+        for k in (1, 2, 3):
+            assert metrics["pass_hat_k"][str(k)] == pytest.approx(pass_hat_k(rows, k))
+        assert report["config"]["imported"]["score"] == "reward"
+        assert report["config"]["imported"]["writer"] == "inspect_ai 0.3.285"
+        assert report["config"]["agent"] == "inspect:openai/gpt-4o"
+    with ResultStore.open(tmp_path / "runs" / "json") as store:
+        trial = store.trials()[0]
+    assert [e["kind"] for e in trial.events] == ["user", "tool", "agent"]
+    assert trial.events[1]["result"] == {"status": "ok", "data": "refunded"}
+
+
+def test_the_score_is_chosen_by_name_when_the_log_has_several(tmp_path, inspect_logs):
+    binary, _, _ = inspect_logs
+    runs = str(tmp_path / "runs")
+    unchosen = invoke("import", str(binary), "--format", "inspect", "--run-id", "a", "--out", runs)
+    assert unchosen.exit_code == 2 and "'judge', 'reward': choose one with --score NAME" in unchosen.output
+    unknown = invoke("import", str(binary), "--format", "inspect", "--score", "bleu", "--run-id", "a", "--out", runs)
+    assert unknown.exit_code == 2 and "no such score" in unknown.output
+    judged = report_metrics(tmp_path, binary, "judge", "inspect", "--score", "judge")
+    assert judged["metrics"]["avg_reward"] == 0  # 0.5 is no pass
+    other = invoke("import", str(binary), "--format", "jsonl", "--score", "judge", "--run-id", "b", "--out", runs)
+    assert other.exit_code == 2 and "--score" in other.output
+
+
+@pytest.mark.parametrize(("name", "content"), [("x.eval", b"PK\x03\x04 not a zip"), ("x.json", b'{"eval": 1}'), ("x.txt", b"{}")])
+def test_a_file_inspect_ai_cannot_read_is_refused(tmp_path, name, content):
+    (tmp_path / name).write_bytes(content)
+    result = invoke("import", str(tmp_path / name), "--format", "inspect", "--run-id", "r", "--out", str(tmp_path / "runs"))
+    assert result.exit_code == 2
+    assert "is not an Inspect eval log" in result.output and "Traceback" not in result.output, result.output
+    assert not (tmp_path / "runs").exists()
+
+
+def test_passhats_own_inspect_export_imports_back_to_the_same_scenarios(tmp_path, rows):
+    runs = tmp_path / "runs"
+    invoke("import", str(write_jsonl(tmp_path / "a.jsonl", rows)), "--format", "jsonl", "--run-id", "a", "--out", str(runs))
+    assert invoke("export", "a", "-o", str(tmp_path / "a.json"), "--out", str(runs)).exit_code == 0
+    back = report_metrics(tmp_path, tmp_path / "a.json", "back", "inspect", "--score", "reward")
+    invoke("report", "a", "--out", str(runs), "--json", str(tmp_path / "a-report.json"), "--gate", "none")
+    first = json.loads((tmp_path / "a-report.json").read_text())
+    assert back["metrics"]["pass_hat_k"] == first["metrics"]["pass_hat_k"]
+    assert back["metrics"]["infra_errors"] == first["metrics"]["infra_errors"] == 1
+    assert [(s["task_id"], s["persona"], s["rewards"]) for s in back["scenarios"]] == [
+        (s["task_id"], s["persona"], s["rewards"]) for s in first["scenarios"]
+    ]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from passhat.cli import main
 from passhat.cli.common import DEFAULT_OUT, FilePath, checked_id, err, out_option, shown
 from passhat.errors import UserError
+
+if TYPE_CHECKING:  # the importers load pydantic models and inspect-ai: not for `--help`
+    from passhat.importers.common import Imported
 
 FORMATS = ("jsonl", "tau2", "inspect")
 
@@ -49,7 +53,7 @@ def import_command(source: Path, source_format: str, run_id: str, score: str | N
     )
 
 
-def _read(source: Path, source_format: str, score: str | None):  # type: ignore[no-untyped-def]
+def _read(source: Path, source_format: str, score: str | None) -> Imported:
     """The importer of the format, run on the source."""
     if source_format == "jsonl":
         from passhat.importers.jsonl import read_jsonl
@@ -59,4 +63,6 @@ def _read(source: Path, source_format: str, score: str | None):  # type: ignore[
         from passhat.importers.tau2 import read_tau2
 
         return read_tau2(source)
-    raise UserError(f"--format {source_format} is not supported yet.")
+    from passhat.importers.inspect_log import read_inspect
+
+    return read_inspect(source, score)

@@ -14,6 +14,7 @@ import json
 import secrets
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -131,6 +132,15 @@ def role_usage(model: str | None, calls: int, input_tokens: int, output_tokens: 
         "output_tokens": output_tokens, "cost_usd": cost_usd or 0.0,
         "unpriced_calls": max(calls, 1) if cost_usd is None else 0, "latency_s": [],
     }  # fmt: skip
+
+
+def iso_time(text: str | None) -> float:
+    """A source's ISO 8601 time as a timestamp; 0 (unknown) when absent or unreadable: only the report's times
+    read it, never a figure."""
+    try:
+        return datetime.fromisoformat(text).timestamp() if text else 0.0
+    except (ValueError, OverflowError, OSError):
+        return 0.0
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -31,6 +30,7 @@ from passhat.importers.common import (
     Source,
     chat_events,
     imported_run,
+    iso_time,
     parse_json,
     read_source,
     role_usage,
@@ -191,7 +191,7 @@ def _record(sim: Simulation, task: str, trial: int, models: tuple[str | None, st
             "reward_info": sim.reward_info.model_dump(exclude_none=True) if sim.reward_info else None,
         }
     }  # fmt: skip
-    started = _time(sim.start_time)
+    started = iso_time(sim.start_time)
     return TrialRecord(
         task, DEFAULT_PERSONA, trial, sim.seed or 0, reward, signature, infra, chat_events(messages), grade, started,
         started + max(sim.duration, 0.0), _usage(messages, sim, models),
@@ -227,13 +227,6 @@ def _generation(document: dict[str, Any], sims_dir: Path) -> str:
     if "simulation_index" in document or sims_dir.is_dir():
         return "the results format of tau2-bench 1.0 or later"
     return "the results format of tau2-bench before 1.0"
-
-
-def _time(text: str | None) -> float:
-    try:
-        return datetime.fromisoformat(text).timestamp() if text else 0.0
-    except (ValueError, OverflowError, OSError):
-        return 0.0
 
 
 def _validated(model: type[M], raw: Any, where: str) -> M:
