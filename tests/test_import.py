@@ -351,3 +351,28 @@ def test_passhats_own_inspect_export_imports_back_to_the_same_scenarios(tmp_path
     assert [(s["task_id"], s["persona"], s["rewards"]) for s in back["scenarios"]] == [
         (s["task_id"], s["persona"], s["rewards"]) for s in first["scenarios"]
     ]
+
+
+REAL_TAU2 = json.loads((TAU2 / "results.json").read_text())
+SIM_FIELDS = ["id", "task_id", "trial", "seed", "start_time", "duration", "termination_reason", "agent_cost",
+              "user_cost", "reward_info", "messages"]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(SIM_FIELDS), values), max_size=6), st.integers(0, 11), values)
+def test_hostile_tau2_files_never_crash_or_hang(tmp_path_factory, edits, which, info_edit):
+    """A real results file with a simulation's fields, and the info's agent, replaced by anything at all."""
+    from passhat.importers.tau2 import read_tau2
+
+    document = json.loads(json.dumps(REAL_TAU2))
+    for field, value in edits:
+        document["simulations"][which][field] = value
+    document["info"]["agent_info"] = info_edit if edits and edits[0][0] == "id" else document["info"]["agent_info"]
+    source = tmp_path_factory.mktemp("fuzz") / "results.json"
+    source.write_text(json.dumps(document))
+    try:
+        imported = read_tau2(source)
+    except UserError as exc:
+        assert len(str(exc)) < 2000
+        return
+    assert len(imported.trials) == 12
