@@ -376,3 +376,16 @@ def test_hostile_tau2_files_never_crash_or_hang(tmp_path_factory, edits, which, 
         assert len(str(exc)) < 2000
         return
     assert len(imported.trials) == 12
+
+
+def test_the_dashboard_reads_an_imported_run_and_certify_refuses_one(tmp_path):
+    from passhat.serve.web.queries import RunReader, build_run_report
+
+    runs = tmp_path / "runs"
+    assert invoke("import", str(TAU2 / "results.json"), "--format", "tau2", "--run-id", "tau", "--out", str(runs)).exit_code == 0
+    with RunReader.open(runs, "tau") as reader:
+        report = build_run_report(reader)
+    assert report.metrics.pass_hat_k[1] == pytest.approx(1 / 12)
+    certified = invoke("certify", "tau", "-o", str(tmp_path / "c.json"), "--gate", "k=1,min=0.01", "--out", str(runs))
+    assert certified.exit_code == 2 and "was imported from" in certified.output
+    assert not (tmp_path / "c.json").exists()

@@ -63,6 +63,12 @@ def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, An
     """The acceptance record of a stored run under ``gate`` (unsigned). require_met: refuse (NotCertifiable) a run
     the gate does not accept, as `certify` does; `verify` re-derives whatever the run now says."""
     config = store.config
+    if config.get("imported"):
+        raise UserError(
+            f"run {store.run_id!r} was imported from {config['imported'].get('source')} (`passhat import`): an "
+            "acceptance record pins the passhat domain, task files and customer simulator a run was judged with, and "
+            "another harness judged this one; its report, compare and gate still apply."
+        )
     decision, section = gate_section(gate, store.trial_rows(), config)
     if require_met and decision.meets is not True:
         raise NotCertifiable(decision)
