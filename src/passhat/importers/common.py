@@ -60,12 +60,23 @@ def parse_json(text: str, what: str) -> Any:
         raise UserError(f"{what} is not valid JSON ({cut(str(exc), 120)}); {NOTHING_WRITTEN}.") from None
 
 
+UNION_TAGS = frozenset({"str", "int", "float", "bool", "list", "dict", "none"})  # pydantic's names of a union's members
+
+
 def validation_problem(exc: ValidationError) -> str:
-    """The first problem pydantic found, as "field `a.b`: what is wrong", its input quoted short."""
+    """The first problem pydantic found, as "field `a.b`: what is wrong", its input quoted short; the fields are named
+    as the file spells them (pydantic adds the union member it tried: ``task_id.constrained-str``)."""
+    fields = [_field(error["loc"]) for error in exc.errors()]
     first = exc.errors()[0]
-    where = ".".join(cut(str(p), 40) for p in first["loc"]) or "(the row)"
-    more = len(exc.errors()) - 1
-    return f"field `{where}`: {first['msg']} (got {shown(first.get('input'))})" + (f", and {more} more" if more else "")
+    more = len(set(fields)) - 1
+    if not fields[0]:  # a check of the whole row: its message says what is wrong
+        return str(first["msg"]).removeprefix("Value error, ")
+    return f"field `{fields[0]}`: {first['msg']} (got {shown(first.get('input'))})" + (f", and {more} more" if more else "")
+
+
+def _field(loc: tuple[int | str, ...]) -> str:
+    parts = [str(p) for p in loc if isinstance(p, int) or (p.isidentifier() and p not in UNION_TAGS)]
+    return ".".join(cut(p, 40) for p in parts)
 
 
 class ChatToolCall(BaseModel):
