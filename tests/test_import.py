@@ -247,6 +247,7 @@ def test_a_tau2_infrastructure_error_is_counted_apart(tmp_path):
     [
         (lambda d: d["simulations"][2]["reward_info"].update(reward="high"), "simulation 2: field `reward_info.reward`"),
         (lambda d: d["simulations"][0].pop("task_id"), "simulation 0: field `task_id`"),
+        (lambda d: d["simulations"][3].update(seed=2**70), "simulation 3: field `seed`"),  # more than SQLite holds
         (lambda d: d.pop("info"), "is not a τ²-bench results file"),
         (lambda d: d.update(simulations={"a": 1}), "field `simulations`"),
         (lambda d: d["simulations"][1].update(trial=0, task_id=d["simulations"][0]["task_id"]), "was already given"),
@@ -359,23 +360,26 @@ SIM_FIELDS = ["id", "task_id", "trial", "seed", "start_time", "duration", "termi
 
 
 @settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.sampled_from(SIM_FIELDS), values), max_size=6), st.integers(0, 11), values)
-def test_hostile_tau2_files_never_crash_or_hang(tmp_path_factory, edits, which, info_edit):
-    """A real results file with a simulation's fields, and the info's agent, replaced by anything at all."""
+@given(st.lists(st.tuples(st.sampled_from(SIM_FIELDS), values), max_size=6), st.integers(0, 11), st.none() | values)
+def test_hostile_tau2_files_never_crash_or_hang(tmp_path_factory, edits, which, agent_info):
+    """A real results file with a simulation's fields, and maybe the info's agent, replaced by anything at all."""
     from passhat.importers.tau2 import read_tau2
 
     document = json.loads(json.dumps(REAL_TAU2))
     for field, value in edits:
         document["simulations"][which][field] = value
-    document["info"]["agent_info"] = info_edit if edits and edits[0][0] == "id" else document["info"]["agent_info"]
-    source = tmp_path_factory.mktemp("fuzz") / "results.json"
-    source.write_text(json.dumps(document))
+    if agent_info is not None:
+        document["info"]["agent_info"] = agent_info
+    folder = tmp_path_factory.mktemp("fuzz")
+    (folder / "results.json").write_text(json.dumps(document))
     try:
-        imported = read_tau2(source)
+        run = write_run(folder / "runs", "r", read_tau2(folder / "results.json"))
     except UserError as exc:
         assert len(str(exc)) < 2000
+        assert not (folder / "runs" / "r").exists()
         return
-    assert len(imported.trials) == 12
+    with ResultStore.open(run) as store:
+        assert len(store.trials()) == 12
 
 
 def test_the_dashboard_reads_an_imported_run_and_certify_refuses_one(tmp_path):

@@ -46,7 +46,7 @@ class Source:
 def read_source(path: Path, what: str) -> Source:
     """The text of ``path`` (a regular UTF-8 file of at most MAX_SOURCE_BYTES); ``what`` names it in errors."""
     text = read_text_file(path, what, limit=MAX_SOURCE_BYTES)
-    return Source(path, text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+    return Source(path, text, hashlib.sha256(text.encode()).hexdigest())
 
 
 def parse_json(text: str, what: str) -> Any:
@@ -185,7 +185,7 @@ class Imported:
     trials: list[TrialRecord]
 
 
-def imported_run(located: Iterable[Located], described: Described, source: Source, what: str) -> Imported:
+def imported_run(located: Iterable[Located], described: Described, source: Path, sha256: str, what: str) -> Imported:
     """The run the trials make: its plan is each scenario's trials as the source holds them. A trial given twice, a
     scenario of more trials than a run holds, or no trial at all is a UserError naming ``what``."""
     first: dict[tuple[str, str, int], str] = {}
@@ -209,13 +209,13 @@ def imported_run(located: Iterable[Located], described: Described, source: Sourc
             f"passhat run holds per scenario; {NOTHING_WRITTEN}."
         )
     tasks = sorted({t for t, _ in plan})
-    return Imported(_config(described, source, plan, tasks), trials)
+    return Imported(_config(described, source, sha256, plan, tasks), trials)
 
 
-def _config(described: Described, source: Source, plan: Mapping[tuple[str, str], int], tasks: list[str]) -> RunConfig:
+def _config(described: Described, source: Path, sha256: str, plan: Mapping[tuple[str, str], int], tasks: list[str]) -> RunConfig:
     fingerprint = described.tasks_fingerprint or hashlib.sha256(json.dumps(tasks).encode("utf-8", "surrogatepass")).hexdigest()
     imported = ImportedFrom(
-        format=described.format, source=str(source.path.resolve()), sha256=source.sha256, writer=described.writer,
+        format=described.format, source=str(source.resolve()), sha256=sha256, writer=described.writer,
         score=described.score, plan=[(t, p, n) for (t, p), n in sorted(plan.items())],
         tags={task: sorted(tags) for task, tags in described.tags.items()},
     )  # fmt: skip

@@ -23,7 +23,6 @@ from passhat.importers.common import (
     Described,
     Imported,
     Located,
-    Source,
     chat_events,
     imported_run,
     iso_time,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:  # inspect-ai is imported when a log is read: it is an optiona
     from inspect_ai.log import EvalLog, EvalSample
 
 SUFFIXES = (".eval", ".json")
+MAX_EPOCH = 10**9
 PASSING = (1, True, "C")  # a score value that is a pass (Inspect's CORRECT is "C"); 1.0 == 1 == True
 
 
@@ -50,8 +50,7 @@ def read_inspect(path: Path, score: str | None) -> Imported:
         "inspect", f"inspect:{spec.task}", f"inspect:{spec.model}", "inspect", score=name,
         writer=f"inspect_ai {spec.packages.get('inspect_ai', '(version not recorded)')}",
     )  # fmt: skip
-    source = Source(path, "", _digest(path))
-    return imported_run(_trials(path, samples, name), described, source, f"the Inspect log {path}")
+    return imported_run(_trials(path, samples, name), described, path, _digest(path), f"the Inspect log {path}")
 
 
 def _read_log(path: Path) -> EvalLog:
@@ -105,8 +104,10 @@ def _record(sample: EvalSample, name: str, where: str) -> TrialRecord:
     task, persona = str(sample.id), DEFAULT_PERSONA
     if isinstance(metadata.get("task_id"), str) and isinstance(metadata.get("persona"), str):  # passhat's own export
         task, persona = metadata["task_id"], metadata["persona"]
-    if not task or len(task) > 200 or sample.epoch < 1:
-        raise UserError(f"{where}: a sample id of 1–200 characters and an epoch from 1 are needed; {NOTHING_WRITTEN}.")
+    if not task or len(task) > 200 or not 1 <= sample.epoch <= MAX_EPOCH:
+        raise UserError(
+            f"{where}: a sample id of 1–200 characters and an epoch from 1 to {MAX_EPOCH:,} are needed; {NOTHING_WRITTEN}."
+        )
     value = sample.scores[name].value if name in (sample.scores or {}) else None
     infra = _unjudged(sample, name, value)
     reward = None if infra else int(value in PASSING)

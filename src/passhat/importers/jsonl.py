@@ -91,7 +91,7 @@ def read_jsonl(path: Path) -> Imported:
     tags: dict[str, set[str]] = {}
     located = list(_rows(source.text, path, tags))
     described = Described("jsonl", "jsonl", "imported", "imported", tags={t: sorted(v) for t, v in tags.items()})
-    return imported_run(located, described, source, f"the JSONL file {path}")
+    return imported_run(located, described, path, source.sha256, f"the JSONL file {path}")
 
 
 def _rows(text: str, path: Path, tags: dict[str, set[str]]) -> Iterator[Located]:

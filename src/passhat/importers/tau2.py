@@ -105,12 +105,12 @@ class Simulation(BaseModel):
     id: Text
     task_id: Annotated[str, Field(min_length=1, max_length=200)] | int
     trial: Annotated[int, Field(ge=0, le=10**9)] | None = None
-    seed: int | None = None
+    seed: Annotated[int, Field(ge=-(2**63), lt=2**63)] | None = None  # what SQLite's integers hold
     start_time: str | None = None
     duration: float = 0.0
     termination_reason: Text
-    agent_cost: float | None = None
-    user_cost: float | None = None
+    agent_cost: Annotated[float, Field(ge=0)] | None = None
+    user_cost: Annotated[float, Field(ge=0)] | None = None
     reward_info: RewardInfo | None = None
     messages: list[Tau2Message] | None = None
 
@@ -134,8 +134,7 @@ def read_tau2(path: Path) -> Imported:
         tasks_fingerprint=hashlib.sha256(json.dumps(tasks, sort_keys=True).encode("utf-8", "surrogatepass")).hexdigest(),
     )  # fmt: skip
     located = list(_trials(raw_sims, (info.agent_info.llm, info.user_info.llm)))
-    source = Source(path, meta.text, digest)
-    return imported_run(located, described, source, f"the τ²-bench results {path}")
+    return imported_run(located, described, path, digest, f"the τ²-bench results {path}")
 
 
 def _paths(path: Path) -> tuple[Path, Path]:
