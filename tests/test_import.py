@@ -43,7 +43,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 @pytest.fixture
 def rows() -> list[dict]:
-    """Ten tasks × six trials with seeded rewards, two tasks tagged, one trial an infra error, one with a transcript."""
+    """Ten tasks × six trials with seeded rewards, two tasks tagged, one with another persona, one trial an infra
+    error, one with a transcript."""
     rng = random.Random(7)
     out = [{"task": f"task-{t}", "trial": i, "reward": int(rng.random() < 0.3 + 0.07 * t)} for t in range(10) for i in range(6)]
     out[0].update(tags=["refunds"], cost_usd=0.02, input_tokens=900, output_tokens=80, model="gpt-x")
@@ -55,6 +56,8 @@ def rows() -> list[dict]:
         {"role": "assistant", "content": "refunded"},
     ]
     out[6]["tags"] = ["refunds", "orders"]
+    for row in out[54:]:  # task-9's scenario is with another persona
+        row["persona"] = "impatient"
     del out[7]["reward"]
     out[7]["infra_error"] = "HTTP 503 from the model API"
     return out
@@ -71,6 +74,7 @@ def test_the_figures_are_those_of_an_independent_count_of_the_source(tmp_path, r
     for k in range(1, 6):
         assert metrics["pass_hat_k"][str(k)] == pytest.approx(pass_hat_k(rows, k))
     assert set(metrics["by_tag"]) >= {"refunds", "orders"}
+    assert set(metrics["by_persona"]) == {"default", "impatient"}
     assert metrics["cost_usd"] == pytest.approx(0.02)
     assert "--resume" not in report.output and "resume with" not in report.output
 
