@@ -90,6 +90,8 @@ def test_an_imported_run_reads_like_any_run_and_leaves_no_writer_lock(tmp_path, 
     assert invoke("compare", "before", "after", "--out", str(runs)).exit_code == 0
     assert invoke("gate", "before", "--k", "2", "--min-pass-hat-k", "0.1", "--out", str(runs)).exit_code in (0, 1)
     assert invoke("traffic", "before", "--per-day", "100", "--out", str(runs)).exit_code == 0
+    html = invoke("report", "before", "--html", str(tmp_path / "r.html"), "--full", "--gate", "none", "--out", str(runs))
+    assert html.exit_code == 0 and "refund my order" in (tmp_path / "r.html").read_text()
     exported = invoke("export", "before", "-o", str(tmp_path / "log.json"), "--out", str(runs))
     assert exported.exit_code == 0, exported.output
     with ResultStore.open(runs / "before") as store:
