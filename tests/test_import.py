@@ -173,7 +173,7 @@ rows_st = st.dictionaries(st.sampled_from(FIELDS), values, max_size=8)
 lines = st.one_of(rows_st.map(json.dumps), values.map(json.dumps), st.text(max_size=60))
 
 
-@settings(max_examples=150, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=2000, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(lines, max_size=6))
 def test_hostile_files_never_crash_or_hang(tmp_path_factory, file_lines):
     folder = tmp_path_factory.mktemp("fuzz")
