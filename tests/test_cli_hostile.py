@@ -37,6 +37,7 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "traffic": ([RUN], ["--per-day", "10", "--out", "{out}"]),
     "compare": ([RUN, RUN], ["--out", "{out}"]),
     "export": ([RUN], ["-o", "{out}/log.json", "--out", "{out}"]),
+    "import": (["trials.jsonl"], ["--format", "jsonl", "--run-id", "imported", "--out", "{out}"]),  # the place's file
     "certify": ([RUN], ["-o", "{out}/cert.json", "--out", "{out}"]),
     "verify": ([CERT], ["--out", "{out}"]),  # the place's record, relative to the folder the tests run in
     "audit verify": ([RUN], ["--out", "{out}"]),
@@ -146,6 +147,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Place:
     (place.root / "folder").mkdir()
     (place.root / "file.txt").write_text("a file\n")
     (place.root / "[bold]x.yaml").write_text("timeout: 0.1\n")
+    (place.root / "trials.jsonl").write_text('{"task": "retail-001", "trial": 0, "reward": 1}\n')
     os.mkfifo(place.root / "fifo.yaml")
     locked = place.root / "locked"
     locked.mkdir()

@@ -63,11 +63,16 @@ def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, An
     """The acceptance record of a stored run under ``gate`` (unsigned). require_met: refuse (NotCertifiable) a run
     the gate does not accept, as `certify` does; `verify` re-derives whatever the run now says."""
     config = store.config
+    if config.get("imported"):
+        raise UserError(
+            f"run {store.run_id!r} was imported from {config['imported'].get('source')} (`passhat import`): an "
+            "acceptance record pins the passhat domain, task files and customer simulator a run was judged with, and "
+            "another harness judged this one; its report, compare and gate still apply."
+        )
     decision, section = gate_section(gate, store.trial_rows(), config)
     if require_met and decision.meets is not True:
         raise NotCertifiable(decision)
-    domain, tasks_dir = config["domain"], config.get("tasks_dir")
-    report = build_report(store, task_tags(domain, tasks_dir, _domain_gone), None, gated_tasks(domain, tasks_dir), section)
+    report = build_report(store, task_tags(config, _domain_gone), None, gated_tasks(config), section)
     document = json.loads(b"".join(report_json(report)))
     return {
         "kind": KIND,
@@ -77,7 +82,7 @@ def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, An
         "certified_at": time.time(),
         "passhat_version": passhat_version(),
         "agent": agent_identity(config),
-        "domain": domain_identity(domain, tasks_dir),
+        "domain": domain_identity(config["domain"], config.get("tasks_dir")),
         "tasks": task_identity(config),
         "simulator": simulator_identity(config),
         "seed": config["seed"],

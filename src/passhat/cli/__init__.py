@@ -5,6 +5,7 @@ The click group `main` is defined here; each concern's commands live in one modu
     run.py      run, runs
     reports.py  report, gate, traffic, compare
     certify.py  certify, verify (signed acceptance records)
+    importing.py  import (another harness's results as a run)
     tasks.py    tasks (and tasks show), domains, check
     guard.py    audit verify, guard compare, guard ablate
     schema.py   schema report
@@ -28,6 +29,19 @@ def main() -> None:
 
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
-from passhat.cli import attack, certify, export, guard, reports, run, scaffold, schema, serve, tasks, users  # noqa: E402, F401
+from passhat.cli import (  # noqa: E402, F401
+    attack,
+    certify,
+    export,
+    guard,
+    importing,
+    reports,
+    run,
+    scaffold,
+    schema,
+    serve,
+    tasks,
+    users,
+)
 
 __all__ = ["main"]

@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
@@ -376,9 +376,9 @@ def domain_options(purpose: str) -> Callable[[Command], Command]:
     return add
 
 
-def tags(domain: str, tasks_dir: str | None = None) -> dict[str, list[str]]:
-    """Each task's tags, with a note on stderr when the run's domain cannot be loaded any more."""
-    return task_tags(domain, tasks_dir, gone=lambda why: err.print(Text.assemble(("note:", "yellow"), f" {why}"), soft_wrap=True))
+def tags(config: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Each task's tags of a stored run (its ``config``), with a note on stderr when its domain cannot be loaded any more."""
+    return task_tags(config, gone=lambda why: err.print(Text.assemble(("note:", "yellow"), f" {why}"), soft_wrap=True))
 
 
 def print_report_and_json(report: Report, json_path: Path | None, full: bool, bar: bool, out: Path) -> None:

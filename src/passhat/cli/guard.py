@@ -153,8 +153,8 @@ def _compared(
     reports = [
         build_report(
             store,
-            tags(store.config["domain"], store.config.get("tasks_dir")),
-            gated_tasks=gated_tasks(store.config["domain"], store.config.get("tasks_dir")),
+            tags(store.config),
+            gated_tasks=gated_tasks(store.config),
             scenarios=shared,
         )
         for store in stores

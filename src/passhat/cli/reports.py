@@ -85,8 +85,7 @@ def report(
         decision, section = None, None
         if gate:
             decision, section = gate_section(gate, store.trial_rows(), store.config)
-        domain, tasks_dir = store.config["domain"], store.config.get("tasks_dir")
-        build = functools.partial(build_report, store, tags(domain, tasks_dir), None, gated_tasks(domain, tasks_dir), section)
+        build = functools.partial(build_report, store, tags(store.config), None, gated_tasks(store.config), section)
         with _kept_from_collector(build) as doc:
             print_report_and_json(doc, json_path, full, bar=gate_spec is None, out=out)
             if html_path:  # every trial, from the report (the store for those it only counts), and embedded transcripts

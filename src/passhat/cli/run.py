@@ -282,9 +282,7 @@ def run(
                 soft_wrap=True,
             )
             sys.exit(130)
-        report = build_report(
-            store, tags(config.domain, config.tasks_dir), None, gated_tasks(config.domain, config.tasks_dir), result.gate_json()
-        )
+        report = build_report(store, tags(store.config), None, gated_tasks(store.config), result.gate_json())
     if early_stop:  # a note on the run, like its start's: the report after it leads with the verdict
         err.print(f"early stop: {result.skipped} of {result.planned} planned trials saved", highlight=False)
     print_report_and_json(report, json_path, full, bar=gate_spec is None, out=out)

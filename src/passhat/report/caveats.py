@@ -33,6 +33,7 @@ class RunCaveats:
     stop_decision: Decision | None  # that gate's decision on the stored trials
     gate: str | None = None  # the gate the run was judged against: the early stop's, else the last --gate it ran with
     gate_decision: Decision | None = None  # that gate's decision on the stored trials
+    imported: str | None = None  # an imported run's source ("the tau2 file /x/results.json"): nothing to resume
 
     @property
     def complete(self) -> bool:
@@ -80,6 +81,11 @@ class RunCaveats:
                 f"early-stopped run (against the gate {self.early_stop}{', ' + judged if judged else ''}): the "
                 "figures are not estimates of the agent, use this run for the gate decision only"
             ]
+        if not self.complete and self.imported:
+            return [
+                f"incomplete: {judged} — the rest could not be judged in {self.imported} (infra errors), and an "
+                "imported run has nothing to resume; every figure covers only the judged trials"
+            ]
         if not self.complete:
             return [
                 f"incomplete: {judged} — resume with `passhat run --resume {self.run_id}` (same --out) to run "
@@ -116,7 +122,17 @@ def run_caveats(run_id: str, config: Mapping[str, Any], counts: Mapping[Scenario
         stop_decision=stop_decision,
         gate=gate,
         gate_decision=stop_decision if early_stop else _gate_decision(gate, counts, plan),
+        imported=imported_source(config),
     )
+
+
+def imported_source(config: Mapping[str, Any]) -> str | None:
+    """An imported run's source in words ("the tau2 file /x/results.json"), None for a run passhat ran: what the
+    sentences that would suggest a resume say instead."""
+    imported = config.get("imported")
+    if not isinstance(imported, Mapping):
+        return None
+    return f"the {imported.get('format')} source {imported.get('source')}"
 
 
 def _gate_decision(

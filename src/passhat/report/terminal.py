@@ -14,7 +14,7 @@ from rich.text import Text
 from passhat.metrics import headline_ks
 from passhat.metrics.gate import Decision, Gate, decide, planned_trials
 from passhat.metrics.intervals import wilson
-from passhat.report.caveats import stop_verdict, trials_scope
+from passhat.report.caveats import imported_source, stop_verdict, trials_scope
 from passhat.report.consistency import print_consistency
 from passhat.report.guard_section import print_safety
 from passhat.report.harm_section import print_risky_actions
@@ -43,6 +43,9 @@ def print_report(report: Report, console: Console, full: bool = False, bar: bool
             f"  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} mode={cfg['mode']} seed={cfg['seed']}",
         )
     )
+    if source := imported_source(cfg):  # another harness judged the trials: say whose figures these are
+        writer = cfg["imported"].get("writer")
+        console.print(f"imported from {source}" + (f", written by {writer}" if writer else ""), highlight=False, markup=False)
     print_warnings(report.caveats, console)
     if m.scenarios and not stop_verdict(report):  # an early stop's verdict is its headline, printed first
         console.print(headline(report), highlight=False, soft_wrap=True)

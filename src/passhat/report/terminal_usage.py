@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 
+from passhat.report.caveats import imported_source
 from passhat.report.model import Report, RoleUsage
 
 
@@ -61,6 +62,8 @@ def nothing_judged(report: Report) -> str:
         )
     if not m.infra_errors:
         return "no trial could be judged"
+    if source := imported_source(report.config):
+        return f"no trial could be judged: all {m.infra_errors} trials are infra errors in {source}. First error: {report.infra_error_example}."
     return (
         f"no trial could be judged: all {m.infra_errors} trials ended as infra errors, so the model endpoint "
         f"(or the harness) failed. First error: {report.infra_error_example}. Once it works again, "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -15,6 +16,23 @@ from passhat.guard.operators import OperatorKind
 from passhat.llm import Price
 from passhat.openings import MAX_PARAPHRASES
 from passhat.store import ResultStore
+
+ImportFormat = Literal["jsonl", "tau2", "inspect"]
+
+
+class ImportedFrom(BaseModel):
+    """Where an imported run's trials came from (`passhat import`): they were judged by another harness, so the run
+    has nothing to resume, and its tags come from the source, not from a passhat domain."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    format: ImportFormat
+    source: str  # the file or folder imported, as an absolute path
+    sha256: str  # a digest of the bytes read, so a record of the run pins what it came from
+    writer: str | None = None  # the program (and version) that wrote the source, when the source says
+    score: str | None = None  # the score read as the reward (an Inspect log's --score)
+    plan: list[tuple[str, str, int]]  # (task, persona, trials in the source): an import's plan is what the source held
+    tags: dict[str, list[str]] = {}  # each task's tags, as the source gives them
 
 
 class RunConfig(BaseModel):
@@ -65,6 +83,7 @@ class RunConfig(BaseModel):
     # what the trials were run with, so --resume can refuse to mix old and new; None in stores of older passhats
     tasks_fingerprint: str | None = None
     passhat_version: str | None = None
+    imported: ImportedFrom | None = None  # set by `passhat import`; None for a run passhat ran
 
 
 def task_fingerprint(tasks: Iterable[Task]) -> str:

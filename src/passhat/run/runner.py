@@ -179,6 +179,11 @@ def resume_check(config: RunConfig, run_name: str) -> list[str]:
     """Refuse (UserError) to resume a run whose tasks or passhat version changed since it started; the
     warnings to print when the store is too old to tell."""
     fresh = "start a fresh run (the same flags and a new --run-id, without --resume) to evaluate the current {}"
+    if config.imported is not None:
+        raise UserError(
+            f"run {run_name!r} was imported from {config.imported.source} by `passhat import`: another harness judged "
+            "its trials, so passhat has none to run; import the source again under a new --run-id instead."
+        )
     if config.tasks_fingerprint is None or config.passhat_version is None:
         return [
             f"run {run_name!r} was stored by an older passhat without a fingerprint of its tasks and version: "

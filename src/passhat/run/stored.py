@@ -9,7 +9,7 @@ that asked is told why, to say so in its own way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from passhat.domains import load_domain
@@ -21,9 +21,13 @@ if TYPE_CHECKING:  # the metrics load numpy and scipy: a report command imports 
     from passhat.store.results import TrialRow
 
 
-def task_tags(domain: str, tasks_dir: str | None, gone: Callable[[str], object]) -> dict[str, list[str]]:
-    """Each task's tags. Every report asks for them first (then for gated_tasks), so ``gone`` hears here, once,
-    why both are left out when the domain is gone."""
+def task_tags(config: Mapping[str, Any], gone: Callable[[str], object]) -> dict[str, list[str]]:
+    """Each task's tags: an imported run's as its source gave them (it has no passhat domain), any other's from its
+    domain. Every report asks for them first (then for gated_tasks), so ``gone`` hears here, once, why both are left
+    out when the domain is gone."""
+    if config.get("imported"):
+        return dict(config["imported"].get("tags", {}))
+    domain, tasks_dir = config.get("domain", ""), config.get("tasks_dir")
     try:
         tasks = load_domain(domain, tasks_dir).tasks
     except UserError as exc:
@@ -32,11 +36,13 @@ def task_tags(domain: str, tasks_dir: str | None, gone: Callable[[str], object])
     return {t.id: t.tags for t in tasks.values()}
 
 
-def gated_tasks(domain: str, tasks_dir: str | None = None) -> set[str]:
+def gated_tasks(config: Mapping[str, Any]) -> set[str]:
     """The tasks that declare a human gate of their own (``guards:`` in the task file); none when the domain is
-    gone (task_tags said so)."""
+    gone (task_tags said so), or the run was imported (no passhat domain: its name may be a built-in's)."""
+    if config.get("imported"):
+        return set()
     try:
-        tasks = load_domain(domain, tasks_dir).tasks
+        tasks = load_domain(config.get("domain", ""), config.get("tasks_dir")).tasks
     except UserError:
         return set()
     return {t.id for t in tasks.values() if t.guards}

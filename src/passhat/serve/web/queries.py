@@ -539,9 +539,8 @@ def build_run_report(reader: RunReader) -> Report:
     from passhat.report import build_report
     from passhat.run.stored import gated_tasks, task_tags  # the report commands' own reading of a run's domain
 
-    domain, tasks_dir = reader.store.config.get("domain", ""), reader.store.config.get("tasks_dir")
-    tags = task_tags(domain, tasks_dir, gone=lambda why: print(f"note: {why}", file=sys.stderr))
-    return build_report(reader.store, tags, None, gated_tasks(domain, tasks_dir))
+    tags = task_tags(reader.store.config, gone=lambda why: print(f"note: {why}", file=sys.stderr))
+    return build_report(reader.store, tags, None, gated_tasks(reader.store.config))
 
 
 def _read_report(path: Path, stamp: Stamp) -> Report | None:
