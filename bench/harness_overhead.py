@@ -17,8 +17,8 @@ from passhat.env.backend import _build_template, fork_backend, template_for
 from passhat.grade import expected_environment
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 
 
 def median_seconds(fn, repeat: int) -> float:

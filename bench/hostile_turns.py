@@ -32,8 +32,8 @@ from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, TurnBounds, run_trial
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 
 OUT_OF_REACH = TurnBounds(10**12, 10**12, 10**12)  # bounds no answer meets: the harness as it was before it had them
 

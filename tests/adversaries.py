@@ -12,15 +12,15 @@ from collections.abc import Callable
 
 from passhat.agents.base import AgentSetup
 from passhat.agents.reference import CONFIRM, PROFILES, ReferenceAgent, Script
+from passhat.customers import resolve_user
+from passhat.customers.base import UserTurn
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.domains.facts import derive_fact, worded
 from passhat.domains.model import Action, Goal, Task
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.base import UserTurn
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 

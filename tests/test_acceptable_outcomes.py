@@ -16,6 +16,8 @@ import pytest
 import yaml
 
 from passhat.agents import resolve_agent
+from passhat.customers import ScriptedUser, resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.dialogue import is_affirmative
 from passhat.domains import load_domain, load_task_files
 from passhat.domains.model import Action, Domain, Task
@@ -26,8 +28,6 @@ from passhat.grade.ordering import out_of_order
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import ScriptedUser, resolve_user
-from passhat.users.personas import PERSONAS
 
 LIBRARY: Domain = load_domain(str(Path(__file__).parent / "domains" / "library"))
 BASTIAN = {"customer_id": "M-1002", "first_name": "Bastian", "card_number": "229055120964", "birth_date": "1979-11-02"}

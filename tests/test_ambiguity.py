@@ -21,6 +21,8 @@ from pydantic import ValidationError
 
 from passhat.agents import resolve_agent
 from passhat.cli import main
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import BUILT_IN, load_domain
 from passhat.domains.model import Action, Call, Domain, Goal, NearMiss, Risk, Task
 from passhat.env import Environment
@@ -31,8 +33,6 @@ from passhat.metrics.harm import HarmTally, risky_action_metrics
 from passhat.metrics.intervals import wilson
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 DOMAINS = {name: load_domain(name) for name in BUILT_IN}
 AMBIGUOUS = [(d, t) for d in DOMAINS.values() for t in d.tasks.values() if t.risks]

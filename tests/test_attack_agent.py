@@ -14,13 +14,13 @@ from passhat.agents.attack_marks import REMINDER, SPOTLIGHT_CLOSE, SPOTLIGHT_OPE
 from passhat.agents.attack_templates import render
 from passhat.agents.susceptibility import Heeding, Susceptibility, told
 from passhat.attack.runner import Suite, new_attack_config, plan_attacks, prepare
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.env.tools import ok
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 GOAL = RETAIL.injection.goal("address_hijack")  # type: ignore[union-attr]

@@ -19,11 +19,11 @@ from passhat.attack.defenses import (
     spotlighted,
 )
 from passhat.attack.runner import Suite, new_attack_config, plan_attacks, prepare
+from passhat.customers import resolve_user
 from passhat.domains import load_domain
 from passhat.env import Environment, tool_registry
 from passhat.env.tools import ok
 from passhat.trajectory import Event
-from passhat.users import resolve_user
 
 RETAIL = load_domain("retail")
 TOOLS = tool_registry(RETAIL)

@@ -74,7 +74,7 @@ def test_an_attacked_trial_of_an_agent_that_ignores_attacks_is_graded_as_a_clean
     )  # fmt: skip
     world, tasks = prepare(config)
     from passhat.agents import resolve_agent
-    from passhat.users import resolve_user
+    from passhat.customers import resolve_user
 
     suite = Suite(world, config, resolve_agent("reference:perfect"), resolve_user("scripted"))
     specs = plan_attacks(config, tasks, set())

@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains.model import Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.expected import expected_environment, required_facts
@@ -28,8 +30,6 @@ from passhat.guard import GUARDS, ToolPath
 from passhat.guard.payments import totals
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 BENEFITS: Domain = importlib.import_module("passhat.domains.benefits").DOMAIN
 FOLDER = Path(importlib.import_module("passhat.domains.benefits").__file__).parent

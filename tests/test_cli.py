@@ -150,9 +150,9 @@ def test_repeated_task_and_persona_ids_count_once(tmp_path):
 
 
 def test_an_empty_list_of_tasks_or_personas_means_all_of_them(tmp_path):
+    from passhat.customers.personas import PERSONAS
     from passhat.domains import load_domain
     from passhat.run.runner import new_config
-    from passhat.users.personas import PERSONAS
 
     defaults = dict(domain="retail", agent="reference:flaky", user="scripted", faults="", guard="off")
     config = new_config(**defaults, tasks=",", personas=" , ")

@@ -173,7 +173,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Place:
     assert result.exit_code == 0, result.output
     added = CliRunner().invoke(
         main,
-        ["users", "add", ACCOUNT, "--role", "operator", "--password-stdin", "--out", str(place.out)],
+        ["accounts", "add", ACCOUNT, "--role", "operator", "--password-stdin", "--out", str(place.out)],
         input="a long pass phrase\n",
     )
     assert added.exit_code == 0, added.output

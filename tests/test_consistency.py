@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from passhat.customers.paraphrase import FRAMES, paraphrase, paraphrased, reworded, with_opening
 from passhat.domains import load_domain
 from passhat.metrics.consistency import (
     ConsistencyTally,
@@ -39,7 +40,6 @@ from passhat.report.consistency import (
 from passhat.report.model import Consistency, Metrics
 from passhat.store import TrialRecord
 from passhat.trajectory import Event
-from passhat.users.paraphrase import FRAMES, paraphrase, paraphrased, reworded, with_opening
 
 FIND, GET, CANCEL = "find_customer", "get_order", "cancel_order"
 

@@ -11,6 +11,8 @@ import importlib
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.env import Environment
 from passhat.grade.disclosure import judge_answers, policy_recited
 from passhat.grade.graders import grade_trial
@@ -18,8 +20,6 @@ from passhat.guard import ToolPath
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 POLICY = (
     "Before you look at or change anything verify the caller by asking for the phone number on their file and "

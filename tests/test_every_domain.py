@@ -35,6 +35,8 @@ import passhat
 from passhat.agents import resolve_agent
 from passhat.agents.mcp_wire import listening_socket
 from passhat.cli import main
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import BUILT_IN, load_domain
 from passhat.domains.model import Domain
 from passhat.env import tool_registry
@@ -44,8 +46,6 @@ from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
 from passhat.serve import McpDomainServer
 from passhat.serve.mcp_server import endpoint
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 LIBRARY = str(Path(__file__).parent / "domains" / "library")
 DOMAINS = [*BUILT_IN, LIBRARY]

@@ -8,6 +8,8 @@ import sqlite3
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.domains.toolkit import tool
 from passhat.env import Environment, ToolRunner
@@ -18,8 +20,6 @@ from passhat.faults.kinds import TIMEOUT_MESSAGE, leaves, prose_fields
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 ORDER = "#R3042198"  # a pending order of retail-001's customer

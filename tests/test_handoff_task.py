@@ -7,13 +7,13 @@ import asyncio
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.grade.check import check_task
 from passhat.grade.expected import GroundTruthError, expected_environment, required_facts
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 HANDOFF = RETAIL.tasks["retail-047"]

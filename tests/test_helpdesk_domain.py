@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains.model import Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.check import check_task
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 HELPDESK: Domain = importlib.import_module("passhat.domains.helpdesk").DOMAIN
 FOLDER = Path(importlib.import_module("passhat.domains.helpdesk").__file__).parent

@@ -24,6 +24,8 @@ from test_llm_agent import ASK_EMAIL, report, run_cli, stored_events
 from test_llm_user import customer, user_run
 
 from passhat.agents.base import AgentTurn, ToolCall
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.domains.toolkit import ToolFailure
 from passhat.env import tool_registry
@@ -35,8 +37,6 @@ from passhat.run.trial import TrialSpec, run_trial
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import INFRA_ERROR, USER_SIMULATOR_ERROR, Event
 from passhat.untrusted import add_secret, escape_text, storable
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 TOOLS = tool_registry(RETAIL)

@@ -14,9 +14,9 @@ from llm_fake_server import FakeAnthropic, Reply, claude_fail, claude_says, clau
 from test_llm_agent import ASK_EMAIL, DONE, EMAIL, ORDER, PROPOSAL, report, run_cli, stored_events
 
 from passhat.agents.llm import INSTRUCTIONS
+from passhat.customers.llm import OPENING
 from passhat.domains import load_domain
 from passhat.store import ResultStore
-from passhat.users.llm import OPENING
 
 pytest.importorskip("anthropic")
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")  # the SDK's notice

@@ -11,12 +11,12 @@ import pytest
 from llm_fake_server import FakeOpenAI, Reply, say
 from test_llm_agent import EMAIL, ORDER, report, run_cli
 
+from passhat.customers.base import UserTurn
+from passhat.customers.llm import OPENING, LLMUser
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.llm import ModelHub
 from passhat.run.config import RunConfig
-from passhat.users.base import UserTurn
-from passhat.users.llm import OPENING, LLMUser
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 TASK = RETAIL.tasks["retail-001"]

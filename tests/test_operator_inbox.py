@@ -26,6 +26,8 @@ from mcp import Client
 from passhat.agents import resolve_agent
 from passhat.agents.mcp_wire import listening_socket
 from passhat.cli import main
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.env import Environment
 from passhat.guard.inbox import STOPPED_NOTE, Inbox, InboxStore, Ticket
@@ -37,8 +39,6 @@ from passhat.serve import McpDomainServer
 from passhat.serve.mcp_server import endpoint
 from passhat.store import ResultStore
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 GATED = RETAIL.tasks["retail-047"]  # a return over the refund threshold; the task declares its own human gate

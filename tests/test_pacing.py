@@ -9,11 +9,11 @@ from typing import Any
 
 import passhat.run.trial as trial_module
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import Pacing, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 TASKS = [RETAIL.tasks[t] for t in ("retail-001", "retail-003", "retail-010", "retail-012")]

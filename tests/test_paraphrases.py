@@ -23,6 +23,8 @@ import pytest
 from adversaries import RETAIL, Adversary, SaysYesToEverything, agent, play
 
 from passhat.agents.reference import ANYTHING_ELSE, EXPLAIN, MAX_PROPOSAL_ROUNDS, Script
+from passhat.customers import ScriptedUser
+from passhat.customers.personas import PERSONAS
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.proposals import Binding, Commitment, binding
 from passhat.dialogue.reading import read_message
@@ -31,8 +33,6 @@ from passhat.domains.retail.tools import variant_info
 from passhat.domains.toolkit import one, rows
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
-from passhat.users import ScriptedUser
-from passhat.users.personas import PERSONAS
 
 TOOLS = tool_registry(RETAIL)
 

@@ -21,13 +21,13 @@ from pathlib import Path
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains.model import Call, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.steps import step_count
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 PAYABLES: Domain = importlib.import_module("passhat.domains.payables").DOMAIN
 FOLDER = Path(importlib.import_module("passhat.domains.payables").__file__).parent

@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain, payments
 from passhat.domains.model import Rule
 from passhat.domains.payments import Movement
@@ -23,8 +25,6 @@ from passhat.guard import Gateway
 from passhat.guard.payments import EnvironmentMixed, SandboxProvider, provider_for, totals
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 

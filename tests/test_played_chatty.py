@@ -10,12 +10,12 @@ import random
 
 import pytest
 
+from passhat.customers import ScriptedUser
+from passhat.customers.personas import PERSONAS
+from passhat.customers.wording import TEMPLATES
 from passhat.dialogue.facts import Fact, tell
 from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
-from passhat.users import ScriptedUser
-from passhat.users.personas import PERSONAS
-from passhat.users.wording import TEMPLATES
 
 PAYABLES, RETAIL, INTAKE = (load_domain(n) for n in ("payables", "retail", "intake"))
 
@@ -120,7 +120,9 @@ def test_words_for_nothing_to_pay_tell_no_other_amount() -> None:
     assert not tell(Fact("money", "20.00"), [(0, "It's covered in full.")]).told
 
 
-HIGHEST_MEDIUM = Fact("phrase", "medium priority", synonyms=("medium is the highest", "no higher than medium", "capped at medium"))
+HIGHEST_MEDIUM = Fact(
+    "phrase", "medium priority", synonyms=("medium is the highest", "no higher than medium", "capped at medium")
+)
 
 
 @pytest.mark.parametrize(

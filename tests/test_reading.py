@@ -14,6 +14,8 @@ import random
 import pytest
 from reader_corpus import Entry, Write, _domain, key, read_entry
 
+from passhat.customers import ScriptedUser
+from passhat.customers.personas import PERSONAS
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.lexicon import with_synonyms
 from passhat.dialogue.proposals import bound_writes
@@ -21,8 +23,6 @@ from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for, unconfirmed
-from passhat.users import ScriptedUser
-from passhat.users.personas import PERSONAS
 
 ADJUST_007 = Write(tool="adjust_invoice", args={"invoice_id": "INV-71007", "amount": 1523.2})
 POST_007 = Write(tool="post_to_ledger", args={"invoice_id": "INV-71007"})

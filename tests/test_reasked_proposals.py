@@ -10,6 +10,8 @@ import random
 
 import pytest
 
+from passhat.customers.personas import PERSONAS
+from passhat.customers.scripted import ScriptedUser
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.reasks import standing_proposal
 from passhat.domains import load_domain
@@ -17,8 +19,6 @@ from passhat.env import Environment, tool_registry
 from passhat.grade.confirmation import unconfirmed_writes
 from passhat.guard.confirmation import commitment_for
 from passhat.trajectory import Event
-from passhat.users.personas import PERSONAS
-from passhat.users.scripted import ScriptedUser
 
 PAYABLES = load_domain("payables")
 NOTE = "Approved in full at $864.60: price variance of $12.60 (1.48%) is within the lab supplies tolerance ($17.04 allowed)."

@@ -14,14 +14,14 @@ import pytest
 from test_users import TASKS as BUILT_IN_TASKS
 
 from passhat.agents import AGENTS, DEFAULT_AGENT, resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.domains.model import Task
 from passhat.env import tool_registry
 from passhat.errors import UserError
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 TASK_FILES = list(RETAIL.tasks.values())

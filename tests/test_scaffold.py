@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 import passhat
 from passhat.cli import main
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.scaffold import PLACEHOLDER, TEMPLATE
-from passhat.users.personas import PERSONAS
 
 PYPROJECT = Path(__file__).parents[1] / "pyproject.toml"
 

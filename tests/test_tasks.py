@@ -12,6 +12,8 @@ from collections import Counter
 import pytest
 
 from passhat.agents.base import AgentSetup, AgentTurn
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.dialogue.facts import tell
 from passhat.domains import load_domain
 from passhat.domains.model import Task
@@ -21,8 +23,6 @@ from passhat.grade.check import IDLE_REFUSAL, check_task
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 TOOLS = tool_registry(RETAIL)

@@ -12,6 +12,8 @@ import asyncio
 import pytest
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.env import Environment
 from passhat.grade import grade_trial
@@ -19,8 +21,6 @@ from passhat.grade.truth import misstatements
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 INTAKE = load_domain("intake")
 PAYABLES = load_domain("payables")

@@ -20,6 +20,9 @@ from test_llm_agent import llm_run, run_cli, stored_events
 from passhat.agents.base import AgentTurn, ToolCall
 from passhat.cli.run import run
 from passhat.config_file import load_config_file
+from passhat.customers import resolve_user
+from passhat.customers.base import UserTurn
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.errors import UserError
 from passhat.run.config import RunConfig
@@ -28,9 +31,6 @@ from passhat.run.trial import HEAD_BYTES, TrialOutput, TrialSpec, TurnBounds, ru
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import INFRA_ERROR, USER_SIMULATOR_ERROR, Event
 from passhat.untrusted import add_secret
-from passhat.users import resolve_user
-from passhat.users.base import UserTurn
-from passhat.users.personas import PERSONAS
 
 RETAIL = load_domain("retail")
 TASK = RETAIL.tasks["retail-001"]

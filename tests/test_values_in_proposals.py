@@ -9,13 +9,13 @@ import importlib
 import pytest
 from adversaries import ProposesWrongly, agent
 
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.dialogue.proposals import Commitment, binding
 from passhat.domains.model import Action, Domain
 from passhat.env import Environment, tool_registry
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 
 def domain(name: str) -> Domain:

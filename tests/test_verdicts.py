@@ -26,7 +26,7 @@ from adversaries import (
     play,
 )
 
-from passhat.users.personas import PERSONAS
+from passhat.customers.personas import PERSONAS
 
 TASKS = RETAIL.tasks
 ANSWERED = [TASKS[t] for t in ("retail-025", "retail-037", "retail-038", "retail-039", "retail-040", "retail-041", "retail-042")]

@@ -10,11 +10,11 @@ import asyncio
 import pytest
 from adversaries import ReadsAheadOfVerification, agent
 
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 # a task per world, and the read that finds its record by the id the task's write names
 CASES = [

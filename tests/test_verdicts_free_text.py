@@ -9,13 +9,13 @@ import asyncio
 from adversaries import RETAIL, Adversary, agent, play
 
 from passhat.agents.reference import Script
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.domains.model import Action
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
 from passhat.trajectory import Event
-from passhat.users import resolve_user
-from passhat.users.personas import PERSONAS
 
 PAYABLES = load_domain("payables")
 HANDOFF = RETAIL.tasks["retail-043"]  # compensation for the late delivery of #R8119329, handed over

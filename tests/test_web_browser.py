@@ -4,7 +4,7 @@ account enrols its authenticator app from the QR code page; a viewer is shown no
 forged from the page is refused.
 
 The server is the real command (`passhat serve --port 0`) over a runs folder made by `passhat run` and
-`passhat users add`; tickets are filed straight into its inbox, as a run with `--operator inbox` files them. Every
+`passhat accounts add`; tickets are filed straight into its inbox, as a run with `--operator inbox` files them. Every
 page a test shows is checked as a person would notice a broken one: the heading they expect, something drawn
 under the top bar (the screenshot is not blank), no error in the browser's console (a failed load, an uncaught
 exception, a Content-Security-Policy refusal) and none in the server's log.
@@ -139,9 +139,9 @@ def ticket_of(out: Path, conversation: str) -> Ticket:
 
 
 def add_account(site: Site, name: str, role: Role, *, enrolled: bool) -> str:
-    """An account made with `passhat users add` while the server runs; returns the two-factor secret it prints.
+    """An account made with `passhat accounts add` while the server runs; returns the two-factor secret it prints.
     ``enrolled``: as if its authenticator app had been set up at an earlier sign-in."""
-    printed = passhat("users", "add", name, "--role", role, "--password-stdin", "--out", str(site.out), stdin=PASSWORD + "\n")
+    printed = passhat("accounts", "add", name, "--role", role, "--password-stdin", "--out", str(site.out), stdin=PASSWORD + "\n")
     secret = re.search(r"authenticator app: ([A-Z2-7]+)", printed)
     assert secret, printed
     if enrolled:

@@ -22,6 +22,9 @@ from passhat.attack.defenses import DefendedAgent, Defenses, Detector, Intervent
 from passhat.attack.proof import injection_problems
 from passhat.attack.store import AttackKey, AttackOutcome, AttackRecord, AttackStore
 from passhat.attack.world import AttackWorld, Exposure, attack_world
+from passhat.customers import resolve_user
+from passhat.customers.base import UserFactory
+from passhat.customers.personas import resolve_personas
 from passhat.domains import load_domain
 from passhat.domains.injection import AttackerGoal
 from passhat.domains.model import Action, Task
@@ -31,9 +34,6 @@ from passhat.llm import ModelHub, scrub
 from passhat.run.runner import new_config, select_tasks, validate_ground_truth
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, TurnBounds, run_trial, unjudged
-from passhat.users import resolve_user
-from passhat.users.base import UserFactory
-from passhat.users.personas import resolve_personas
 
 OnTrial = Callable[[AttackRecord], None]
 OnPlan = Callable[[int], None]

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+from passhat.customers.personas import PERSONAS
 from passhat.domains import domain_home, load_domain, task_file
 from passhat.errors import UserError
 from passhat.metrics.gate import Gate
@@ -27,7 +28,6 @@ from passhat.run.config import task_fingerprint
 from passhat.run.runner import passhat_version
 from passhat.run.stored import gate_section, gated_tasks, task_tags
 from passhat.store import ResultStore
-from passhat.users.personas import PERSONAS
 
 KIND = "passhat acceptance record"  # every record says what it is: its seal can never pass for an audit entry's
 FORMAT = 1

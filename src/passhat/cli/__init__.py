@@ -10,7 +10,8 @@ The click group `main` is defined here; each concern's commands live in one modu
     guard.py    audit verify, guard compare, guard ablate
     schema.py   schema report
     serve.py    serve (the web dashboard and operator inbox), serve mcp
-    users.py    users add, list, role, remove, reset-2fa, password (the web app's accounts)
+    accounts.py accounts add, list, role, remove, reset-2fa, password (the web app's accounts; `users` is its old,
+                hidden name)
     common.py   the consoles, the group that turns every failure into a message and exit code (0 and 1 are
                 verdicts, 2 every error, 130 Ctrl-C), the parameter types, and helpers several commands share
 """
@@ -30,6 +31,7 @@ def main() -> None:
 
 # Imported for their side effect: each module registers its commands on `main` (which must exist first).
 from passhat.cli import (  # noqa: E402, F401
+    accounts,
     attack,
     certify,
     export,
@@ -41,7 +43,6 @@ from passhat.cli import (  # noqa: E402, F401
     schema,
     serve,
     tasks,
-    users,
 )
 
 __all__ = ["main"]

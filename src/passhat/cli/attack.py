@@ -16,12 +16,12 @@ from passhat.cli.common import (
     PlainText,
     checked_id,
     console,
+    customer_option,
     domain_options,
     err,
     existing_run_dir,
     folder_problem,
     out_option,
-    user_option,
 )
 from passhat.domains import domain_ref
 from passhat.errors import UserError
@@ -44,7 +44,7 @@ SUITE_OPTIONS = ("domain", "tasks_dir", "agent", "user", "personas", "tasks", "t
     help="Agent under attack: reference:injectable (follows injected instructions some of the time), another reference "
     "agent, llm:<provider>/<model>, python:<module>:<factory> or http(s)://host:port/path.",
 )
-@user_option
+@customer_option
 @click.option("--personas", default="baseline", show_default=True, help="Comma list of personas, or 'all'.")
 @click.option("--tasks", default="", help="Comma list of task ids (default: every task of the domain).")
 @click.option(

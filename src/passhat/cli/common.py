@@ -297,8 +297,23 @@ def run_gate(spec: str | None, early_stop: bool) -> Gate | None:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-user_option = click.option(
+def renamed_option(name: str, old: str, dest: str, **settings: Any) -> Callable[[Command], Command]:
+    """An option under its new name, with its old name kept hidden for a release (both set ``dest``): scripts that
+    still say ``--user`` keep working while help and docs say ``--customer``. The name given on the command line wins
+    over the other's default."""
+
+    def add(command: Command) -> Command:
+        hidden = {k: v for k, v in settings.items() if k not in ("help", "show_default")}
+        command = click.option(old, dest, hidden=True, **hidden)(command)
+        return click.option(name, dest, **settings)(command)
+
+    return add
+
+
+customer_option = renamed_option(
+    "--customer",
     "--user",
+    "user",
     default="scripted",
     show_default=True,
     type=PlainText(),

@@ -23,6 +23,7 @@ from passhat.cli.common import (
     PlainText,
     checked_id,
     console,
+    customer_option,
     domain_options,
     err,
     existing_run_dir,
@@ -34,9 +35,9 @@ from passhat.cli.common import (
     output_file_problem,
     parallel_options,
     print_report_and_json,
+    renamed_option,
     run_gate,
     tags,
-    user_option,
 )
 from passhat.domains import domain_ref
 from passhat.errors import UserError
@@ -66,7 +67,7 @@ REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarel
     "(your agent as Python code), http(s)://host:port/path (your agent as a service), or mcp+http(s)://host:port/path "
     "(a service that calls the tools itself through passhat's MCP server); see docs/agents.md.",
 )
-@user_option
+@customer_option
 @click.option("--personas", default="all", show_default=True, help="Comma list of personas, or 'all'.")
 @click.option(
     "--paraphrase",
@@ -135,12 +136,22 @@ REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarel
     help="Server of an llm: agent: OpenAI-compatible (vLLM, Ollama, llama.cpp, OpenRouter) for llm:openai/..., an Anthropic "
     "endpoint (without /v1), or litellm's api_base for llm:litellm/....",
 )
-@click.option("--user-base-url", type=BaseUrl(), help="Server of an llm: customer, as --agent-base-url.")
+@renamed_option(
+    "--customer-base-url",
+    "--user-base-url",
+    "user_base_url",
+    type=BaseUrl(),
+    help="Server of an llm: customer, as --agent-base-url.",
+)
 @click.option(
     "--agent-temperature", type=FiniteFloat(0), help="Sampling temperature of the agent's model (default: the server's)."
 )
-@click.option(
-    "--user-temperature", type=FiniteFloat(0), help="Sampling temperature of the customer's model (default: the server's)."
+@renamed_option(
+    "--customer-temperature",
+    "--user-temperature",
+    "user_temperature",
+    type=FiniteFloat(0),
+    help="Sampling temperature of the customer's model (default: the server's).",
 )
 @click.option("--no-policy", is_flag=True, help="Give an llm: agent no written policy (ablation: what the policy is worth).")
 @click.option(
@@ -254,8 +265,8 @@ def run(
     else:
         if options["paraphrase"] and options["user"].strip() != "scripted":
             raise UserError(
-                f"--paraphrase rewords the scripted customer's request; --user {options['user']} words its own. "
-                "Drop --paraphrase, or use --user scripted."
+                f"--paraphrase rewords the scripted customer's request; --customer {options['user']} words its own. "
+                "Drop --paraphrase, or use --customer scripted."
             )
         timeout_given = ctx.get_parameter_source("operator_timeout") is click.core.ParameterSource.COMMANDLINE
         if timeout_given and options["operator"] != "inbox":

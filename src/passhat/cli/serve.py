@@ -50,7 +50,7 @@ INBOX_ONLY = ("out", "operator_timeout")  # the options that only the inbox oper
 @click.pass_context
 def serve(ctx: click.Context, out: Path, host: str, port: int, secure_cookies: bool, trusted_proxies: tuple[str, ...]) -> None:
     """Serve the web dashboard of the runs in --out and the operator inbox (sign in with an account made by
-    `passhat users add`) until Ctrl-C; `serve mcp` serves a domain's tools over MCP instead."""
+    `passhat accounts add`) until Ctrl-C; `serve mcp` serves a domain's tools over MCP instead."""
     if ctx.invoked_subcommand is not None:
         return
     # imported here: the web stack is paid for by this command only

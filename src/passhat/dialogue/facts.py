@@ -268,7 +268,9 @@ def _dated_phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
     return found
 
 
-_PERIOD_END = re.compile(r"(?:\b(?:on|until|till|til|through|thru|as\s+of|ended|ending|at\s+the\s+end\s+of)\s+)?(?:the\s+)?$", re.I)
+_PERIOD_END = re.compile(
+    r"(?:\b(?:on|until|till|til|through|thru|as\s+of|ended|ending|at\s+the\s+end\s+of)\s+)?(?:the\s+)?$", re.I
+)
 
 
 def _period_end_verb(text: str, before: str, start: int, end: int) -> tuple[int, int] | None:

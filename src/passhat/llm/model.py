@@ -26,7 +26,7 @@ PROVIDERS = ("openai", "anthropic", "litellm")
 
 @dataclasses.dataclass(frozen=True)
 class ModelRef:
-    """``provider/model`` as written after ``llm:`` in ``--agent`` or ``--user``. For litellm the model is
+    """``provider/model`` as written after ``llm:`` in ``--agent`` or ``--customer``. For litellm the model is
     litellm's own name, which starts with the provider litellm routes to (``litellm/gemini/gemini-2.0-flash``)."""
 
     provider: str

@@ -15,6 +15,9 @@ from typing import Any
 
 from passhat.agents import resolve_agent
 from passhat.agents.base import AgentFactory
+from passhat.customers import resolve_user
+from passhat.customers.base import UserFactory
+from passhat.customers.paraphrase import with_opening
 from passhat.domains import load_domain
 from passhat.domains.model import Domain, Task
 from passhat.grade import required_facts
@@ -26,9 +29,6 @@ from passhat.run.config import RunConfig
 from passhat.run.trial import Pacing, TrialSpec, TurnBounds, run_trial, unjudged
 from passhat.store import EncodedTrial, TrialRecord
 from passhat.trajectory import INFRA_ERROR, Event
-from passhat.users import resolve_user
-from passhat.users.base import UserFactory
-from passhat.users.paraphrase import with_opening
 
 AuditRecords = list[dict[str, Any]]
 

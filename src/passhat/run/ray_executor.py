@@ -28,13 +28,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from passhat.customers.personas import resolve_personas
 from passhat.errors import UserError
 from passhat.llm import scrub
 from passhat.run.judged import AuditRecords, TrialJudge, infra_error_trial, trial_judge
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import RETRIES, TrialKey, WorkerSetup, share
 from passhat.store import EncodedTrial
-from passhat.users.personas import resolve_personas
 
 if TYPE_CHECKING:
     from passhat.run.config import RunConfig

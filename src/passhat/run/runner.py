@@ -11,6 +11,8 @@ import asyncio
 from collections.abc import Callable
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import resolve_personas
 from passhat.domains import load_domain
 from passhat.domains.model import Domain, Task
 from passhat.errors import UserError
@@ -29,8 +31,6 @@ from passhat.run.seeding import trial_seed
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import WorkerPool, worker_count
 from passhat.store import EncodedTrial, ResultStore
-from passhat.users import resolve_user
-from passhat.users.personas import resolve_personas
 
 OnTrial = Callable[[EncodedTrial], None]
 OnSkip = Callable[[], None]

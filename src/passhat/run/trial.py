@@ -24,6 +24,8 @@ from typing import Any
 
 from passhat.agents.base import Agent, AgentFactory, AgentFailed, AgentSetup, ToolCall
 from passhat.agents.protocol import AgentUnavailable
+from passhat.customers.base import UserFactory, UserSimulator
+from passhat.customers.personas import Persona
 from passhat.domains.model import Domain, Task
 from passhat.env import Environment
 from passhat.env.tools import MAX_ARGUMENT_DEPTH, ToolSpec, argument_problem, error
@@ -36,8 +38,6 @@ from passhat.llm import ContextOverflow, ModelRequestError, ModelUnavailable
 from passhat.run.tool_path import trial_tool_path
 from passhat.trajectory import Event
 from passhat.untrusted import redact, storable
-from passhat.users.base import UserFactory, UserSimulator
-from passhat.users.personas import Persona
 
 # an agent that could not answer: it said so, or its service or model endpoint failed past the retries or refused
 AGENT_UNAVAILABLE = (AgentUnavailable, ModelUnavailable, ModelRequestError)

@@ -40,12 +40,12 @@ from multiprocessing.process import BaseProcess
 from multiprocessing.reduction import ForkingPickler
 from typing import TYPE_CHECKING
 
+from passhat.customers.personas import resolve_personas
 from passhat.llm import role_models, scrub
 from passhat.run.config import RunConfig
 from passhat.run.judged import AuditRecords, infra_error_trial, trial_judge
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.store import EncodedTrial
-from passhat.users.personas import resolve_personas
 
 if TYPE_CHECKING:
     from passhat.run.runner import TrialSink

@@ -1,7 +1,7 @@
 """Operator accounts of the web app, in ``<out>/accounts.sqlite``: argon2id password hashes, TOTP secrets,
 sessions and the sign-in throttle.
 
-The file is shared by the server and `passhat users` running at the same time, so it is in WAL mode and every
+The file is shared by the server and `passhat accounts` running at the same time, so it is in WAL mode and every
 operation opens its own short connection (with a busy timeout) and commits before it returns. Nothing secret is
 stored in a form that signs anyone in: passwords as argon2id hashes, session tokens as their SHA-256. The TOTP
 secrets are stored as they are (a verifier needs them); whoever can read the file can read them, which is why
@@ -193,7 +193,7 @@ class Accounts:
     def require(self, name: str) -> Account:
         account = self.get(name)
         if account is None:
-            raise UserError(f"there is no account named {name[:64]!r} in {self.path}; `passhat users list` shows them.")
+            raise UserError(f"there is no account named {name[:64]!r} in {self.path}; `passhat accounts list` shows them.")
         return account
 
     def all(self) -> list[Account]:

@@ -219,7 +219,7 @@ def users_page(request: Request, error: str | None = None, status_code: int = 20
 
 @requires("admin")
 async def users_elsewhere(request: Request) -> Response:
-    """/users, where people look first (the CLI command is `passhat users`): the accounts page is /admin/users."""
+    """/users, where people look first (the CLI command is `passhat accounts`): the accounts page is /admin/users."""
     return RedirectResponse("/admin/users", status_code=308)
 
 

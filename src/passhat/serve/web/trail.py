@@ -1,4 +1,4 @@
-"""The audit trail of a runs folder (``<out>/audit``), written by the web app and by `passhat users` at once.
+"""The audit trail of a runs folder (``<out>/audit``), written by the web app and by `passhat accounts` at once.
 
 ``AuditLog`` keeps its chain's head in memory, so two processes holding one each would both chain their next
 entry after the same head and fork the chain. Every append here therefore takes an exclusive lock on a file in

@@ -19,6 +19,10 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from passhat.customers.base import UserTurn
+from passhat.customers.personas import Persona
+from passhat.customers.wording import Voice as CustomerVoice
+from passhat.customers.wording import tone_of
 from passhat.dialogue import Message, is_affirmative
 from passhat.dialogue.facts import Fact, answers_kind
 from passhat.dialogue.proposals import Commitment, bound_writes, proposes
@@ -30,10 +34,6 @@ from passhat.domains.kit import IDENTITY, Voice, joined
 from passhat.domains.model import AcceptableOutcome, Action, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
-from passhat.users.base import UserTurn
-from passhat.users.personas import Persona
-from passhat.users.wording import Voice as CustomerVoice
-from passhat.users.wording import tone_of
 
 MAX_MISMATCHES = 3  # wrong proposals for one goal before the customer gives up
 MAX_REPEATS = 3  # times the customer gives the same detail again before it gives up

@@ -1,4 +1,4 @@
-"""`passhat users`: the web app's accounts from the terminal, every change in the audit trail by the person at
+"""`passhat accounts`: the web app's accounts from the terminal, every change in the audit trail by the person at
 the terminal, bad input refused with exit 2 naming what to fix; and `passhat serve` refusing what it cannot serve."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from passhat.serve.web.accounts import Accounts
 
 def users(out: Path, *args: str, password: str | None = None):
     stdin = None if password is None else password + "\n"
-    return CliRunner().invoke(main, ["users", *args, "--out", str(out)], input=stdin)
+    return CliRunner().invoke(main, ["accounts", *args, "--out", str(out)], input=stdin)
 
 
 def trail(out: Path) -> list[dict]:
@@ -43,7 +43,7 @@ def test_add_makes_an_account_prints_its_two_factor_secret_and_audits_who_did_it
 
 def test_add_prompts_for_the_password_twice(tmp_path: Path):
     result = CliRunner().invoke(
-        main, ["users", "add", "alice", "--role", "viewer", "--out", str(tmp_path)], input=f"{PASSWORD}\n{PASSWORD}\n"
+        main, ["accounts", "add", "alice", "--role", "viewer", "--out", str(tmp_path)], input=f"{PASSWORD}\n{PASSWORD}\n"
     )
     assert result.exit_code == 0, result.output
     assert result.output.count("Password") == 1 and "Repeat" in result.output
@@ -156,3 +156,29 @@ def test_the_words_the_inbox_reads_as_someone_cannot_be_account_names(tmp_path: 
         result = users(tmp_path, "add", word, "--role", "viewer", "--password-stdin", password=PASSWORD)
         assert result.exit_code == 2 and "cannot be an account name" in " ".join(result.output.split()), result.output
         assert Accounts(tmp_path).get(word) is None
+
+
+def test_the_old_command_name_still_works_hidden_from_help(tmp_path: Path) -> None:
+    made = CliRunner().invoke(
+        main, ["users", "add", "bob", "--role", "viewer", "--password-stdin", "--out", str(tmp_path)], input=f"{PASSWORD}\n"
+    )
+    assert made.exit_code == 0, made.output
+    assert "bob" in users(tmp_path, "list").output
+    shown = CliRunner().invoke(main, ["--help"]).output
+    assert "accounts" in shown and "users" not in shown
+
+
+def test_the_customer_option_keeps_its_old_name_hidden() -> None:
+    from passhat.cli.run import run
+
+    shown = CliRunner().invoke(main, ["run", "--help"]).output
+    assert "--customer " in shown and "--customer-base-url" in shown and "--user" not in shown
+    names = {o: p.name for p in run.params for o in p.opts}
+    assert names["--user"] == names["--customer"] == "user"
+    assert names["--user-temperature"] == names["--customer-temperature"]
+
+
+def test_the_old_customer_flag_still_chooses_the_customer(tmp_path: Path) -> None:
+    for flag in ("--user", "--customer"):
+        result = CliRunner().invoke(main, ["run", flag, "nobody", "--trials", "1", "--out", str(tmp_path)])
+        assert result.exit_code == 2 and "unknown simulated customer 'nobody'" in result.output, result.output

@@ -12,15 +12,15 @@ import random
 import pytest
 
 from passhat.agents.base import AgentTurn
+from passhat.customers import ScriptedUser, resolve_user
+from passhat.customers.personas import PERSONAS
+from passhat.customers.wording import TEMPLATES
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.reading import read_message
 from passhat.domains import load_domain
 from passhat.domains.model import Task
 from passhat.errors import UserError
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.users import ScriptedUser, resolve_user
-from passhat.users.personas import PERSONAS
-from passhat.users.wording import TEMPLATES
 
 RETAIL = load_domain("retail")
 
@@ -420,7 +420,7 @@ def test_upset_wording_keeps_the_same_facts() -> None:
 
 def test_resolve_user() -> None:
     assert resolve_user("scripted") is ScriptedUser
-    with pytest.raises(UserError, match=r"--user.*scripted"):
+    with pytest.raises(UserError, match=r"--customer.*scripted"):
         resolve_user("llm")
 
 

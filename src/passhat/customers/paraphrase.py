@@ -14,9 +14,9 @@ from __future__ import annotations
 import re
 import threading
 
+from passhat.customers.base import UserFactory
 from passhat.domains.model import Domain, Task
 from passhat.openings import MAX_PARAPHRASES, opening_variant
-from passhat.users.base import UserFactory
 
 FRAMES = (
     "I was hoping you could help me with something. {request}",

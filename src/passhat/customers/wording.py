@@ -11,8 +11,8 @@ import dataclasses
 import random
 from typing import Literal
 
+from passhat.customers.personas import Persona
 from passhat.domains.kit import Phrasings
-from passhat.users.personas import Persona
 
 Tone = Literal["plain", "terse", "upset", "scattered"]
 

@@ -7,9 +7,9 @@ import random
 from collections.abc import Callable
 from typing import Protocol
 
+from passhat.customers.personas import Persona
 from passhat.domains.model import Domain, Task
 from passhat.trajectory import UserStop
-from passhat.users.personas import Persona
 
 
 @dataclasses.dataclass(frozen=True)
@@ -26,5 +26,5 @@ class UserSimulator(Protocol):
         ...
 
 
-# What the orchestrator is given to make each trial's customer: ``--user``'s choice, resolved by ``resolve_user``
+# What the orchestrator is given to make each trial's customer: ``--customer``'s choice, resolved by ``resolve_user``
 UserFactory = Callable[[Domain, Task, Persona, random.Random], UserSimulator]

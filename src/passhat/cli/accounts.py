@@ -1,4 +1,4 @@
-"""`passhat users`: the operator accounts of the web app (`passhat serve`), in <out>/accounts.sqlite.
+"""`passhat accounts`: the operator accounts of the web app (`passhat serve`), in <out>/accounts.sqlite.
 
 Every change is appended to the runs folder's audit trail by "cli:<login>", the person at this terminal; the
 server may be running meanwhile (the accounts file and the trail are both safe to write from two processes).
@@ -31,7 +31,7 @@ password_stdin_option = click.option(
 
 
 @main.group()
-def users() -> None:
+def accounts() -> None:
     """Operator accounts of the web app: add, list, change role, remove, reset two-factor, set a password."""
 
 
@@ -81,7 +81,7 @@ def _print_enrolment(account: Account) -> None:
     console.print(f"enrolment URI: {account.enrolment_uri}", highlight=False, markup=False, soft_wrap=True)
 
 
-@users.command("add")
+@accounts.command("add")
 @click.argument("name")
 @click.option("--role", required=True, help="viewer, operator, approver or admin (each includes the ones before it).")
 @password_stdin_option
@@ -98,7 +98,7 @@ def add(name: str, role: str, password_stdin: bool, out: Path) -> None:
     _print_enrolment(account)
 
 
-@users.command("list")
+@accounts.command("list")
 @out_option
 def list_users(out: Path) -> None:
     """List the accounts: name, role, whether two-factor is set up, whether disabled, when created."""
@@ -109,7 +109,7 @@ def list_users(out: Path) -> None:
     console.print(table)
 
 
-@users.command("role")
+@accounts.command("role")
 @click.argument("name")
 @click.argument("role")
 @out_option
@@ -122,7 +122,7 @@ def role(name: str, role: str, out: Path) -> None:
     console.print(f"{name} is now {role}", highlight=False, markup=False)
 
 
-@users.command("remove")
+@accounts.command("remove")
 @click.argument("name")
 @out_option
 def remove(name: str, out: Path) -> None:
@@ -132,7 +132,7 @@ def remove(name: str, out: Path) -> None:
     console.print(f"removed account {name}", highlight=False, markup=False)
 
 
-@users.command("reset-2fa")
+@accounts.command("reset-2fa")
 @click.argument("name")
 @out_option
 def reset_2fa(name: str, out: Path) -> None:
@@ -144,7 +144,7 @@ def reset_2fa(name: str, out: Path) -> None:
     _print_enrolment(account)
 
 
-@users.command("password")
+@accounts.command("password")
 @click.argument("name")
 @password_stdin_option
 @out_option
@@ -156,3 +156,7 @@ def password(name: str, password_stdin: bool, out: Path) -> None:
     with _audited(out, "password changed", name=name):
         accounts.set_password(name, secret)
     console.print(f"set the password of {name}; its sessions have ended", highlight=False, markup=False)
+
+
+# the old name, hidden and kept for a release: `passhat users add ...` in a script still works
+main.add_command(click.Group("users", commands=accounts.commands, hidden=True, help="Old name of `passhat accounts`."))

@@ -19,12 +19,12 @@ import dataclasses
 import random
 import re
 
+from passhat.customers.base import UserTurn
+from passhat.customers.personas import Persona
 from passhat.domains.model import Domain, Task
 from passhat.llm import ContextOverflow, Conversation, Endpoint, ModelHub, ModelRef, UnreadableAnswer
 from passhat.trajectory import USER_SIMULATOR_ERROR, UserStop
 from passhat.untrusted import NOT_TEXT, escape_char, escape_text
-from passhat.users.base import UserTurn
-from passhat.users.personas import Persona
 
 MARKERS: dict[str, UserStop] = {"SATISFIED": "satisfied", "UNSATISFIED": "unsatisfied", "TRANSFER": "transferred"}
 MARKER = re.compile(r"#{3}\s*(" + "|".join(MARKERS) + r")\s*#{3}", re.I)
