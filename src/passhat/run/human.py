@@ -41,6 +41,7 @@ class HumanSession:
     id: str
     account: str
     run_id: str
+    domain: Domain
     spec: TrialSpec
     customer: HumanCustomer
     record: TrialRecord | None = None
@@ -77,7 +78,7 @@ class HumanRuns:
         trial = self._next_trial(store, task_id, persona)
         spec = TrialSpec(task, PERSONAS[persona], trial, trial_seed(self.seed, task_id, persona, trial))
         customer = HumanCustomer(self.idle_timeout)
-        session = HumanSession(secrets.token_urlsafe(16), account, store.run_id, spec, customer)
+        session = HumanSession(secrets.token_urlsafe(16), account, store.run_id, domain, spec, customer)
         self.sessions[session.id] = session
         self._trail("human_trial_started", account, run=store.run_id, task=task_id, persona=persona, trial=trial)
         judge = TrialJudge(domain, config, self._make_agent, customer.factory())
