@@ -77,10 +77,10 @@ def serve(
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is not a folder; give the folder that holds the run folders (default: runs).")
     proxies = [checked_proxy(address) for address in trusted_proxies]
-    sock = listening_socket(host, port)
     if agent is None and ctx.get_parameter_source("idle_timeout") is click.core.ParameterSource.COMMANDLINE:
         raise UserError("--idle-timeout applies to the tester page, which --agent turns on: add --agent, or drop it.")
-    app = create_app(out, secure_cookies=secure_cookies, agent=agent, idle_timeout=idle_timeout)
+    app = create_app(out, secure_cookies=secure_cookies, agent=agent, idle_timeout=idle_timeout)  # checks --agent
+    sock = listening_socket(host, port)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/"
     err.print(f"passhat: serving the runs in {out} at {url} (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)
