@@ -106,6 +106,8 @@ def _told(domain: Domain, task: Task) -> list[TaskFact]:
     """The facts the agent must tell in any acceptable outcome, but for a hand-off's owner (a group the customer
     may well name itself), values the customer's own details hold (its card's ending) and verdicts (a status or a
     phrase: the customer's question names them, "is it within tolerance?")."""
+    if not any(goal.tell for goal in task.goals):  # nothing to tell: no replay of the outcomes needed
+        return []
     mine = {str(v).casefold() for v in task.customer.model_dump().values() if v}
     mine |= {v.casefold() for goal in task.goals for v in domain.kit.knows(goal)}
     facts = [f for o in task.acceptable for f in required_facts(domain, task, o.label) if f.goal is not None]
