@@ -69,7 +69,7 @@ def test_a_persons_trial_is_stored_graded_and_equals_its_words_replayed(tmp_path
         assert session.record.reward == 1, session.record.grade
         assert await replayed_grade(session) == session.record.grade
         assert [a for a, by, _ in trail if by == "tess"] == ["human_trial_started", "human_trial_stored"]
-        human.close()
+        await human.aclose()
 
     asyncio.run(scenario())
     [run_dir] = tmp_path.iterdir()
@@ -92,7 +92,7 @@ def test_giving_up_ends_the_trial_as_the_customers_leaving_and_it_is_graded_like
         assert session.record.events[-1] == {"kind": "end", "text": "unsatisfied"}
         assert "Never mind" in session.record.events[-2]["text"]
         assert await replayed_grade(session) == session.record.grade
-        human.close()
+        await human.aclose()
 
     asyncio.run(scenario())
 
@@ -109,7 +109,7 @@ def test_a_person_idle_past_the_timeout_abandons_the_trial_which_is_stored_unsco
             session.customer.say("hello?")
         again = human.start("tess", "retail", "retail-001", "baseline")
         assert again.spec.trial == 1  # the abandoned trial keeps its place
-        human.close()
+        await human.aclose()
 
     asyncio.run(scenario())
 
@@ -125,7 +125,7 @@ def test_two_people_work_one_run_at_once_on_the_same_scenario(tmp_path: Path):
         assert (first.record.reward, second.record.reward) == (1, 1)
         with pytest.raises(UserError, match="no such session of yours"):
             human.session(first.id, "omar")
-        human.close()
+        await human.aclose()
 
     asyncio.run(scenario())
 

@@ -20,6 +20,7 @@ from passhat.agents import resolve_agent
 from passhat.agents.base import AgentFactory
 from passhat.domains.model import Domain
 from passhat.errors import UserError
+from passhat.llm import ModelHub
 from passhat.run.config import RunConfig
 from passhat.run.judged import TrialJudge, replay_ground_truths
 from passhat.run.preflight import load_checked_domain
@@ -55,34 +56,49 @@ class HumanSession:
         return "abandoned" if self.record.reward is None else "graded"
 
 
+@dataclasses.dataclass(frozen=True)
+class _HumanRun:
+    """One domain's human run: its store, configuration, model clients (for an llm: agent) and agent factory."""
+
+    store: ResultStore
+    config: RunConfig
+    hub: ModelHub
+    make_agent: AgentFactory
+
+
 class HumanRuns:
     """The human runs a server holds open: one per domain, in the runs folder ``out``, all against the agent ``agent``."""
 
     def __init__(self, out: Path, agent: str, idle_timeout: float, trail: Trail, seed: int = 0):
         self.out, self.agent, self.idle_timeout, self.seed = Path(out), agent, idle_timeout, seed
         self._trail = trail
-        self._make_agent: AgentFactory = resolve_agent(agent)  # checked now: a bad --agent is refused at start
-        self._runs: dict[str, tuple[ResultStore, RunConfig]] = {}
-        self._taken: set[tuple[str, str, int]] = set()  # trials of sessions under way, per (run, task, persona, trial)
+        resolve_agent(agent)  # only checked here: a bad --agent is refused before the server starts
+        self._runs: dict[str, _HumanRun] = {}
+        self._taken: set[tuple[str, str, str, int]] = set()  # (run, task, persona, trial) of the sessions under way
         self.sessions: dict[str, HumanSession] = {}
 
     def start(self, account: str, domain_name: str, task_id: str, persona: str) -> HumanSession:
-        """A new session of the scenario, its trial under way; UserError naming what is unknown."""
+        """A new session of the scenario, its trial under way; UserError naming what is unknown. Call it in the
+        event loop the trials are to run in."""
         domain = load_checked_domain(domain_name)
         task = domain.tasks.get(task_id)
         if task is None:
             raise UserError(f"there is no task {task_id!r} in domain {domain_name!r}.")
         if persona not in PERSONAS:
             raise UserError(f"unknown persona {persona!r}; choose from {', '.join(PERSONAS)}.")
-        store, config = self._run(domain)
-        trial = self._next_trial(store, task_id, persona)
+        run = self._run(domain)
+        trial = self._next_trial(run.store, task_id, persona)
+        try:  # recorded before it starts: a trail that cannot record it refuses it
+            self._trail("human_trial_started", account, run=run.store.run_id, task=task_id, persona=persona, trial=trial)
+        except BaseException:
+            self._taken.discard((run.store.run_id, task_id, persona, trial))
+            raise
         spec = TrialSpec(task, PERSONAS[persona], trial, trial_seed(self.seed, task_id, persona, trial))
         customer = HumanCustomer(self.idle_timeout)
-        session = HumanSession(secrets.token_urlsafe(16), account, store.run_id, domain, spec, customer)
+        session = HumanSession(secrets.token_urlsafe(16), account, run.store.run_id, domain, spec, customer)
         self.sessions[session.id] = session
-        self._trail("human_trial_started", account, run=store.run_id, task=task_id, persona=persona, trial=trial)
-        judge = TrialJudge(domain, config, self._make_agent, customer.factory())
-        session.playing = asyncio.get_running_loop().create_task(self._play(session, store, judge))
+        judge = TrialJudge(domain, run.config, run.make_agent, customer.factory())
+        session.playing = asyncio.get_running_loop().create_task(self._play(session, run.store, judge))
         return session
 
     async def _play(self, session: HumanSession, store: ResultStore, judge: TrialJudge) -> None:
@@ -100,8 +116,8 @@ class HumanRuns:
             trial=spec.trial, state=session.state, reward=row.reward,
         )  # fmt: skip
 
-    def _run(self, domain: Domain) -> tuple[ResultStore, RunConfig]:
-        """The domain's human run, created at its first session."""
+    def _run(self, domain: Domain) -> _HumanRun:
+        """The domain's human run, created at its first session (its model clients in the running event loop)."""
         if domain.name not in self._runs:
             config = RunConfig(
                 domain=domain.name, agent=self.agent, user=HUMAN, personas=list(PERSONAS), tasks=list(domain.tasks),
@@ -110,7 +126,8 @@ class HumanRuns:
             replay_ground_truths(domain, domain.tasks.values())
             run_id = f"human-{domain.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
             store = ResultStore.create(self.out / run_id, run_id, config.model_dump(mode="json"))
-            self._runs[domain.name] = (store, config)
+            hub = ModelHub.from_config(config)
+            self._runs[domain.name] = _HumanRun(store, config, hub, resolve_agent(self.agent, hub))
         return self._runs[domain.name]
 
     def _next_trial(self, store: ResultStore, task_id: str, persona: str) -> int:
@@ -129,11 +146,12 @@ class HumanRuns:
             raise UserError("there is no such session of yours; start one from the tester page.")
         return found
 
-    def close(self) -> None:
-        """Close every run's store (sessions still talking are cut: their trials are not stored)."""
+    async def aclose(self) -> None:
+        """Close every run's store and model clients (sessions still talking are cut: their trials are not stored)."""
         for session in self.sessions.values():
             if session.playing is not None:
                 session.playing.cancel()
-        for store, _ in self._runs.values():
-            store.close()
+        for run in self._runs.values():
+            run.store.close()
+            await run.hub.aclose()
         self._runs.clear()

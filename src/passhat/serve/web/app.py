@@ -80,7 +80,7 @@ async def _lifespan(human: HumanRuns | None, app: Starlette) -> AsyncIterator[No
         yield
     finally:
         if human is not None:
-            human.close()
+            await human.aclose()
 
 
 def web_server(app: Starlette, trusted_proxies: Sequence[str] = ()) -> uvicorn.Server:
