@@ -87,6 +87,7 @@ class HumanRuns:
         if persona not in PERSONAS:
             raise UserError(f"unknown persona {persona!r}; choose from {', '.join(PERSONAS)}.")
         run = self._run(domain)
+        replay_ground_truths(domain, [task])  # what its grading needs, worked out before the person begins
         trial = self._next_trial(run.store, task_id, persona)
         try:  # recorded before it starts: a trail that cannot record it refuses it
             self._trail("human_trial_started", account, run=run.store.run_id, task=task_id, persona=persona, trial=trial)
@@ -123,7 +124,6 @@ class HumanRuns:
                 domain=domain.name, agent=self.agent, user=HUMAN, personas=list(PERSONAS), tasks=list(domain.tasks),
                 trials=1, seed=self.seed,
             )  # fmt: skip
-            replay_ground_truths(domain, domain.tasks.values())
             run_id = f"human-{domain.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
             store = ResultStore.create(self.out / run_id, run_id, config.model_dump(mode="json"))
             hub = ModelHub.from_config(config)
