@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import pyotp
 import pytest
+from argon2 import PasswordHasher
 from playwright.sync_api import Page, expect, sync_playwright
 from web_support import PASSWORD
 
@@ -106,6 +107,7 @@ def stored_trial(out: Path) -> TrialRecord:
 def test_a_person_plays_a_whole_trial_in_the_browser_and_its_stored_grade_equals_the_replay(tmp_path: Path):
     out = tmp_path / "runs"
     accounts = Accounts(out)
+    accounts.hasher = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1)  # the server checks it as cheaply
     secret = accounts.add("tess", "operator", PASSWORD).totp_secret
     accounts.confirm_enrolment("tess")  # as if the authenticator app had been set up at an earlier sign-in
     retail = load_domain("retail")

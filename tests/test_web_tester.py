@@ -6,9 +6,18 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from argon2 import PasswordHasher
+from starlette.applications import Starlette
 from web_support import csrf, signed_in
 
-from passhat.serve.web.app import create_app
+from passhat.serve.web.app import create_app as make_app
+
+
+def create_app(out: Path, **options: object) -> Starlette:
+    """The app, its passwords hashed cheaply: these tests are about the tester page, not sign-in's cost."""
+    app = make_app(out, **options)  # type: ignore[arg-type]
+    app.state.accounts.hasher = PasswordHasher(time_cost=1, memory_cost=8192, parallelism=1)
+    return app
 
 
 def test_the_tester_page_needs_an_agent_and_the_operator_role(tmp_path: Path):
