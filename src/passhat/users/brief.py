@@ -72,9 +72,10 @@ def render_brief(domain: Domain, task: Task, persona: Persona) -> Brief:
         for slot in kit.slots
         if slot != IDENTITY and (said := kit.answer(slot, goal, voice))
     )
-    return Brief(
-        task.id, persona.name, who, wants, tuple(dict.fromkeys(knows)), Line(persona.description, f"persona {persona.name}")
-    )
+    once: dict[str, Line] = {}  # a detail two goals share, said once
+    for line in knows:
+        once.setdefault(line.text, line)
+    return Brief(task.id, persona.name, who, wants, tuple(once.values()), Line(persona.description, f"persona {persona.name}"))
 
 
 def task_brief_problems(domain: Domain, task: Task) -> list[str]:
