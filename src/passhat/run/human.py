@@ -21,16 +21,17 @@ from passhat.agents.base import AgentFactory
 from passhat.domains.model import Domain
 from passhat.errors import UserError
 from passhat.llm import ModelHub
-from passhat.run.config import RunConfig
+from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.judged import TrialJudge, replay_ground_truths
 from passhat.run.preflight import load_checked_domain
+from passhat.run.runner import passhat_version
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec
 from passhat.store import ResultStore, TrialRecord
 from passhat.users.human import HumanCustomer
 from passhat.users.personas import PERSONAS
+from passhat.vocabulary import HUMAN
 
-HUMAN = "human"  # the run configuration's customer of a human run
 Trail = Callable[..., None]  # (action, by, **details): where a session's actions are recorded with the person's account
 
 
@@ -122,7 +123,8 @@ class HumanRuns:
         if domain.name not in self._runs:
             config = RunConfig(
                 domain=domain.name, agent=self.agent, user=HUMAN, personas=list(PERSONAS), tasks=list(domain.tasks),
-                trials=1, seed=self.seed,
+                trials=1, seed=self.seed, tasks_fingerprint=task_fingerprint(domain.tasks.values()),
+                passhat_version=passhat_version(),
             )  # fmt: skip
             run_id = f"human-{domain.name}-{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
             store = ResultStore.create(self.out / run_id, run_id, config.model_dump(mode="json"))
