@@ -1,6 +1,7 @@
 """The tester page in a real browser: a person signs in to `passhat serve --agent reference:perfect`, picks a
 scenario, reads its brief and plays the whole conversation in the chat (the agent's messages arriving without a
 reload), ends it with "I'm done", and the stored trial's grade equals what the same words earn replayed.
+`PASSHAT_UPDATE_SCREENSHOTS=1` retakes docs/images/tester.png, the chat as it ends; without it the file is only checked.
 
 The person types what the scripted customer would say to each agent message, so the conversation is one the
 graders can pass; the replay runs the stored customer words against the same agent and seed. Debian's Chromium is
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import re
 import subprocess
@@ -42,6 +44,8 @@ CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-network
 SERVER_START = 60.0  # seconds `passhat serve` may take to print its address on a loaded machine
 AGENT = "reference:perfect"
 CONTROLS = {"satisfied": "I'm done", "unsatisfied": "Give up", "abandoned": "Ask for a person"}
+SHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "tester.png"  # docs/serve.md shows it
+UPDATE_SCREENSHOTS = os.environ.get("PASSHAT_UPDATE_SCREENSHOTS") == "1"  # retake it; without it only checked
 T = TypeVar("T")
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium is not installed (make test installs it)")
@@ -129,9 +133,12 @@ def test_a_person_plays_a_whole_trial_in_the_browser_and_its_stored_grade_equals
         page.evaluate("window.notReloaded = true")
         typed = play(page, ScriptedUser(retail, task, persona, random.Random(3)))
         expect(page.get_by_role("status")).to_contain_text("The conversation is over and stored")
+        if UPDATE_SCREENSHOTS:
+            page.screenshot(path=SHOT, full_page=True)
         assert page.evaluate("window.notReloaded") is True  # every message came without a page load
         browser.close()
     assert errors == []
+    assert SHOT.read_bytes().startswith(b"\x89PNG\r\n\x1a\n") and SHOT.stat().st_size < 300_000
     assert (tmp_path / "serve.log").read_text().partition("\n")[2] == ""
 
     trial = stored_trial(out)
