@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import quote
 
+import anyio.from_thread
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
@@ -23,7 +24,7 @@ from starlette.routing import Route
 from passhat.domains import domain_names, load_domain
 from passhat.errors import UserError
 from passhat.run.human import HumanRuns, HumanSession
-from passhat.serve.web.security import audit, error_page, render, requires
+from passhat.serve.web.security import audited, error_page, render, requires
 from passhat.users.brief import render_brief
 from passhat.users.human import CONTROLS, Control, Said
 from passhat.users.personas import PERSONAS
@@ -104,19 +105,24 @@ async def say(request: Request) -> Response:
     if control is not None and control not in CONTROLS:
         raise UserError(f"unknown control {control[:40]!r}; choose from {', '.join(CONTROLS)}.")
     try:
-        turn = session.customer.say(text, control)  # type: ignore[arg-type]
+        await run_in_threadpool(said, request, session, text, control)
     except UserError as exc:
         if wants_json:
             return JSONResponse({**news(session), "problem": str(exc)}, status_code=409)
         return RedirectResponse(f"/tester/session/{session.id}?problem={quote(str(exc)[:300], safe='')}", status_code=303)
-    spec = session.spec
-    await run_in_threadpool(
-        audit, request, "tester.say", run=session.run_id, task=spec.task.id, persona=spec.persona.name, trial=spec.trial,
-        control=control, text=turn.text,
-    )  # fmt: skip
     if wants_json:
         return JSONResponse(news(session))
     return RedirectResponse(f"/tester/session/{session.id}", status_code=303)
+
+
+def said(request: Request, session: HumanSession, text: str, control: str | None) -> None:
+    """The person's words given to the trial inside the trail's record of them (refused, unsaid, when the trail cannot
+    record them). Blocking: called from a worker thread, it hands the words to the server's event loop, the trial's."""
+    spec = session.spec
+    scenario = {"run": session.run_id, "task": spec.task.id, "persona": spec.persona.name, "trial": spec.trial}
+    with audited(request, "tester.say", **scenario, control=control) as record:
+        turn = anyio.from_thread.run_sync(session.customer.say, text, control)
+        record["text"] = turn.text
 
 
 def _session(request: Request) -> tuple[HumanRuns, HumanSession]:
