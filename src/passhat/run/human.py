@@ -51,10 +51,13 @@ class HumanSession:
 
     @property
     def state(self) -> str:
-        """talking (the trial is on), abandoned (stored without a grade) or graded."""
+        """talking (the trial is on), graded, abandoned (the person let it idle) or unjudged (the agent's service or
+        the harness failed): the last two stored without a grade."""
         if self.record is None:
             return "talking"
-        return "abandoned" if self.record.reward is None else "graded"
+        if self.record.reward is None:
+            return "abandoned" if self.customer.idled else "unjudged"
+        return "graded"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -55,6 +55,7 @@ class HumanCustomer:
         self.idle_timeout = idle_timeout
         self.transcript: list[Said] = []  # what the person has seen and said, in order
         self.ended = False  # a control was given: nothing more is said
+        self.idled = False  # the person let the idle timeout pass: the trial is abandoned
         self._turns: asyncio.Queue[UserTurn] = asyncio.Queue()
         self._awaiting = False  # the orchestrator waits for the person (else the agent is working, or nothing began)
 
@@ -96,7 +97,7 @@ class HumanCustomer:
         try:
             return await asyncio.wait_for(self._turns.get(), self.idle_timeout)
         except TimeoutError:
-            self.ended = True
+            self.ended = self.idled = True
             raise CustomerIdle(f"the person said nothing for {self.idle_timeout:g} s: the trial is abandoned") from None
 
     def factory(self) -> UserFactory:

@@ -30,6 +30,10 @@ from passhat.users.human import CONTROLS, Control, Said
 from passhat.users.personas import PERSONAS
 
 POLL_MS = 500  # how often the chat page asks for the agent's news
+ENDINGS = {  # what the chat says of a conversation stored without a grade
+    "abandoned": "The conversation was abandoned (no answer in time): it is stored, not scored.",
+    "unjudged": "The conversation could not be judged (the agent's service or passhat failed): it is stored, not scored.",
+}
 CONTROL_LABELS: dict[Control, str] = {"done": "I'm done", "give_up": "Give up", "ask_for_person": "Ask for a person"}
 NO_AGENT = (
     "No agent is under test: start the server with `passhat serve --agent SPEC` (e.g. reference:perfect) to test one as a person."
@@ -83,7 +87,7 @@ async def session_page(request: Request) -> Response:
     brief = render_brief(session.domain, session.spec.task, session.spec.persona)
     context = {
         "session": session, "brief": brief, "messages": messages(session), "controls": CONTROL_LABELS,
-        "poll_ms": POLL_MS, "agent": runs.agent, "problem": request.query_params.get("problem", ""),
+        "poll_ms": POLL_MS, "endings": ENDINGS, "agent": runs.agent, "problem": request.query_params.get("problem", ""),
     }  # fmt: skip
     return render(request, "tester_session.html", context)
 
@@ -143,7 +147,7 @@ def messages(session: HumanSession) -> list[Said]:
 
 
 def news(session: HumanSession) -> dict[str, Any]:
-    """What the chat page's script shows: the state (talking, graded, abandoned; the grade itself is not shown, so
+    """What the chat page's script shows: the state (talking, graded, abandoned, unjudged; the grade itself is not shown, so
     that it does not teach a person how to play the next scenario), whether the agent is working or it is the
     person's turn, and the messages."""
     return {

@@ -36,7 +36,8 @@
     if (news.state !== "talking") {
       form.hidden = true;
       over.hidden = false;
-      if (news.state === "abandoned") { over.firstChild.textContent = "The conversation was abandoned: it is stored, not scored. "; }
+      var endings = JSON.parse(chat.getAttribute("data-endings"));
+      if (endings[news.state]) { over.firstChild.textContent = endings[news.state] + " "; }
     }
   }
 
