@@ -28,7 +28,7 @@ def invoke(*args: str):
     [
         (["run", "--domain", "bakery"], "--domain"),
         (["run", "--agent", "reference:sloppy"], "--agent"),
-        (["run", "--user", "telepathic"], "--user"),
+        (["run", "--customer", "telepathic"], "--customer"),
         (["run", "--personas", "baseline,grumpy"], "--personas"),
         (["run", "--tasks", "retail-001,retail-999"], "--tasks"),
         (["run", "--resume", "no-such-run"], "--resume"),

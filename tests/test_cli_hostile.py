@@ -49,6 +49,7 @@ VALID: dict[str, tuple[list[str], list[str]]] = {
     "attack": ([], "--tasks retail-001 --trials 1 --attacks urgency --goals address_hijack --out {out}".split()),
     "tasks": ([], []),
     "tasks show": (["retail-001"], []),
+    "tasks brief": (["retail-001"], []),
     "domains": ([], []),
     "check": ([], ["--tasks", "retail-001"]),
     "serve mcp": ([], ["--transport", "stdio"]),  # stdin is empty here: the server starts, reads EOF, ends

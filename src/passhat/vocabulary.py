@@ -4,6 +4,7 @@ another's Literal (and no test has to keep two copies equal).
     HarmType       what a wrong guess costs: a task's risks declare it, the graders find it, the report counts it
     Resource       what a trial spends: the consistency metrics measure it, the report shows it
     GuardDecision  what a guardrail did with a call, on its event; BLOCKED: the decisions that stop the call
+    HUMAN          the customer (``user``) of a run whose customers are people: human runs write it, compare reads it
 """
 
 from __future__ import annotations
@@ -17,3 +18,4 @@ RESOURCES: tuple[Resource, ...] = get_args(Resource)
 # for a person (a ticket), and that person's verdict carried out (the call done) or not
 GuardDecision = Literal["refused", "replayed", "conflict", "ticket", "operator_done", "operator_rejected"]
 BLOCKED: frozenset[GuardDecision] = frozenset({"refused", "replayed", "conflict", "ticket"})
+HUMAN = "human"

@@ -5,6 +5,7 @@ Each prints the run's caveats first (report.caveats decides them, and whether a 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import gc
 import sys
@@ -36,6 +37,7 @@ from passhat.store import ResultStore
 
 if TYPE_CHECKING:  # each command imports the metrics it uses when it runs: numpy and scipy are not for `--help`
     from passhat.certify.record import Suite
+    from passhat.metrics.customers import CustomerGap, StoredTrial
     from passhat.metrics.summary import Scenario
     from passhat.report.caveats import RunCaveats
     from passhat.report.model import Report
@@ -241,12 +243,18 @@ def compare(run_a: str, run_b: str, intersection: bool, force: bool, out: Path, 
     from passhat.metrics.compare import ScenarioMismatch, compare_runs
     from passhat.report import write_json
     from passhat.report.terminal import print_warnings
-    from passhat.report.terminal_stats import print_comparison
+    from passhat.report.terminal_stats import print_comparison, print_customer_gap
+    from passhat.vocabulary import HUMAN
 
     (run_a, suite_a), (run_b, suite_b) = _compared(run_a), _compared(run_b)
     config_a, a, caveats_a = _stored_run(out, run_a, "RUN_A")
     config_b, b, caveats_b = _stored_run(out, run_b, "RUN_B")
-    _check_same_suite((run_a, suite_a or _config_suite(config_a)), (run_b, suite_b or _config_suite(config_b)), force)
+    suites = suite_a or _config_suite(config_a), suite_b or _config_suite(config_b)
+    gap = [config_a.get("user"), config_b.get("user")].count(HUMAN) == 1  # simulated against human customers
+    if gap:  # the customers are what is compared: everything else must be the same; only what people played counts
+        suites = suites[0], dataclasses.replace(suites[1], simulator=suites[0].simulator)
+        intersection = True
+    _check_same_suite((run_a, suites[0]), (run_b, suites[1]), force)
     for standing in (caveats_a, caveats_b):
         print_warnings(standing.warnings, console, prefix=f"{standing.run_id}: ")
     refused = caveats_a.comparison_refused or caveats_b.comparison_refused
@@ -261,6 +269,35 @@ def compare(run_a: str, run_b: str, intersection: bool, force: bool, out: Path, 
             "to compare only the scenarios both have."
         ) from None
     print_comparison(result, (run_a, run_b), console)
+    customers = _customer_gap(out, (run_a, config_a), (run_b, config_b)) if gap else None
+    if customers is not None:
+        print_customer_gap(customers, console)
     if json_path:
         warnings = {"run_a": caveats_a.warnings, "run_b": caveats_b.warnings}
-        write_json({"run_a": run_a, "run_b": run_b, "caveats": warnings, **result.to_json()}, json_path)
+        extra = {"customers": customers.to_json()} if customers else {}
+        write_json({"run_a": run_a, "run_b": run_b, "caveats": warnings, **result.to_json(), **extra}, json_path)
+
+
+def _customer_gap(out: Path, a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]]) -> CustomerGap:
+    """The gap between the simulated run and the human one (either may be given first)."""
+    from passhat.metrics.customers import customer_gap
+    from passhat.vocabulary import HUMAN
+
+    (sim, _), (human, _) = (a, b) if b[1].get("user") == HUMAN else (b, a)
+    return customer_gap(_stored_trials(out, sim), _stored_trials(out, human))
+
+
+def _stored_trials(out: Path, run_id: str) -> list[StoredTrial]:
+    """Every stored trial of the run as the customer gap reads it (the turns from the steps a run records)."""
+    from passhat.metrics.customers import StoredTrial
+
+    with ResultStore.open(existing_run_dir(out, run_id, "RUN")) as store:
+        return [
+            StoredTrial(
+                (t.task_id, t.persona),
+                t.infra_error is None,
+                t.signature if t.reward == 0 else None,
+                ((t.steps or {}).get("conversation") or {}).get("turns"),
+            )  # fmt: skip
+            for t in store.report_trials()
+        ]

@@ -47,10 +47,27 @@ INBOX_ONLY = ("out", "operator_timeout")  # the options that only the inbox oper
     help="Address (or CIDR network) of a reverse proxy whose X-Forwarded-For/-Proto headers are believed; repeatable. "
     "Without it no forwarding header is read.",
 )
+@click.option(
+    "--agent",
+    default=None,
+    help="Agent people test on the tester page, as `passhat run --agent` takes it (e.g. reference:perfect); "
+    "without it there is no tester page.",
+)
+@click.option(
+    "--idle-timeout",
+    default=900.0,
+    show_default=True,
+    type=click.FloatRange(min=0, min_open=True, max=10**7),
+    metavar="SECONDS",
+    help="(with --agent) A tester's conversation left this long without the person's answer is abandoned: stored, not scored.",
+)
 @click.pass_context
-def serve(ctx: click.Context, out: Path, host: str, port: int, secure_cookies: bool, trusted_proxies: tuple[str, ...]) -> None:
-    """Serve the web dashboard of the runs in --out and the operator inbox (sign in with an account made by
-    `passhat accounts add`) until Ctrl-C; `serve mcp` serves a domain's tools over MCP instead."""
+def serve(
+    ctx: click.Context, out: Path, host: str, port: int, secure_cookies: bool, trusted_proxies: tuple[str, ...],
+    agent: str | None, idle_timeout: float,
+) -> None:  # fmt: skip
+    """Serve the web dashboard of the runs in --out, the operator inbox and, with --agent, the tester page (sign in
+    with an account made by `passhat accounts add`) until Ctrl-C; `serve mcp` serves a domain's tools over MCP instead."""
     if ctx.invoked_subcommand is not None:
         return
     # imported here: the web stack is paid for by this command only
@@ -60,8 +77,10 @@ def serve(ctx: click.Context, out: Path, host: str, port: int, secure_cookies: b
     if out.exists() and not out.is_dir():
         raise UserError(f"--out {out} is not a folder; give the folder that holds the run folders (default: runs).")
     proxies = [checked_proxy(address) for address in trusted_proxies]
+    if agent is None and ctx.get_parameter_source("idle_timeout") is click.core.ParameterSource.COMMANDLINE:
+        raise UserError("--idle-timeout applies to the tester page, which --agent turns on: add --agent, or drop it.")
+    app = create_app(out, secure_cookies=secure_cookies, agent=agent, idle_timeout=idle_timeout)  # checks --agent
     sock = listening_socket(host, port)
-    app = create_app(out, secure_cookies=secure_cookies)
     bound_host, bound_port = sock.getsockname()[:2]
     url = f"http://{f'[{bound_host}]' if ':' in bound_host else bound_host}:{bound_port}/"
     err.print(f"passhat: serving the runs in {out} at {url} (Ctrl-C stops)", highlight=False, markup=False, soft_wrap=True)

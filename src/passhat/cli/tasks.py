@@ -17,7 +17,7 @@ from passhat.domains import domain_names, load_domain
 from passhat.errors import UserError
 
 if TYPE_CHECKING:
-    from passhat.domains.model import Domain
+    from passhat.domains.model import Domain, Task
 
 
 def load_checked_domain(name: str, tasks_dir: str | None = None) -> Domain:
@@ -58,14 +58,37 @@ def tasks(ctx: click.Context, domain: str, tasks_dir: str | None) -> None:
 def tasks_show(ctx: click.Context, task_id: str) -> None:
     """Show one task in full."""
     domain, named = ctx.obj
+    task = _task(domain, named, task_id)
+    console.print(
+        yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True), highlight=False, markup=False
+    )
+
+
+def _task(domain: Domain, named: str, task_id: str) -> Task:
+    """The task TASK_ID names, or a user error saying how to list them."""
     task = domain.tasks.get(task_id)
     if task is None:
         raise UserError(
             f"there is no task {shown(task_id)} (TASK_ID) in domain {shown(named)}; `passhat tasks --domain {named}` lists them."
         )
-    console.print(
-        yaml.safe_dump(task.model_dump(exclude_defaults=True), sort_keys=False, allow_unicode=True), highlight=False, markup=False
-    )
+    return task
+
+
+@tasks.command("brief")
+@click.argument("task_id")
+@click.option("--domain", "own_domain", help="Domain whose task it is (here or before `brief`, as `passhat tasks --domain`).")
+@click.option("--persona", default="baseline", show_default=True, help="The persona whose voice the brief is in.")
+@click.pass_context
+def tasks_brief(ctx: click.Context, task_id: str, own_domain: str | None, persona: str) -> None:
+    """Print the brief a person reads to play one task as a customer: never its ground truth."""
+    from passhat.customers.brief import render_brief
+    from passhat.customers.personas import PERSONAS
+
+    domain, named = ctx.obj if own_domain is None else (load_checked_domain(own_domain), own_domain)
+    task = _task(domain, named, task_id)
+    if persona not in PERSONAS:
+        raise UserError(f"unknown persona {shown(persona)} in --persona; choose from {', '.join(PERSONAS)}.")
+    console.print(render_brief(domain, task, PERSONAS[persona]).text(), highlight=False, markup=False, soft_wrap=True)
 
 
 @main.command()
@@ -73,7 +96,9 @@ def tasks_show(ctx: click.Context, task_id: str) -> None:
 @click.option("--tasks", "task_ids", default="", help="Comma list of task ids (default: all).")
 @click.option("-v", "--verbose", is_flag=True, help="Show every case, not only the ones that do not hold.")
 def check(domain: str, tasks_dir: str | None, task_ids: str, verbose: bool) -> None:
-    """Prove each task: its ground truth earns reward 1 and each near miss of it fails for the right reason."""
+    """Prove each task: its ground truth earns reward 1, each near miss of it fails for the right reason, and its
+    customer's brief gives none of it away."""
+    from passhat.customers.brief import task_brief_problems
     from passhat.grade import GroundTruthError
     from passhat.grade.check import ANY_FAILURE, check_task
     from passhat.grade.remedies import remedy
@@ -83,6 +108,10 @@ def check(domain: str, tasks_dir: str | None, task_ids: str, verbose: bool) -> N
     chosen = select_tasks(d, [t.strip() for t in task_ids.split(",") if t.strip()])
     broken = 0
     for task in chosen:
+        if leaks := task_brief_problems(d, task):
+            broken += 1
+            console.print(f"{escape(task.id)}: [red]DOES NOT HOLD[/] {escape('; '.join(leaks))}", highlight=False)
+            continue
         try:
             results = check_task(d, task)
         except GroundTruthError as exc:

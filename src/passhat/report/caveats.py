@@ -16,6 +16,7 @@ from typing import Any
 from passhat.metrics.gate import Decision, decide, parse_gate, planned_trials
 from passhat.metrics.summary import Scenario
 from passhat.report.model import Report
+from passhat.vocabulary import HUMAN
 
 MIN_TRIALS_TO_EXTRAPOLATE = 3
 VERDICTS = {True: "MEETS THE BAR", False: "DOES NOT MEET THE BAR", None: "UNDECIDED"}
@@ -106,8 +107,8 @@ class RunCaveats:
 
 def run_caveats(run_id: str, config: Mapping[str, Any], counts: Mapping[Scenario, tuple[int, int]]) -> RunCaveats:
     """The one place that decides what a run can be read as; counts: (successes, judged trials) per scenario."""
-    try:
-        plan: dict[Scenario, int] | None = planned_trials(config)
+    try:  # a human run plans nothing: its trials are the scenarios people chose to play
+        plan: dict[Scenario, int] | None = None if config.get("user") == HUMAN else planned_trials(config)
     except (KeyError, TypeError, ValueError):
         plan = None  # a store without a plan (not written by `passhat run`): nothing to compare with
     early_stop = config.get("early_stop") or None

@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.metrics.compare import Comparison
+from passhat.metrics.customers import CustomerGap
 from passhat.metrics.extrapolate import EXTRAPOLATE_KS
 from passhat.metrics.gate import Decision
 from passhat.metrics.intervals import wilson
@@ -195,6 +196,27 @@ def changes_to_show(result: Comparison) -> tuple[list[Any], str]:
 
 def _p_floor(shown: list[Any]) -> str:
     return f"{SIGNIFICANT:g}" if shown[-1].p_value < SIGNIFICANT else f"{shown[-1].p_value:.3f}"
+
+
+def print_customer_gap(gap: CustomerGap, console: Console) -> None:
+    """Simulated against human customers beyond the figures: trials behind them, abandonment, turns, and the failure
+    signatures only one kind of customer brought out."""
+    table = Table(title=f"Simulated and human customers over the {gap.scenarios} scenarios people played")
+    for col in ("", "simulated", "human"):
+        table.add_column(col, justify="left" if not col else "right")
+    sides = (gap.simulated, gap.human)
+    table.add_row("judged trials", *(str(s.judged) for s in sides))
+    table.add_row("not judged (human: abandoned)", *(str(s.unjudged) for s in sides))
+    table.add_row("median turns", *("—" if s.median_turns is None else f"{s.median_turns:g}" for s in sides))
+    for signature in sorted(set(gap.simulated.signatures) | set(gap.human.signatures)):
+        table.add_row(Text(signature), *(str(s.signatures.get(signature, 0)) for s in sides))
+    console.print(table)
+    console.print(
+        f"Every human figure rests on {gap.human.judged} judged human trial{'s' if gap.human.judged != 1 else ''} "
+        f"({gap.human.unjudged} abandoned, not scored). Only people triggered: {', '.join(gap.only_human) or 'none'}; "
+        f"only the simulator: {', '.join(gap.only_simulated) or 'none'}.",
+        highlight=False,
+    )
 
 
 def print_comparison(result: Comparison, names: tuple[str, str], console: Console) -> None:

@@ -3,8 +3,10 @@ the error pages, over the stores of one runs folder."""
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 import jinja2
@@ -19,7 +21,8 @@ from starlette.staticfiles import StaticFiles
 
 from passhat.errors import UserError
 from passhat.guard.audit import signing_key
-from passhat.serve.web import pages_account, pages_inbox, pages_runs
+from passhat.run.human import HumanRuns
+from passhat.serve.web import pages_account, pages_inbox, pages_runs, pages_tester, trail
 from passhat.serve.web.accounts import Accounts
 from passhat.serve.web.security import CsrfMiddleware, SecurityHeadersMiddleware, add_security_headers, error_page
 
@@ -36,28 +39,48 @@ def create_app(
     *,
     secure_cookies: bool = False,
     clock: Callable[[], float] = time.time,
+    agent: str | None = None,
+    idle_timeout: float = 900.0,
 ) -> Starlette:
     """The app serving the runs folder ``out``. ``secure_cookies``: mark cookies Secure (behind HTTPS only);
-    ``clock``: the time sessions and codes are judged by (tests move it)."""
+    ``clock``: the time sessions and codes are judged by (tests move it); ``agent``: the agent people test on the
+    tester page, each conversation ending as abandoned after ``idle_timeout`` seconds without the person's answer
+    (None: no tester page)."""
     accounts = Accounts(out, clock)
     csrf_key = accounts.server_secret()
+    audit_key = signing_key()
+    record = functools.partial(trail.append, Path(out), audit_key)
+    human = HumanRuns(Path(out), agent, idle_timeout, record) if agent else None
     app = Starlette(
         routes=[
             *pages_account.ROUTES,
             *pages_runs.ROUTES,
             *pages_inbox.ROUTES,
+            *pages_tester.ROUTES,
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ],
         middleware=[Middleware(SecurityHeadersMiddleware), Middleware(CsrfMiddleware, key=csrf_key)],
         exception_handlers={HTTPException: _http_error, UserError: _user_error, Exception: _server_error},
+        lifespan=functools.partial(_lifespan, human),
     )
     app.state.out = Path(out)
     app.state.accounts = accounts
     app.state.csrf_key = csrf_key
     app.state.secure_cookies = secure_cookies
-    app.state.audit_key = signing_key()
+    app.state.audit_key = audit_key
+    app.state.human = human
     app.state.templates = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
     return app
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(human: HumanRuns | None, app: Starlette) -> AsyncIterator[None]:
+    """The server's life: at its end, the human runs' stores are closed (and their locks released)."""
+    try:
+        yield
+    finally:
+        if human is not None:
+            await human.aclose()
 
 
 def web_server(app: Starlette, trusted_proxies: Sequence[str] = ()) -> uvicorn.Server:
