@@ -12,13 +12,13 @@ import statistics
 import time
 
 from passhat.agents import resolve_agent
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.env.backend import _build_template, fork_backend, template_for
 from passhat.grade import expected_environment
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, run_trial
-from passhat.customers import resolve_user
-from passhat.customers.personas import PERSONAS
 
 
 def median_seconds(fn, repeat: int) -> float:

@@ -27,13 +27,13 @@ import time
 from pathlib import Path
 
 from passhat.agents.base import AgentTurn, ToolCall
+from passhat.customers import resolve_user
+from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec, TurnBounds, run_trial
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import Event
-from passhat.customers import resolve_user
-from passhat.customers.personas import PERSONAS
 
 OUT_OF_REACH = TurnBounds(10**12, 10**12, 10**12)  # bounds no answer meets: the harness as it was before it had them
 
