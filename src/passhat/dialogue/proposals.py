@@ -155,6 +155,7 @@ def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans:
     words = tuple(words)
     if not words:
         return True
+    proposal = wording_blanked(proposal)
     for word in with_synonyms(words):
         for found in re.finditer(rf"\b(?:{word})", proposal, re.I):
             start, end = found.span()
@@ -228,11 +229,11 @@ def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
     if term.kind == "description":
         return _described(text, term)
     if term.kind == "card_ending":
-        return any(m.value == term.value for m in card_endings_in(text))
+        return any(not _refused_value(text, m.start, m.end, spans) for m in card_endings_in(text) if m.value == term.value)
     if term.kind == "name":
         return bool(names_person(text, term.value))
     if term.kind == "phrase":
-        found = [start for start, _ in names_phrase(text, term.value)]
+        found = [start for start, end in names_phrase(text, term.value) if not _refused_value(text, start, end, spans)]
         return any(within(spans, start) for start in found) if term.unlike and spans else bool(found)
     spans = spans or [(0, len(text))]
     if term.kind == "date":
@@ -240,6 +241,18 @@ def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
     if term.kind == "time":
         return any(within(spans, start) for start, _ in names_time(text, term.value))
     return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text) if within(spans, m.start))
+
+
+def _refused_value(text: str, start: int, end: int, spans: Spans | None) -> bool:
+    """A value said as what the agent will not do: negated ("I can't make it critical"), or in a sentence that declines,
+    outside what the yes answers ("Can't renew it that way (club credit pays for callouts only). Renew ... to your
+    Visa instead? y/n"). It names no term of the write asked about."""
+    if negated_at(text, start, end):
+        return True
+    if spans is None or within(spans, start):
+        return False
+    s_start, s_end = sentence_at(text, start)
+    return bool(REFUSING.search(text, s_start, s_end))
 
 
 def _described(text: str, term: Term) -> bool:
@@ -346,7 +359,14 @@ def _agreed_id(core: str, agreed: set[str]) -> bool:
     )
 
 
-_QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d')  # long enough to be a text, not a value
+# a text the agent will write for someone (a note's or a notice's wording): quoted at length, or block-quoted in markdown
+_QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d|^[ \t]*>[^\n]*', re.M)
+
+
+def wording_blanked(text: str) -> str:
+    """``text`` with every quoted wording blanked, offsets unchanged: what a notice or a note will say states no term
+    of the proposal and offers no action of its own ('Email the vendor: "Invoice approved in full."' approves nothing)."""
+    return _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), text)
 
 
 def _stated_but_not_agreed(
@@ -366,7 +386,7 @@ def _stated_but_not_agreed(
     amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`) unless
     it moves for the customer where the writes move money ("I'd charge the $2.19 difference to your Visa"), nor
     money that moved before (:func:`_recapped`)."""
-    proposal = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), proposal)
+    proposal = wording_blanked(proposal)
     spans = spans or [(0, len(proposal))]
     every = [t for term in terms for t in (term, *term.alternatives)]
     out = []
