@@ -571,14 +571,17 @@ def _about_the_record_in_view(
     wanted: Sequence[Commitment],
     context: Sequence[Commitment],
     spans: Spans,
-    mine: set[str],
+    own: set[str],
     id_pattern: str | None,
 ) -> set[int]:
     """Terse proposals that leave out the record the conversation is about ("OK to email the vendor: '...'?", "Return the
     headlamp (800 lm, AAA); the refund of $29.07 would go to your gift card? y/n"): a write whose other terms are all
-    named, when the message names no record of that kind at all, proposes no write in full, and it is the only such
-    write of its action (two open cancellations and "Shall I cancel it?" are ambiguous: neither)."""
+    named and which the message states nothing against (the candle of the order whose refund is the $24.33 said, not
+    the same candle in another order), when the message names no record of that kind at all, proposes no write in
+    full, and it is the only such write of its action (two open cancellations and "Shall I cancel it?" are
+    ambiguous: neither)."""
     said = {_id_kind(_id_core(m.group(0))) for m in re.finditer(id_pattern, proposal)} if id_pattern else set()
+    mine = {_id_core(i) for i in own}
     found: dict[str, list[int]] = {}
     for i, c in enumerate(wanted):
         record = _record(c)  # a record's id has letters; a zip code is no record
@@ -586,7 +589,11 @@ def _about_the_record_in_view(
         if c in context or not kind or kind in said:
             continue
         rest = dataclasses.replace(c, terms=tuple(t for t in c.terms if t is not record))
-        if proposes(proposal, c.words, spans=spans) and _fully_named(proposal, rest, spans, mine):
+        if (
+            proposes(proposal, c.words, spans=spans)
+            and _fully_named(proposal, rest, spans, mine)
+            and not _stated_but_not_agreed(proposal, [t for w in [c, *context] for t in w.terms], id_pattern, own, spans)
+        ):
             found.setdefault(c.tool, []).append(i)
     return {ones[0] for ones in found.values() if len(ones) == 1}
 
@@ -677,7 +684,7 @@ def bound_writes(
         )
     }
     if not (reported or offered):
-        offered = _about_the_record_in_view(proposal, wanted, context, spans, mine, id_pattern)
+        offered = _about_the_record_in_view(proposal, wanted, context, spans, set(own), id_pattern)
     if not offered:
         return set()
 
