@@ -168,10 +168,20 @@ def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans:
     return False
 
 
+# the action itself the subject of a denial: "its workaround does not apply", "a cancellation isn't possible"
+_DENIED_ACTION = re.compile(
+    r"\w*(?:\s+\S+){0,2}?\s+(?:(?:does|do|did|is|are|was|were|can|could|will|would)(?:\s+not|n't)|cannot|won't)\b", re.I
+)
+
+
 def _withheld(text: str, start: int, end: int) -> bool:
-    """Negated ("I can't cancel it"), or named as what is done instead of: "instead of cancelling", or anywhere
-    in a clause that opens "instead of the request to ..." before any "I can" offers something."""
+    """Negated ("I can't cancel it"), the subject of a denial ("its workaround does not apply"), or named as what is
+    done instead of: "instead of cancelling", or anywhere in a clause that opens "instead of the request to ..."
+    before any "I can" offers something."""
     if negated_at(text, start, end) or contrasted_at(text, start, end):
+        return True
+    denied = _DENIED_ACTION.match(text, end)
+    if denied and denied.end() <= clause_at(text, start)[1]:
         return True
     clause_start, _ = clause_at(text, start)
     opening = _CONTRAST_OPENS.match(text, clause_start)
