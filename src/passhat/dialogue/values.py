@@ -506,9 +506,10 @@ _TIME_FORMS = [
     ),
     re.compile(r"\b(?P<noon>noon|midday|midnight)\b", re.I),
 ]
-# "at 10.30", "11.00 on Mon Jun 16": a time written with a dot only where a time is due (else it is an amount)
+# "at 10.30", "July 3, 2025, 10.00", "11.00 on Mon Jun 16": a time written with a dot only where a time is due (else
+# it is an amount)
 _DOT_TIME = re.compile(r"(?<![\w:.,/$€£-])(?P<h>[01]?\d|2[0-3])\.(?P<m>[0-5]\d)(?![\w:]|[.,]\d)")
-_BEFORE_TIME = re.compile(r"\s*,?\s*(?:at|@)\s+", re.I)
+_BEFORE_TIME = re.compile(r"\s*,?\s*(?:at|@)\s+|\s*,\s*", re.I)
 _AFTER_TIME = re.compile(r"\s*,?\s*on\s+", re.I)
 _AT_HOUR = re.compile(r"\s*,?\s*(?:at|@)\s+(?P<h>1\d|2[0-3]|0?[1-9])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I)
 
@@ -538,7 +539,7 @@ def _times_in(text: str) -> tuple[Mention, ...]:
 
 
 def _dot_times(text: str) -> list[re.Match[str]]:
-    """Times written with a dot ("10.30"), only beside a date: "June 17 at 10.30", "11.00 on Mon Jun 16".
+    """Times written with a dot ("10.30"), only beside a date: "June 17 at 10.30", "July 3, 2025, 10.00", "11.00 on Mon Jun 16".
     Elsewhere "10.30" is an amount ("priced at 12.50"); beside a date it is none (:func:`money_in` leaves it out)."""
     days = dates_in(text)
     after_day = {before.end() for d in days if (before := _BEFORE_TIME.match(text, d.end))}
