@@ -207,7 +207,9 @@ def binding(
     everything = [t for c in [*batch, *context] for t in c.terms]
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
-        unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine)),
+        unnamed=tuple(
+            str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine, _other_values_said(proposal, write, batch))
+        ),
         conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
     )
 
@@ -224,14 +226,16 @@ def action_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(r"\b(?:" + "|".join(every) + ")", re.I) if every else None
 
 
-def named(text: str, term: Term, spans: Spans | None = None) -> bool:
+def named(text: str, term: Term, spans: Spans | None = None, taken: Spans = ()) -> bool:
     """Whether ``text`` names the term. What a write sets (an amount, a date, a value of a closed set: a phrase
     with ``unlike``) counts only within ``spans``, what the yes answers: an amount recapped among the findings is
-    not proposed ("Billed $1,792.00 ... Proposed: short-pay to $1,523.20"); a record may be named anywhere."""
-    return _named_here(text, term, spans) or any(named(text, alt, spans) for alt in term.alternatives)
+    not proposed ("Billed $1,792.00 ... Proposed: short-pay to $1,523.20"); a record may be named anywhere. A phrase
+    said only as part of a longer value another write sets (``taken``: "vendor" in the status "vendor query") is not
+    said for itself."""
+    return _named_here(text, term, spans, taken) or any(named(text, alt, spans, taken) for alt in term.alternatives)
 
 
-def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
+def _named_here(text: str, term: Term, spans: Spans | None, taken: Spans = ()) -> bool:
     if term.kind == "id":
         return bool(names_identifier(text, term.value))
     if term.kind == "street":
@@ -243,7 +247,11 @@ def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
     if term.kind == "name":
         return bool(names_person(text, term.value))
     if term.kind == "phrase":
-        found = [start for start, end in names_phrase(text, term.value) if not _refused_value(text, start, end, spans)]
+        found = [
+            start
+            for start, end in names_phrase(text, term.value)
+            if not (_refused_value(text, start, end, spans) or _part_of(taken, start, end))
+        ]
         return any(within(spans, start) for start in found) if term.unlike and spans else bool(found)
     spans = spans or [(0, len(text))]
     if term.kind == "date":
@@ -251,6 +259,17 @@ def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
     if term.kind == "time":
         return any(within(spans, start) for start, _ in names_time(text, term.value))
     return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text) if within(spans, m.start))
+
+
+def _part_of(taken: Spans, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` lies inside a longer span of ``taken``."""
+    return any(s <= start and end <= e and e - s > end - start for s, e in taken)
+
+
+def _other_values_said(text: str, write: Commitment, others: Sequence[Commitment]) -> list[tuple[int, int]]:
+    """Where the phrases that the other writes in play set are said: "vendor query" for a status beside a notice."""
+    phrases = {a.value for c in others if c.tool != write.tool for t in c.terms for a in (t, *t.alternatives) if a.kind == "phrase"}
+    return [span for p in phrases for span in names_phrase(text, p)]
 
 
 def _refused_value(text: str, start: int, end: int, spans: Spans | None) -> bool:
@@ -537,18 +556,20 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
 def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str], rivals: Sequence[Commitment] = ()) -> bool:
     """A write proposed: every required term named (the customer's own record, ``mine``, goes without saying: "book
     you in with Dr Varga"), a value that another action in play (``rivals``) may also take said of this write's own
-    action, and no other value of a closed set it sets said instead."""
+    action and not only as part of a longer value another of them sets, and no other value of a closed set it sets said
+    instead."""
+    taken = _other_values_said(proposal, write, rivals)
     return all(
-        (named(proposal, t, spans) and _said_for(proposal, t, write, spans, rivals)) or _own_record(t, mine)
+        (named(proposal, t, spans, taken) and _said_for(proposal, t, write, spans, rivals)) or _own_record(t, mine)
         for t in write.terms
         if t.required
     ) and not _says_otherwise(proposal, write, spans)
 
 
-def _given(proposal: str, term: Term, spans: Spans, mine: set[str]) -> bool:
+def _given(proposal: str, term: Term, spans: Spans, mine: set[str], taken: Spans = ()) -> bool:
     """A term named, or the customer's own record (``mine``: id cores), which goes without saying ("a check-up for
     you"): the customer who says yes and the grader who judges that yes read a proposal by this one rule."""
-    return named(proposal, term, spans) or _own_record(term, mine)
+    return named(proposal, term, spans, taken) or _own_record(term, mine)
 
 
 def _own_record(term: Term, mine: set[str]) -> bool:
