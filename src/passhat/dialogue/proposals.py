@@ -205,11 +205,10 @@ def binding(
     pattern = actions([*batch, *context])
     spans = answered(proposal, pattern)
     everything = [t for c in [*batch, *context] for t in c.terms]
+    taken = _other_values_said(proposal, write, batch)
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
-        unnamed=tuple(
-            str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine, _other_values_said(proposal, write, batch))
-        ),
+        unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine, taken)),
         conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
     )
 
@@ -268,7 +267,9 @@ def _part_of(taken: Spans, start: int, end: int) -> bool:
 
 def _other_values_said(text: str, write: Commitment, others: Sequence[Commitment]) -> list[tuple[int, int]]:
     """Where the phrases that the other writes in play set are said: "vendor query" for a status beside a notice."""
-    phrases = {a.value for c in others if c.tool != write.tool for t in c.terms for a in (t, *t.alternatives) if a.kind == "phrase"}
+    phrases = {
+        a.value for c in others if c.tool != write.tool for t in c.terms for a in (t, *t.alternatives) if a.kind == "phrase"
+    }
     return [span for p in phrases for span in names_phrase(text, p)]
 
 
