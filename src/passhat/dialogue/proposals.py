@@ -651,6 +651,20 @@ def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
     )
 
 
+def _another_record_asked(proposal: str, write: Commitment, spans: Spans, id_pattern: str | None) -> bool:
+    """Whether what the yes answers names another record of the kind this write acts on, and this one only outside it:
+    "You have two appointments: ... AP-5230 ... AP-5229. Shall I cancel the skin clinic one, AP-5230?" cancels AP-5230
+    alone."""
+    term = _record(write)
+    if term is None or not id_pattern or any(within(spans, start) for start, _ in names_identifier(proposal, term.value)):
+        return False
+    kind, core = _id_kind(_id_core(term.value)), _id_core(term.value)
+    return any(
+        within(spans, m.start()) and _id_kind(_id_core(m.group(0))) == kind and _id_core(m.group(0)) != core
+        for m in re.finditer(id_pattern, proposal)
+    )
+
+
 def _questions(text: str, pattern: re.Pattern[str] | None) -> list[tuple[int, int]]:
     """The sentences that ask something ("Next, shall I post it?", "Anything else?"): what a report does not say."""
     return [(s, e) for s, e in sentences(text) if "?" in text[s:e] or asks_yes(text[s:e], pattern)]
@@ -712,7 +726,7 @@ def bound_writes(
             if c in context  # a write made is reported, never agreed to again
             else proposes(proposal, c.words, reported, spans)
             and _fully_named(proposal, c, spans, mine, wanted)
-            and (reported or not _refused(proposal, c, spans))
+            and (reported or not (_refused(proposal, c, spans) or _another_record_asked(proposal, c, spans, id_pattern)))
         )
     }
     if not (reported or offered):
