@@ -110,7 +110,10 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
                 (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
             ]
         elif _acts(text[start:end], actions):  # "Refund: $37.50 to your Visa. Shall I apply Classic to CH-1?"
-            paragraph = text.rfind("\n\n", 0, start) + 1  # its own: a question standing alone says its own terms
+            paragraph = _pointed_at(text, start)
+            own = text.rfind("\n\n", 0, start) + 1
+            if paragraph < own and not _acts(text[paragraph:own], actions):
+                paragraph = own  # a question standing alone after a list of records with no action says its own terms
             out += [
                 (s, e)
                 for s, e in spans
