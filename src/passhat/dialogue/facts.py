@@ -414,8 +414,12 @@ _NAMED_BY = re.compile(r"\s+(?:priority|level|status|plan|tier|option)\b", re.I)
 def _value_denied(fact: Fact, text: str, end: int) -> bool:
     """A record's value the verb after it denies, said bare or with the name of what it is a value of: "high is not
     allowed", "High priority is not allowed for INC-1131"."""
-    if fact.kind != "status" or not fact.about:
-        return False
+    return fact.kind == "status" and bool(fact.about) and denied_after(text, end)
+
+
+def denied_after(text: str, end: int) -> bool:
+    """Whether the verb after a value said bare or with the name of what it is a value of denies it: "critical is
+    not allowed", "High priority isn't possible"."""
     named = _NAMED_BY.match(text, end)
     return bool(_NEGATED_PREDICATE.match(text, named.end() if named else end))
 

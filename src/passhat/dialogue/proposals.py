@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from passhat.dialogue.facts import Direction
+from passhat.dialogue.facts import Direction, denied_after
 from passhat.dialogue.lexicon import with_synonyms
 from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
 from passhat.dialogue.text import (
@@ -274,10 +274,10 @@ def _other_values_said(text: str, write: Commitment, others: Sequence[Commitment
 
 
 def _refused_value(text: str, start: int, end: int, spans: Spans | None) -> bool:
-    """A value said as what the agent will not do: negated ("I can't make it critical"), or in a sentence that declines,
-    outside what the yes answers ("Can't renew it that way (club credit pays for callouts only). Renew ... to your
-    Visa instead? y/n"). It names no term of the write asked about."""
-    if negated_at(text, start, end):
+    """A value said as what the agent will not do: negated ("I can't make it critical", "Critical isn't allowed"), or
+    in a sentence that declines, outside what the yes answers ("Can't renew it that way (club credit pays for callouts
+    only). Renew ... to your Visa instead? y/n"). It names no term of the write asked about."""
+    if negated_at(text, start, end) or denied_after(text, end):
         return True
     if spans is None or within(spans, start):
         return False
