@@ -638,17 +638,30 @@ def _id_kind(core: str) -> str:
 def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
     """Whether the message declines this very write outside what the yes answers ("I'm afraid I can't cancel it —
     appointment AP-5103 is tomorrow. What I can do instead is cancel AP-5104. Would you like me to do that?"): its
-    action and its record said where the agent declines, and its record not named in what the yes answers."""
+    action declined (negated: not a record's state beside the refusal, "I can't send notice before INV-1 is on hold")
+    and its record said where the agent declines, and its record not named in what the yes answers."""
     term = _record(write)
     record = term.value if term else ""
-    if not record or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
-        return False
     pattern = action_pattern(tuple(write.words))
+    if not record or pattern is None or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
+        return False
     return any(
-        not within(spans, start) and REFUSING.search(said) and pattern and pattern.search(said) and names_identifier(said, record)
+        not within(spans, start)
+        and REFUSING.search(said)
+        and names_identifier(said, record)
+        and any(_declined(said, m.start(), m.end()) for m in pattern.finditer(said))
         for start, end in sentences(proposal)
         for said in [proposal[start:end]]
     )
+
+
+_SUBORDINATE = re.compile(r"\b(?:before|after|until|once|when|whenever|if|unless|while)\b", re.I)
+
+
+def _declined(text: str, start: int, end: int) -> bool:
+    """An action the agent's refusal governs ("I can't cancel it"), not one in a clause the refusal waits on ("I can't
+    send notice before INV-1 is on hold")."""
+    return negated_at(text, start, end, spare_modifiers=False) and not _SUBORDINATE.search(text, clause_at(text, start)[0], start)
 
 
 def _another_record_asked(proposal: str, write: Commitment, spans: Spans, id_pattern: str | None) -> bool:
