@@ -123,6 +123,7 @@ _REFUSAL = cue(
     r"(?:not|isn'?t|is not) possible",
     r"not allowed",
     r"not permitted",
+    r"(?:isn'?t|aren'?t|wasn'?t) (?:allowed|permitted)",  # "Critical isn't allowed for 8 people"
     r"(?:policy|rules?) (?:does not|doesn'?t|do not|don'?t|won'?t) (?:allow|permit|let)",
     r"against (?:our|the) polic",
     r"not eligible",

@@ -339,9 +339,14 @@ _PAID_BEFORE = re.compile(
 )
 
 
+# a credit money is paid out of ("$79.00 from your club credit"): where it comes from, not money coming back
+_PAID_FROM = re.compile(r"\b(?:from|out\s+of|using)\s+(?:your\s+|the\s+)?(?:[\w-]+\s+)?credit\b", re.I)
+
+
 def _direction(text: str, start: int, end: int, signed: bool) -> Direction | None:
     """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund, and
-    beside a signed amount "charge" names what is adjusted ("your charge: -$15.00"), not a way money moves.
+    beside a signed amount "charge" names what is adjusted ("your charge: -$15.00"), not a way money moves; a credit
+    paid from ("from your club credit") is a source, not money coming back.
     "The $276.78 you paid" names the amount by how it was paid before, not its way: beside a refund word, it
     comes back ("the $276.78 you paid comes back to you")."""
     c_start, c_end = clause_at_keeping_labels(text, start)
@@ -352,6 +357,8 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
     if signed:  # "charge CH-50201 adjusted with -15.00": the thing adjusted, not the way; the sign says it
         cues["charge"] = [m for m in cues["charge"] if not _THING_CHARGED.fullmatch(m.group())]
     cues["charge"] = [m for m in cues["charge"] if not _owed_as(m, cues["refund"], text)]
+    sources = [m.span() for m in _PAID_FROM.finditer(text, c_start, c_end)]
+    cues["refund"] = [m for m in cues["refund"] if not any(s <= m.start() < e for s, e in sources)]
     paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
     if paid and cues["refund"]:
         cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
