@@ -170,7 +170,9 @@ def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans:
 
 # the action itself the subject of a denial: "its workaround does not apply", "a cancellation isn't possible"
 _DENIED_ACTION = re.compile(
-    r"\w*(?:\s+\S+){0,2}?\s+(?:(?:does|do|did|is|are|was|were|can|could|will|would)(?:\s+not|n't)|cannot|won't)\b", re.I
+    r"\w*(?:\s+(?!(?:and|or|but|so|that|which|who|if|when|because|as)\b)\S+){0,2}?\s+"
+    r"(?:(?:does|do|did|is|are|was|were|could|would|should)(?:\s+not|n't)|can(?:not|'t|\s+not)|won't|will\s+not)\b",
+    re.I,
 )
 
 
