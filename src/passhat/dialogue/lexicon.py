@@ -53,7 +53,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"writ(?:e|es|ing) to\b",
         r"tell(?:s|ing)? (?:the )?\S+ (?:about|that)\b",
         r"send(?:s|ing)?(?: \S+){0,3}? (?:notice|notification|email|e-mail|message|confirmation)\b",  # "send notice to the vendor"
-        r"notice (?:to|for)\b",  # "**Notice to Ostrander Plastics** ... Shall I send it?"
+        r"notice (?:(?:was |has been )?sent )?(?:to|for)\b",  # "**Notice to Ostrander Plastics** ... Shall I send it?"
     ),
     "classif": (
         r"record(?:s|ed|ing)?(?: \S+){0,3}? as\b",

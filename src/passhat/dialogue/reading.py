@@ -89,13 +89,14 @@ _REPORT = cue(
     rf"(?<![?\w] )(?!{_READ_VERBS}\b)[a-z]+ed #?[a-z]{{1,6}}[-_]?\d",
     rf"\b[a-z]{{1,6}}-\d+ (?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for)\b",
 )
+_IRREGULAR_DONE = r"(?:sent|made|paid|held|given|taken|written)"  # "Notice sent to Ostrander Plastics."
 # a heading's participle that names what is to come, not what was done: "### Proposed", "**Needed**"
 _PLANNED = r"(?:need|used|proposed|planned|suggested|recommended|required|needed|expected|estimated|detailed|related)"
 # A line that opens with what was done, markup aside: "**Workaround applied to INC-1301** ✅", "Complete — return
 # requested for #R1.", "All booked, Jonas!", "Done.", "**Renewed** ✅" (a bare participle, nothing denied).
 _REPORT_LINE = re.compile(
     rf"[\W_]*(?:done\b|complete\b|all (?!{_READ_VERBS}\b)\w+ed\b"
-    rf"|(?:[\w'-]+\s+){{0,2}}(?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for|in full)\b"
+    rf"|(?:[\w'-]+\s+){{0,2}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|{_IRREGULAR_DONE}) (?:to|on|for|in full)\b"
     rf"|(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
     re.I,
 )
