@@ -605,6 +605,15 @@ def _taken_back_later(
     return None
 
 
+def put_right_later(text: str, end: int, values: Sequence[tuple[int, int]]) -> bool:
+    """Whether a value said up to ``end`` is put right in the rest of its sentence or the next: a correction cue, then
+    another of ``values`` (the spans of the values of its kind): "$80.00 back to your Visa — sorry, I meant $90.00"."""
+    _, s_end = sentence_at(text, end)
+    following = next((e for s, e in sentences(text) if s >= s_end), s_end)
+    cue = _CORRECTION.search(text, end, following)
+    return cue is not None and any(cue.end() <= start < following for start, _ in values)
+
+
 def _restated(text: str, start: int, end: int) -> bool:
     """A value put in place of the told one: said, not denied or asked; "or rather $340.00" is no alternative
     offered but the correction itself, so an "or" does not make it a hedge here."""

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from passhat.dialogue.facts import Direction, denied_after
+from passhat.dialogue.facts import Direction, denied_after, put_right_later
 from passhat.dialogue.lexicon import with_synonyms
 from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
 from passhat.dialogue.text import (
@@ -417,7 +417,7 @@ def _stated_but_not_agreed(
     a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
     amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`) unless
     it moves for the customer where the writes move money ("I'd charge the $2.19 difference to your Visa"), nor
-    money that moved before (:func:`_recapped`)."""
+    money that moved before (:func:`_recapped`), nor an amount put right later ("sorry, I meant $90.00")."""
     proposal = wording_blanked(proposal)
     spans = spans or [(0, len(proposal))]
     every = [t for term in terms for t in (term, *term.alternatives)]
@@ -432,7 +432,10 @@ def _stated_but_not_agreed(
             and not any(start < named_end and named_start < end for named_start, named_end in streets)
         ]
     moving = any(t.direction for t in every)
-    for m in money_in(proposal):
+    amounts = money_in(proposal)
+    for m in amounts:
+        if put_right_later(proposal, m.end, [(a.start, a.end) for a in amounts]):
+            continue  # "$80.00 — sorry, I meant $90.00": the last word counts
         if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
             continue
         if not within(spans, m.start) and not (moving and m.direction):

@@ -63,7 +63,9 @@ _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # 
 _MARKUP = re.compile(r"[*_`>#]+")
 # a sentence that declines or negates ("I can't approve it: $3,870.00 is over your limit") states no term of the
 # alternative asked about after it
-_DECLINING = re.compile(r"n't\b|\b(?:not|no|never|cannot|unable|sorry|afraid)\b", re.I)
+_DECLINING = re.compile(
+    r"n't\b|\b(?:not|no|never|cannot|unable|afraid)\b|\bsorry\b(?![,\s—–-]*i\s+mean)", re.I
+)  # "sorry, I meant" corrects
 
 
 def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:

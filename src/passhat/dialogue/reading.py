@@ -93,11 +93,12 @@ _IRREGULAR_DONE = r"(?:sent|made|paid|held|given|taken|written)"  # "Notice sent
 # a heading's participle that names what is to come, not what was done: "### Proposed", "**Needed**"
 _PLANNED = r"(?:need|used|proposed|planned|suggested|recommended|required|needed|expected|estimated|detailed|related)"
 # A line that opens with what was done, markup aside: "**Workaround applied to INC-1301** ✅", "Complete — return
-# requested for #R1.", "All booked, Jonas!", "Done.", "**Renewed** ✅" (a bare participle, nothing denied).
+# requested for #R1.", "All booked, Jonas!", "Done.", "**Renewed** ✅", "### ✅ Classic cover applied" (a line that
+# ends on its participle).
 _REPORT_LINE = re.compile(
-    rf"[\W_]*(?:done\b|complete\b|all (?!{_READ_VERBS}\b)\w+ed\b"
+    rf"[\W_]*(?![^\n]*?(?:\b(?:not|never|no)\b|n't\b))(?:done\b|complete\b|all (?!{_READ_VERBS}\b)\w+ed\b"
     rf"|(?:[\w'-]+\s+){{0,2}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|{_IRREGULAR_DONE}) (?:to|on|for|in full)\b"
-    rf"|(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
+    rf"|(?:[\w'-]+\s+){{0,2}}(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
     re.I,
 )
 _FAILURE = cue(
