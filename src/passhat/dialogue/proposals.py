@@ -41,6 +41,7 @@ from passhat.dialogue.values import (
     names_street,
     names_time,
     same_date,
+    times_in,
     units_in,
 )
 
@@ -256,10 +257,19 @@ def _named_here(text: str, term: Term, spans: Spans | None, taken: Spans = ()) -
         return any(within(spans, start) for start in found) if term.unlike and spans else bool(found)
     spans = spans or [(0, len(text))]
     if term.kind == "date":
-        return any(within(spans, start) for start, _ in names_date(text, term.value))
+        return _said_last(text, names_date(text, term.value), dates_in(text), spans)
     if term.kind == "time":
-        return any(within(spans, start) for start, _ in names_time(text, term.value))
-    return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text) if within(spans, m.start))
+        return _said_last(text, names_time(text, term.value), times_in(text), spans)
+    amounts = money_in(text)
+    agreed = [(m.start, m.end) for m in amounts if _agreed_money(m.value, m.direction, [term])]
+    return _said_last(text, agreed, amounts, spans)
+
+
+def _said_last(text: str, found: Sequence[tuple[int, int]], kind: Sequence[Mention], spans: Spans) -> bool:
+    """Whether a value is said within ``spans`` and not put right later by another of its ``kind`` ("at 2:30 pm —
+    sorry, I meant 2:00 pm" books 2:00 pm): the last word counts."""
+    every = [(m.start, m.end) for m in kind]
+    return any(within(spans, start) and not put_right_later(text, end, every) for start, end in found)
 
 
 def _part_of(taken: Spans, start: int, end: int) -> bool:
