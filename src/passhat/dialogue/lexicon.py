@@ -45,8 +45,13 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "waiv": (r"writ(?:e|es|ing)(?: \S+){0,3}? off\b", r"remov(?:e|es|ing)(?: \S+){0,2}? fee\b"),
     "resolv": (r"clos(?:e|es|ing)\b", r"mark(?:s|ing|ed)?(?: \S+){0,3}? (?:as )?(?:resolved|fixed|solved)\b"),
     "renew": (r"extend", r"re-?up\b"),
-    # a value put on a record: "set it to 'with controller'", "flag INV-1 as vendor query"
-    "mark": (r"set(?:s|ting)?(?: \S+){0,3}? (?:to|as)\b", r"flag(?:s|ged|ging)?(?: \S+){0,3}? as\b"),
+    # a value put on a record: "set it to 'with controller'", "flag INV-1 as vendor query", "change its status to",
+    # a recap's or a table's "Status: vendor query" / "| Status | vendor query |"
+    "mark": (
+        r"set(?:s|ting)?(?: \S+){0,3}? (?:to|as)\b",
+        r"flag(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+        r"status(?:es)?(?: to\b|\s*[:|])",
+    ),
     "notify": (
         r"let (?:\S+ ){1,3}?know\b",
         r"inform",
