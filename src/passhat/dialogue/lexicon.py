@@ -2,8 +2,9 @@
 
 A tool declares its own action words (``confirm_words``, regex fragments); a model proposing it may say the
 same action otherwise ("sign off on" an approval, "call off" a cancellation, "bump up" an escalation, "set up"
-a booking, "set it to" a status, "send notice" for a notification). Every domain gets these synonyms for free, keyed by the stem of the word a tool declares, so a
-tool that says "approve" is also proposed by "sign off on", and a tool that says something else gets none.
+a booking, "set it to" a status, "send notice" for a notification). Every domain gets these synonyms for free,
+keyed by the stem of the word a tool declares, so a tool that says "approve" is also proposed by "sign off on",
+and a tool that says something else gets none.
 A domain extends it per tool by declaring more words on the tool itself.
 """
 

@@ -152,7 +152,8 @@ def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans:
     change the payment method"), nor what is done instead, nor said as done already ("your order has been
     cancelled. Would you like a receipt?") — unless ``reported``: the message is judged as a report of what was
     done. Only within ``spans`` when given (what the customer's yes answers). The engine's synonyms of each word
-    count (``dialogue.lexicon``). A tool that declares no words is offered by any proposal that names its terms."""
+    count (``dialogue.lexicon``); a word inside a quoted wording (a notice's text) is none. A tool that declares no
+    words is offered by any proposal that names its terms."""
     words = tuple(words)
     if not words:
         return True
@@ -183,10 +184,10 @@ def _withheld(text: str, start: int, end: int) -> bool:
     before any "I can" offers something."""
     if negated_at(text, start, end) or contrasted_at(text, start, end):
         return True
+    clause_start, clause_end = clause_at(text, start)
     denied = _DENIED_ACTION.match(text, end)
-    if denied and denied.end() <= clause_at(text, start)[1]:
+    if denied and denied.end() <= clause_end:
         return True
-    clause_start, _ = clause_at(text, start)
     opening = _CONTRAST_OPENS.match(text, clause_start)
     return bool(opening) and not _OFFER.search(text, opening.end(), start)
 
