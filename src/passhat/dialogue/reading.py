@@ -95,10 +95,11 @@ _PLANNED = r"(?:need|used|proposed|planned|suggested|recommended|required|needed
 # A line that opens with what was done, markup aside: "**Workaround applied to INC-1301** ✅", "Complete — return
 # requested for #R1.", "All booked, Jonas!", "Done.", "**Renewed** ✅", "### ✅ Classic cover applied" (a line that
 # ends on its participle).
+_LEAD_WORD = r"(?!(?:not|never|no|isn't|wasn't|aren't)\b)[\w'-]+\s+"  # a word before the participle that denies nothing
 _REPORT_LINE = re.compile(
-    rf"[\W_]*(?![^\n]*?(?:\b(?:not|never|no)\b|n't\b))(?:done\b|complete\b|all (?!{_READ_VERBS}\b)\w+ed\b"
-    rf"|(?:[\w'-]+\s+){{0,2}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|{_IRREGULAR_DONE}) (?:to|on|for|in full)\b"
-    rf"|(?:[\w'-]+\s+){{0,2}}(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
+    rf"[\W_]*(?:done\b|complete\b(?=\s*[—–:.!-])|all (?!{_READ_VERBS}\b)\w+ed\b"
+    rf"|(?:{_LEAD_WORD}){{0,2}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|{_IRREGULAR_DONE}) (?:to|on|for|in full)\b"
+    rf"|(?:{_LEAD_WORD}){{0,2}}(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
     re.I,
 )
 _FAILURE = cue(
