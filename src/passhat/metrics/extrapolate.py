@@ -73,7 +73,7 @@ CURVE_KS = tuple(sorted({*np.unique(np.geomspace(1, 1000, 31).round().astype(int
 PLAUSIBLE_AIC = 6.0  # a candidate this close to the best AIC keeps >= e^-3 (~1/20) of its weight: a live alternative
 SHOWN = 0.0005  # half the last digit a report shows: closer than this to an interval is inside it
 NEWTON_ITERATIONS = 60
-NEWTON_TOLERANCE = 1e-5  # relative log-likelihood gain below which a fit has converged
+NEWTON_TOLERANCE = 1e-7  # log-likelihood gain, relative to |log-likelihood|, below which a fit has converged
 EM_ITERATIONS = 1000
 EM_TOLERANCE = 1e-7
 BISECTIONS = 50  # halvings of [0, 1]: a rate to 1e-15
