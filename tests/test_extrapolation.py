@@ -15,8 +15,8 @@ from test_report_review import invoke, report_json, store
 from passhat.metrics.estimators import pass_hat_curve
 from passhat.metrics.extrapolate import (
     EXTRAPOLATE_KS,
-    AtomFamily,
     AlwaysBeta,
+    AtomFamily,
     BetaModel,
     Mixture,
     _fit_all,
@@ -69,7 +69,6 @@ def test_a_component_that_never_fails_is_pinned_at_exactly_one() -> None:
     result = fit(counts, reps=100)
     assert result.model.name == "always+mixture-1" and result.model.rates[0] == 1.0
     assert result.curve[1000][0] == pytest.approx(0.5, abs=0.04)  # a rate fitted at 0.998 would give 0.07
-
 
 
 def test_a_mixture_with_an_always_share_fits_every_resample_at_least_as_well_as_one_rate() -> None:
