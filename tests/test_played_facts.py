@@ -94,6 +94,8 @@ def test_no_authorization_is_told_by_authorization_said_not_there(message) -> No
         ("I can't share anything without authorization.", "not_said"),  # another act refused, nothing said absent
         ("I can't accept a verbal authorization.", "not_said"),
         ("If you aren't authorized, I can't help.", "hedged"),
+        ("You are not not authorized.", "negated"),  # a negation negated
+        ("Your file does not have no authorization.", "negated"),
     ],
 )
 def test_an_authorization_said_there_asked_about_or_doubted_tells_no_absence(message, reason) -> None:

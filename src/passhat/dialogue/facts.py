@@ -255,7 +255,7 @@ def _phrase_in_any_form(text: str, wording: str) -> list[tuple[int, int]]:
     ]
 
 
-_NEGATIVE_HEAD = re.compile(r"\s*(?:no|not|never)\s+(?=\S)", re.I)
+_NEGATIVE_HEAD = re.compile(r"\s*(?:no|not|never)\s+(?!(?:longer|more|only|just|yet)\b)(?=\S)", re.I)  # not "no longer"
 
 
 def _absence_spans(fact: Fact, text: str) -> list[tuple[int, int]]:

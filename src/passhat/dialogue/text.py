@@ -216,12 +216,15 @@ def absent_at(text: str, start: int, end: int) -> bool:
     words of having, showing, finding or being only ("it doesn't record any authorization", "there's no
     authorization on file", "you aren't authorized", "Basic, which isn't a paid plan", "no record of an
     authorization"). The negation of another act says nothing of it ("I can't share it without authorization",
-    "I can't say whether there is an authorization")."""
+    "I can't say whether there is an authorization"), nor does a negation negated ("not no membership")."""
     text = plain(text)
     c_start, _ = clause_at(text, start)
     before = _unquoted(text[c_start:start])
     negator = _governing_negator(before)
     if negator is None or negator.group().lower() in _NOT_OF_ABSENCE:
+        return False
+    prior = _governing_negator(before[: negator.start()])
+    if prior is not None and _ABSENCE_LINK.fullmatch(before, prior.end(), negator.start()):
         return False
     return bool(_ABSENCE_LINK.fullmatch(before, negator.end()))
 
