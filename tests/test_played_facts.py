@@ -162,3 +162,10 @@ def test_the_clinics_today_is_in_the_callers_file() -> None:
     result = env.execute("get_caller", {"caller_id": "P-1004"}).result
     env.close()
     assert result["data"]["today"] == "2025-06-09"
+
+
+def test_having_no_thing_is_no_plan_held() -> None:
+    """ "had no membership" is no plan called "no": "You had no idea." tells nothing of it."""
+    had_none = Fact("phrase", "had no membership")
+    assert tell(had_none, [(0, "You had no membership on June 1.")]).told
+    assert not tell(had_none, [(0, "You had no idea.")]).told

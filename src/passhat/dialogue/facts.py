@@ -295,7 +295,8 @@ def _now_said(text: str, wording: str) -> list[tuple[int, int]]:
 
 
 _HOLDING = re.compile(
-    r"(?:held|had|holds|has|have|hold)\s+(?:the\s+|a\s+|an\s+)?(?P<value>[A-Za-z][\w-]*)\s+(?P<noun>[A-Za-z]+)", re.I
+    r"(?:held|had|holds|has|have|hold)\s+(?:the\s+|a\s+|an\s+)?(?!(?:no|not|any|some)\b)(?P<value>[A-Za-z][\w-]*)\s+(?P<noun>[A-Za-z]+)",
+    re.I,
 )
 
 
