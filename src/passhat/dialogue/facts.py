@@ -19,6 +19,7 @@ from typing import Literal
 from passhat.dialogue.dumps import dump_spans, in_dump
 from passhat.dialogue.text import (
     FUNCTION_WORDS,
+    absent_at,
     clause_at,
     clause_at_keeping_labels,
     contrasted_at,
@@ -101,6 +102,7 @@ class _Said:
     end: int
     mismatch: NotTold | None = None
     said: Mention | None = None  # the amount as read, for money: "about $1,800" is rounded, not hedged
+    absent: bool = False  # it says the thing a "no X" phrase denies: it tells the fact only when said not there
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,7 +193,8 @@ def _said_spans(fact: Fact, text: str) -> list[_Said]:
     if fact.kind in ("status", "phrase"):
         find = _phrase_in_any_form if fact.kind == "phrase" else names_phrase
         spans = {span for wording in (fact.value, *fact.synonyms) for span in find(text, wording)}
-        return [_Said(s, e) for s, e in _outermost(spans)]
+        said = [_Said(s, e) for s, e in _outermost(spans)]
+        return said + [_Said(s, e, absent=True) for s, e in _absence_spans(fact, text)] if fact.kind == "phrase" else said
     if fact.kind == "identifier":
         return [_Said(s, e) for s, e in names_identifier(text, fact.value)]
     if fact.kind == "date":  # on the weekday it falls on, when one is said
@@ -240,9 +243,81 @@ def _phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
 
 
 def _phrase_in_any_form(text: str, wording: str) -> list[tuple[int, int]]:
-    """A phrase by its words (:func:`_phrase_said`), by the date it carries in any usual form, or by its past verb
-    alone when the rest only says the act is done: the same claim in the words a model uses."""
-    return [*_phrase_said(text, wording), *_dated_phrase_said(text, wording), *_past_verb_said(text, wording)]
+    """A phrase by its words (:func:`_phrase_said`), by the date it carries in any usual form, by its past verb
+    alone when the rest only says the act is done, without its "today" in a clause about the present, or, for
+    holding a plan, by the plan said as the customer's: the same claim in the words a model uses."""
+    return [
+        *_phrase_said(text, wording),
+        *_dated_phrase_said(text, wording),
+        *_past_verb_said(text, wording),
+        *_now_said(text, wording),
+        *_held_said(text, wording),
+    ]
+
+
+_NEGATIVE_HEAD = re.compile(r"\s*(?:no|not|never)\s+(?!(?:longer|more|only|just|yet)\b)(?=\S)", re.I)  # not "no longer"
+
+
+def _absence_spans(fact: Fact, text: str) -> list[tuple[int, int]]:
+    """Where a phrase of absence ("no recorded authorization", "not authorized") may be said as the negation of
+    what it denies ("it doesn't record any authorization", "you aren't authorized"): each wording's words after
+    its "no", said in any form. Whether the sentence says the thing is not there is judged per span
+    (:func:`_absence_rejection`)."""
+    spans = set()
+    for wording in (fact.value, *fact.synonyms):
+        head = _NEGATIVE_HEAD.match(wording)
+        if head is not None:
+            spans.update(_phrase_in_any_form(text, wording[head.end() :]))
+    return _outermost(spans)
+
+
+_NOW_WORD = re.compile(r"\s*\b(?:today|now|currently|at\s+present)\b", re.I)
+_OTHER_TIME = re.compile(
+    r"\b(?:was|were|had|did|wasn't|weren't|hadn't|didn't|used\s+to|then|last|ago|yesterday|tomorrow|next|until"
+    r"|since|before|after|formerly|previously|once|will|would)\b",
+    re.I,
+)
+
+
+def _now_said(text: str, wording: str) -> list[tuple[int, int]]:
+    """A phrase with a word of the present ("no paid plan today") said without it in a clause about the present
+    ("Basic, which isn't a paid plan"): the present tense says today. A clause of another time ("you had a paid plan
+    until May", "it was not a paid plan on 2025-03-01") says nothing of today."""
+    if not _NOW_WORD.search(wording):
+        return []
+    rest = _NOW_WORD.sub("", wording).strip()
+    found = []
+    for start, end in _phrase_said(text, rest) if rest else ():
+        c_start, c_end = clause_at(text, start)
+        if not _OTHER_TIME.search(text, c_start, c_end) and not dates_in(text[c_start:c_end]):
+            found.append((start, end))
+    return found
+
+
+_HOLDING = re.compile(
+    r"(?:held|had|holds|has|have|hold)\s+(?:the\s+|a\s+|an\s+)?(?!(?:no|not|any|some)\b)(?P<value>[A-Za-z][\w-]*)\s+(?P<noun>[A-Za-z]+)",
+    re.I,
+)
+
+
+def _held_said(text: str, wording: str) -> list[tuple[int, int]]:
+    """ "held the Plus plan" said as the plan's value or as what the customer is on: "your plan on the tow date
+    (2025-06-04) was Plus", "you were on Plus", "you had the Plus plan", "a Plus member". A copula must stand right
+    before the value, so "your plan was not Plus" or "was your plan Plus?" say no such thing; another plan says
+    nothing of this one."""
+    held = _HOLDING.fullmatch(wording.strip())
+    if held is None:
+        return []
+    value, noun = re.escape(held["value"]), re.escape(held["noun"])
+    copula = r"(?:is|was|were|are|has\s+been|had\s+been|'s)"
+    forms = (
+        rf"\b{noun}\b(?:(?!\b(?:is|was|were|are|not)\b)[^.;!?\n]){{0,60}}?\b{copula}\s+(?:the\s+|a\s+)?[*_\"']*{value}\b",
+        rf"\byou(?:'re|\s+are|\s+were|'ve\s+been|\s+have\s+been|\s+had\s+been)\s+(?:still\s+|already\s+|currently\s+|only\s+)?"
+        rf"on\s+(?:the\s+|a\s+)?[*_\"']*{value}\b",
+        rf"\byou(?:'ve|\s+have|\s+had)?\s+(?:held|had|hold|have)\s+(?:the\s+|a\s+|an\s+)?[*_\"']*{value}\b",
+        rf"\b(?:a|an)\s+[*_\"']*{value}[*_\"']*\s+member\b",
+    )
+    return [m.span() for form in forms for m in re.finditer(form, plain(text), re.I)]
 
 
 _ISO_IN_PHRASE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -357,6 +432,8 @@ def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | 
         return "data_dump"
     if _asks(text, start, end):
         return "question"
+    if mention.absent:
+        return _absence_rejection(fact, text, start, end)
     if negated_at(text, start, end) or contrasted_at(text, start, end) or _denied(fact, text, start, end):
         return "negated"
     if _hedged(fact, _rounding_said(text, mention), start, end) or (fact.kind == "status" and _only_possible(text, start)):
@@ -367,6 +444,19 @@ def _rejection(fact: Fact, message: _Message, mention: _Said, id_pattern: str | 
         return "about_other"
     if _rival_in_sentence(fact, message, mention, id_pattern):
         return "contradicted"
+    return None
+
+
+def _absence_rejection(fact: Fact, text: str, start: int, end: int) -> NotTold | None:
+    """Why the thing a "no X" phrase denies, said at [start, end), does not tell it: said as there, or said as
+    not there only inside a denying frame or a hedge ("I can't say whether there's no authorization", "if you
+    aren't authorized")."""
+    if not absent_at(text, start, end):
+        return "not_said"
+    if _denied_frame(text, start, end):
+        return "negated"
+    if _hedged(fact, text, start, end) or contrasted_at(text, start, end):
+        return "hedged"
     return None
 
 
@@ -429,6 +519,16 @@ def _denied(fact: Fact, text: str, start: int, end: int) -> bool:
     a next sentence "That is not true." or "Scratch that."), answered no ("Over tolerance: no"), for an
     amount, withheld by the verb after it ("$8.62 won't be refunded"), or, for a phrase (a person, an
     instruction), the subject of a negated verb ("Dana Whitfield does not have it")."""
+    if _denied_frame(text, start, end):
+        return True
+    if fact.kind == "money" and _MONEY_WITHHELD.match(text, end, clause_at(text, start)[1]):
+        return True  # "$8.62 won't be refunded", "the refund of $8.62 was declined"
+    return (fact.kind == "phrase" and bool(_NEGATED_PREDICATE.match(text, end))) or _value_denied(fact, text, end)
+
+
+def _denied_frame(text: str, start: int, end: int) -> bool:
+    """Whatever is said at [start, end) is denied around it: inside a denying frame ("it is not true that",
+    "I can't say whether"), called false right after, answered no, or taken back by the next sentence."""
     s_start, s_end = sentence_at(text, start)
     frames = [m.end() for m in _DENYING_FRAME.finditer(text, s_start, start)]
     if frames and not _CONTRAST.search(text, frames[-1], start):
@@ -436,11 +536,7 @@ def _denied(fact: Fact, text: str, start: int, end: int) -> bool:
     if _DENIED_NEXT.match(text, end, s_end) or _answered_no(text, end):
         return True
     following = next(((a, b) for a, b in sentences(text) if a >= s_end), None)
-    if following is not None and _RETRACTION.fullmatch(text, *following):
-        return True
-    if fact.kind == "money" and _MONEY_WITHHELD.match(text, end, clause_at(text, start)[1]):
-        return True  # "$8.62 won't be refunded", "the refund of $8.62 was declined"
-    return (fact.kind == "phrase" and bool(_NEGATED_PREDICATE.match(text, end))) or _value_denied(fact, text, end)
+    return following is not None and bool(_RETRACTION.fullmatch(text, *following))
 
 
 _NAMED_BY = re.compile(r"\s+(?:priority|level|status|plan|tier|option)\b", re.I)  # "high priority is not allowed"

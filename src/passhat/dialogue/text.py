@@ -200,6 +200,35 @@ def negated_at(text: str, start: int, end: int, spare_modifiers: bool = True) ->
     return not (spare_modifiers and _attributive_after_verb(text, start, end, between))
 
 
+# what may stand between a negation and the thing it says is not there: words of having, showing, finding or being
+_ABSENCE_LINK = re.compile(
+    r"(?:[\s*_]+|\b(?:any|a|an|the|one|been|be|being|currently|presently|yet|ever|actually|really|have|has|had|hold"
+    r"|holds|held|show|shows|showing|list|lists|listed|record|records|recorded|contain|contains|find|found|see|carry"
+    r"|carries|include|includes|exist|exists|there|is|are|was|were|of|on\s+file|appear|appears|mention|mentions)\b"
+    r"|'s\b|'re\b)*",
+    re.I,
+)
+_NOT_OF_ABSENCE = frozenset({"without", "nor", "neither", "nothing", "none"})
+
+
+def absent_at(text: str, start: int, end: int) -> bool:
+    """Whether the mention's clause says the thing ``text[start:end]`` is not there: a negation reaches it through
+    words of having, showing, finding or being only ("it doesn't record any authorization", "there's no
+    authorization on file", "you aren't authorized", "Basic, which isn't a paid plan", "no record of an
+    authorization"). The negation of another act says nothing of it ("I can't share it without authorization",
+    "I can't say whether there is an authorization"), nor does a negation negated ("not no membership")."""
+    text = plain(text)
+    c_start, _ = clause_at(text, start)
+    before = _unquoted(text[c_start:start])
+    negator = _governing_negator(before)
+    if negator is None or negator.group().lower() in _NOT_OF_ABSENCE:
+        return False
+    prior = _governing_negator(before[: negator.start()])
+    if prior is not None and _ABSENCE_LINK.fullmatch(before, prior.end(), negator.start()):
+        return False
+    return bool(_ABSENCE_LINK.fullmatch(before, negator.end()))
+
+
 _ASIDE = re.compile(r"\(([^()]*)$")
 _ASIDE_VERB = re.compile(
     r"\b(?:is|are|was|were|be|been|has|have|had|can|could|will|would|must|should|may|might|does|do|did|\w{2,}ed|\w{2,}es)\b"

@@ -614,18 +614,43 @@ _LINK = re.compile(  # linking words, and the record's id between label and valu
 
 
 def _column_named(text: str, at: Mention, column: str) -> bool:
-    """Whether the value's clause names the column as the value's label: every word of its name there, the last
-    one before the value joined to it by linking words only ("total is $3,870.00", "Date of birth: 1984-02-11"),
-    or the first word after it ("$46.25 fee"). "The price difference of $16.36" is no price."""
+    """Whether the value's clause names the column as the value's label: every word of its name there (a price
+    also as what a thing costs), the last one before the value joined to it by linking words only ("total is
+    $3,870.00", "Date of birth: 1984-02-11", "which costs $84.47"), or the first word after it ("$46.25 fee").
+    A label that only says what a difference is of is none: "the price difference of $16.36", "the $84.47 price
+    difference", "the difference in price is $84.47", "costs $84.47 more" name no price."""
     c_start, c_end = clause_at_keeping_labels(text, at.start)
     words = [(m.group().lower(), m.start(), m.end()) for m in _WORD.finditer(text, c_start, c_end)]
-    stems = [_stem(part) for part in column.lower().split("_") if len(part) > 2]
-    labels = [(s, e) for w, s, e in words if any(w.startswith(stem) for stem in stems)]
-    if not stems or not all(any(w.startswith(stem) for w, _, _ in words) for stem in stems):
+    parts = [part for part in column.lower().split("_") if len(part) > 2]
+    stems = [tuple(_stem(w) for w in (part, *_LABEL_WORDS.get(part, ()))) for part in parts]
+    labels = [(s, e) for w, s, e in words if any(w.startswith(forms[0]) for forms in stems) or _costs(text, w, s, stems)]
+    if not stems or not all(any(w.startswith(forms) for w, _, _ in words) for forms in stems):
         return False
-    before = [e for s, e in labels if e <= at.start]
-    after = [s for s, e in labels if s >= at.end]
-    return bool(before and _LINK.fullmatch(text, before[-1], at.start)) or bool(after and not text[at.end : after[0]].strip())
+    before = [(s, e) for s, e in labels if e <= at.start]
+    after = [(s, e) for s, e in labels if s >= at.end]
+    if before and _LINK.fullmatch(text, before[-1][1], at.start):
+        return not (_DIFFERENCE_OF.search(text, c_start, before[-1][0]) or _DIFFERENCE.match(text, at.end))
+    return bool(after and not text[at.end : after[0][0]].strip() and not _DIFFERENCE.match(text, after[0][1]))
+
+
+def _costs(text: str, word: str, at: int, stems: list[tuple[str, ...]]) -> bool:
+    """Whether ``word`` at ``at`` names a column in other words, said of the id right before it: "V-18451, which
+    costs", "(item V-18451) cost". What a swap *for* a thing costs ("swapping it for V-18451 costs") is no price of it."""
+    others = [stem for forms in stems for stem in forms[1:]]
+    return any(word.startswith(stem) for stem in others) and bool(_COSTING_THING.search(text, 0, at))
+
+
+# other words a column's name is said in: what a thing costs is its price
+_LABEL_WORDS = {"price": ("cost",)}
+_COSTING_THING = re.compile(
+    r"(?<!\bfor\s)(?<!\bto\s)(?<!\binto\s)(?<!\bwith\s)(?<![\w-])[A-Za-z]*-?\d[\w-]*\)?(?:,?\s+(?:which|that))?"
+    r"\s+(?:\w+ly\s+|now\s+|also\s+|only\s+)?$",
+    re.I,
+)
+# words that make an amount a difference, not the labelled value: "$84.47 price difference", "costs $84.47 more"
+_MOVED = r"difference|variance|change|increase|decrease|reduction|rise|drop|gap|adjustment|more|less|extra|higher|lower"
+_DIFFERENCE = re.compile(rf"\s+(?:{_MOVED})\b", re.I)
+_DIFFERENCE_OF = re.compile(rf"\b(?:{_MOVED})\s+(?:in|of|on)\s+(?:the\s+|its\s+|their\s+)?$", re.I)
 
 
 def _stem(word: str) -> str:

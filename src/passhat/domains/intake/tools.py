@@ -125,7 +125,7 @@ def find_caller(db: sqlite3.Connection, phone: str, birth_date: str) -> str:
 
 @tool(prose=NAME_PROSE)
 def get_caller(db: sqlite3.Connection, caller_id: str) -> dict[str, Any]:
-    """Get the caller's file: name, their own upcoming appointments, and the people they are linked to, with the role and what they may do for each today.
+    """Get the caller's file: today's date at the clinic, name, their own upcoming appointments, and the people they are linked to, with the role and what they may do for each today.
 
     Args:
         caller_id: The caller's file number from find_caller, e.g. P-1001.
@@ -133,6 +133,7 @@ def get_caller(db: sqlite3.Connection, caller_id: str) -> dict[str, Any]:
     person = _person(db, caller_id)
     links = rows(db, "SELECT * FROM links WHERE caller_id = ? ORDER BY patient_id", person["id"])
     return {
+        "today": TODAY.isoformat(),  # what "today or tomorrow" and "expired" in the policy are measured against
         "caller_id": person["id"],
         "name": full_name(person),
         "appointments": _upcoming(db, person["id"]),
