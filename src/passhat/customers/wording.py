@@ -45,6 +45,12 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "upset": ("No! That's not what I want at all!", "No, no, that's wrong!", "No! Please listen to me!"),
         "scattered": ("no no, that's not it", "no wait, that's not what I meant"),
     },
+    "no_thanks": {  # an offer of something the customer did not ask for
+        "plain": ("No, thanks.", "No thank you, I don't need that."),
+        "terse": ("No, thanks.", "No need."),
+        "upset": ("No, thank you, I don't need that.",),
+        "scattered": ("no thanks, that's ok",),
+    },
     "why": {
         "plain": (
             "Before I agree: why does it have to be done this way?",

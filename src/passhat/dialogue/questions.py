@@ -64,7 +64,7 @@ _POINTING = frozenset(
     "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
     "instead request proposal action actions first second tell what or let know reply otherwise different say just "
     "any wording changed change changes edit edits tweak anything else two three four five six seven eight nine ten "
-    "a an d ll s re ve".split()
+    "a an d ll s re ve not so".split()
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 # a tag that turns a stated action into a question: "Hold INV-1 for a duplicate \u2014 yes?"; "Is INV-1 the one, right?"
@@ -111,15 +111,19 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     it will do. With no request for a yes, the questions it asks; with no question, all of it."""
     spans = sentences(text)
     asking = [(_asking_start(text, s, e, actions), e) for s, e in spans if asks_yes(text[s:e], actions)]
+    offers = [(s, e) for s, e in asking if not _ANYTHING_ELSE.search(text, s, e)]
+    asking = offers or asking  # "Is there anything else you'd like me to check?" beside an offer: the offer is asked
     if not asking:
         asking = [(question_start(text, s), e) for s, e in spans if "?" in text[s:e]]
     if not asking:
         return [(0, len(text))]
-    out = [(s, e) for s, e in spans if s >= asking[0][0] or _DECLARED.search(text, s, e)]
+    out = [(s, e) for s, e in spans if (s >= asking[0][0] and not _aside(text[s:e], actions)) or _DECLARED.search(text, s, e)]
     for start, end in asking:
         if _points_back(text[start:end], actions):
             paragraph = _pointed_at(text, start)
-            before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
+            own = [(s, e) for s, e in spans if paragraph <= s and e <= start]
+            stated = any(_acts(text[s:e], actions) for s, e in own)  # the offer is in its paragraph: earlier ones recap
+            before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or not stated and _acts(text[s:e], actions))]
             out += [
                 (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
             ]
@@ -132,6 +136,15 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             ]
         out.append((start, end))
     return sorted(set(out))
+
+
+_ANYTHING_ELSE = re.compile(r"\b(?:anything|something) else\b", re.I)
+
+
+def _aside(sentence: str, actions: re.Pattern[str] | None) -> bool:
+    """A question after the one for the yes that asks for no yes of its own ("And is there anything else I can check?",
+    "And is the Amex ending in 9921 still the right card?"): another question, whose words are no term of the offer."""
+    return "?" in sentence and (not asks_yes(sentence, actions) or bool(_ANYTHING_ELSE.search(sentence)))
 
 
 # the agent declining an action itself ("I'm afraid I can't cancel it", "**Not possible:** ..."), not any negation
