@@ -209,8 +209,10 @@ class ScriptedUser:
                 self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
             self._settle(state, True)
-        elif reading.refusal and (not reading.proposal or outcome == "refused"):
-            return self._refused(state, reading)
+        elif reading.refusal and (
+            not reading.proposal or outcome == "refused" and not self._matching_calls(state, text, reading)
+        ):
+            return self._refused(state, reading)  # an offer of the very write wanted, a caveat beside it, is no refusal
         elif outcome == "answered" and reading.informative and not reading.working:
             state.answered |= {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
             if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing

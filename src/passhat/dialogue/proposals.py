@@ -391,11 +391,15 @@ def _stated_but_not_agreed(
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
     out += _other_values(proposal, every, spans)
     endings = {t.value for t in every if t.kind == "card_ending"}
-    out += [
-        f"card ending {m.value}"
-        for m in cued_card_endings_in(proposal)
-        if m.value not in endings and not negated_at(proposal, m.start, m.end)
-    ] if endings or moving else []  # a card said beside a write that takes no card nor moves money is context
+    out += (
+        [
+            f"card ending {m.value}"
+            for m in cued_card_endings_in(proposal)
+            if m.value not in endings and not negated_at(proposal, m.start, m.end)
+        ]
+        if endings or moving
+        else []
+    )  # a card said beside a write that takes no card nor moves money is context
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
         # a record of a kind the writes do not act on, said as an aside, is context ("INV-71004 (PO-4104)", "PO-4106:

@@ -197,7 +197,11 @@ def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
     """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?")."""
     left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
     words = re.findall(r"[a-z]+", _without_actions(left, actions))
-    return all(w in _POINTING or w in _ACTION_NOUNS for w in words)
+    rest = [w for w in words if w not in _POINTING and w not in _ACTION_NOUNS]
+    return not rest or len(rest) == 1 and bool(_PRONOUNS & set(words))  # "Shall I apply it?": its verb, on the offer
+
+
+_PRONOUNS = frozenset({"it", "that", "this", "them", "these", "those"})
 
 
 # money put back, said to point back at the offer that moves it ("Shall I go ahead with that refund?") whatever the
