@@ -119,7 +119,7 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
         return [(0, len(text))]
     out = [(s, e) for s, e in spans if (s >= asking[0][0] and not _aside(text[s:e], actions)) or _DECLARED.search(text, s, e)]
     for start, end in asking:
-        if _points_back(text[start:end], actions):
+        if _points_back(text[start:end], actions, text[:start]):
             paragraph = _pointed_at(text, start)
             own = [(s, e) for s, e in spans if paragraph <= s and e <= start]
             stated = any(_acts(text[s:e], actions) for s, e in own)  # the offer is in its paragraph: earlier ones recap
@@ -193,12 +193,14 @@ def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
     return bool(actions and actions.search(sentence))
 
 
-def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
-    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?")."""
+def _points_back(part: str, actions: re.Pattern[str] | None, before: str = "") -> bool:
+    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?"),
+    or the verb of the offer ``before`` it, on a pronoun ("- **Apply the workaround of KE-32.** Shall I apply it?";
+    not "Or shall I leave it as it is?", "Shall I go ahead with that cancellation?")."""
     left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
     words = re.findall(r"[a-z]+", _without_actions(left, actions))
     rest = [w for w in words if w not in _POINTING and w not in _ACTION_NOUNS]
-    return not rest or len(rest) == 1 and bool(_PRONOUNS & set(words))  # "Shall I apply it?": its verb, on the offer
+    return not rest or len(rest) == 1 and bool(_PRONOUNS & set(words)) and re.search(rf"\b{rest[0]}\b", before, re.I) is not None
 
 
 _PRONOUNS = frozenset({"it", "that", "this", "them", "these", "those"})
