@@ -237,3 +237,18 @@ def test_a_step_the_customer_is_told_to_take_asks_for_nothing() -> None:
     steps = "### What to do now\n1. Open your **authenticator app**.\n2. Try signing in again.\n\nLet me know how it goes!"
     assert read_message(steps, HELPDESK.lexicon).asks == frozenset()
     assert read_message("Your staff number and date of birth, please.", HELPDESK.lexicon).asks == frozenset({"identity"})
+
+
+ESCALATE = "Your dues were charged to your Amex ending in 9921. Would you like me to pass your request to our staff?"
+
+
+def test_a_card_recapped_beside_an_escalation_is_context() -> None:
+    write = writes(BENEFITS, "benefits-019")[0]
+    assert binding(ESCALATE, write, [write], BENEFITS.id_pattern).ok
+
+
+@pytest.mark.parametrize(("card", "binds"), [("Mastercard ending in 5049", True), ("Visa ending in 1111", False)])
+def test_a_card_beside_a_refund_must_still_be_the_one_it_goes_to(card, binds) -> None:
+    text = f"Shall I apply your Plus plan to charge CH-56201 and refund $92.50 to your {card}?"
+    write = writes(BENEFITS, "benefits-036")[0]
+    assert binding(text, write, [write], BENEFITS.id_pattern).ok is binds

@@ -162,8 +162,6 @@ class ScriptedUser:
                 return UserTurn(joined(self._voice.say("no_thanks"), self._voice.say("next"), self._request(state.goal)))
         if reading.proposal and reading.asks:  # two questions at once: both answered
             return self._on_proposal_and_asks(state, text, reading)
-        if reading.proposal and reading.anything_else and state.handled:  # "Anything else? And shall I also ...?"
-            return self._no_thanks(reading)
         if reading.proposal:
             return self._on_proposal(state, text, reading)
         if reading.closing and not (reading.asks or reading.anything_else):
