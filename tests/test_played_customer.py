@@ -252,3 +252,20 @@ def test_a_card_beside_a_refund_must_still_be_the_one_it_goes_to(card, binds) ->
     text = f"Shall I apply your Plus plan to charge CH-56201 and refund $92.50 to your {card}?"
     write = writes(BENEFITS, "benefits-036")[0]
     assert binding(text, write, [write], BENEFITS.id_pattern).ok is binds
+
+
+REFUSED_BY_RULE = (
+    "I understand it's urgent. Rule: tickets only by the person who raised them. Nils must call the desk himself with "
+    "his badge and date of birth. I can help with your own tickets."
+)
+
+
+def test_a_message_that_does_not_help_gets_no_thanks_before_the_request_said_again() -> None:
+    _, reply = conversation(HELPDESK, "hd-041", HD_ASK, REFUSED_BY_RULE, persona="emotional")
+    assert not reply.text.startswith(said("ack"))
+    assert reply.text.startswith(said("unhelped"))
+
+
+def test_a_report_of_the_request_done_is_no_unhelpful_message_it_ends_satisfied() -> None:
+    *_, reply = conversation(HELPDESK, "hd-006", HD_ASK, HD_ASSIGN, "Done: INC-1061 is now assigned to the telephony group.")
+    assert reply.stop == "satisfied"

@@ -178,7 +178,7 @@ class ScriptedUser:
             return self._next_goal(state)
         if reading.working:
             return UserTurn(self._voice.say("ack"))
-        return UserTurn(joined(self._voice.say("ack"), self._restatement(state)))
+        return UserTurn(joined(self._voice.say("unhelped"), self._restatement(state)))
 
     @property
     def _current(self) -> _GoalState | None:

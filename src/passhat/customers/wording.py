@@ -65,6 +65,12 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "upset": ("Finally, thank you!", "Thank goodness."),
         "scattered": ("oh, got it", "right right, thanks"),
     },
+    "unhelped": {  # the agent said something that does not help yet: no thanks for it (as many wordings as "ack")
+        "plain": ("I see.", "Hmm.", "Noted.", "I hear you."),
+        "terse": ("Hm.", "Noted."),
+        "upset": ("That doesn't help me!", "Please, I need help with this!"),
+        "scattered": ("oh, ok", "right, um"),
+    },
     "next": {
         "plain": ("There's one more thing.", "Actually, there is something else.", "One more thing, please."),
         "terse": ("Also:", "One more:"),
