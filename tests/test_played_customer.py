@@ -269,3 +269,22 @@ def test_a_message_that_does_not_help_gets_no_thanks_before_the_request_said_aga
 def test_a_report_of_the_request_done_is_no_unhelpful_message_it_ends_satisfied() -> None:
     *_, reply = conversation(HELPDESK, "hd-006", HD_ASK, HD_ASSIGN, "Done: INC-1061 is now assigned to the telephony group.")
     assert reply.stop == "satisfied"
+
+
+PAPERWORK = (
+    "If you already hold paperwork such as a power of attorney, I can hand you over to our records office, who check "
+    "documents and can record it. Do you have paperwork like that you'd like recorded?"
+)
+
+
+def test_a_hand_off_the_agent_only_could_make_is_no_hand_off() -> None:
+    assert not read_message(PAPERWORK, INTAKE.lexicon).handoff
+    (_, reply) = conversation(INTAKE, "intake-010", INTAKE_ASK, PAPERWORK)
+    assert not reply.text.startswith(said("wait"))
+
+
+@pytest.mark.parametrize(
+    "text", ["I'm handing you over to our records office now.", "I can't help with that, so I'm transferring you to a colleague."]
+)
+def test_a_hand_off_said_as_made_is_one(text) -> None:
+    assert read_message(text, INTAKE.lexicon).handoff

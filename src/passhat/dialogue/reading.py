@@ -396,6 +396,15 @@ def _terse_request(sentence: str) -> bool:
     return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
 
 
+# "if you hold paperwork, I can hand you over to our records office": a hand-off offered, not made
+_COULD = re.compile(r"\b(?:(?:i|we)(?: \w+)? (?:can|could)(?!n?'t|not)|if you)\b[^.?!]*$", re.I)
+
+
+def _handed_off(body: str) -> bool:
+    """Whether the message hands the customer over: a hand-off said, not one it only could make."""
+    return any(not _COULD.search(body, 0, m.start()) for m in _HANDOFF.finditer(body))
+
+
 def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon) -> frozenset[str]:
     """ "I couldn't find invoice INV-7103. Could you double-check the number?": a request that names no detail, after
     a lookup that found nothing, asks again for what the lookup was for (the record the domain's kit reads in it, else
@@ -441,7 +450,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     not_found = bool(_NOT_FOUND.search(body))
     asks |= _asked_again(rest, asked, lexicon) if not_found else frozenset()
     handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)
-    handoff = bool(_HANDOFF.search(body) or handed) and not proposal
+    handoff = (_handed_off(body) or handed) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)
     return Reading(
         handoff=handoff,
