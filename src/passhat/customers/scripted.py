@@ -156,8 +156,10 @@ class ScriptedUser:
             return verdict
         if reading.proposal and state.handled:  # e.g. a refusal it accepts, with an alternative: for the next goal
             state = self._next_goal_state()
-            if state is None:
-                return UserTurn(self._voice.say("no"))  # nothing more is wanted
+            if state is None:  # nothing more is wanted: a plain no to the offer, and goodbye if asked for more
+                return self._no_thanks(reading)
+            if not self._matching_calls(state, text, reading):  # an extra offer, then on to the next request
+                return UserTurn(joined(self._voice.say("no_thanks"), self._voice.say("next"), self._request(state.goal)))
         if reading.proposal and reading.asks:  # two questions at once: both answered
             return self._on_proposal_and_asks(state, text, reading)
         if reading.proposal:
@@ -176,7 +178,7 @@ class ScriptedUser:
             return self._next_goal(state)
         if reading.working:
             return UserTurn(self._voice.say("ack"))
-        return UserTurn(joined(self._voice.say("ack"), self._restatement(state)))
+        return UserTurn(joined(self._voice.say("unhelped"), self._restatement(state)))
 
     @property
     def _current(self) -> _GoalState | None:
@@ -196,22 +198,33 @@ class ScriptedUser:
                 self._complete(s, s.awaiting)
                 s.awaiting.clear()
         elif (
-            reading.informative
-            and reading.report
+            reading.report
+            and (reading.informative or reading.proposal and reading.anything_else)  # "Done! Anything else? Shall I ...?"
             and outcome != "answered"
-            and (named := self._matching_calls(state, text, reading))
+            and (named := self._matching_calls(state, text, reading, reported=True))
         ):
             for goal, calls in named.items():  # done without asking: the customer still got what it wanted
                 self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
             self._settle(state, True)
-        elif reading.refusal and (not reading.proposal or outcome == "refused"):
-            return self._refused(state, reading)
+        elif reading.refusal and (
+            not reading.proposal or outcome == "refused" and not self._matching_calls(state, text, reading)
+        ):
+            return self._refused(state, reading)  # an offer of the very write wanted, a caveat beside it, is no refusal
         elif outcome == "answered" and reading.informative and not reading.working:
             state.answered |= {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
             if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
                 self._settle(state, True)
         return None
+
+    def _no_thanks(self, reading: Reading) -> UserTurn:
+        """An offer of nothing the customer wants, once its request is handled: declined politely, not as a wrong
+        read-back; with "anything else?" beside it, the customer also says what is next (or goodbye)."""
+        if not reading.anything_else:
+            return UserTurn(self._voice.say("no_thanks"))
+        state = self._current
+        turn = self._finish() if state is None or state.handled else self._next_goal(state)
+        return dataclasses.replace(turn, text=joined(self._voice.say("no_thanks"), turn.text))
 
     def _settle(self, state: _GoalState, handled: bool) -> None:
         self._moved = True
@@ -296,11 +309,11 @@ class ScriptedUser:
         turn = self._on_proposal(state, text, reading)
         return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks)))
 
-    def _matching_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
+    def _matching_calls(self, state: _GoalState, text: str, reading: Reading, reported: bool = False) -> dict[int, set[int]]:
         """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,
         and with them any of the later goals' writes proposed in the same message (an agent may propose every
         write at once). For an informational goal, a harmless offer that names nothing the customer does not
-        know: {-1}."""
+        know: {-1}. ``reported``: the calls the message says are done instead (beside an offer of something else)."""
         own = (self._task.customer.customer_id,)
         if not state.calls:
             keywords = self._domain.proposal_keywords.get(state.goal.kind, ())
@@ -320,8 +333,9 @@ class ScriptedUser:
         # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
         done = [state.commitments[i] for i in state.completed]
         wanted = [self._goals[g].commitments[i] for g, i in open_calls]
-        chosen = bound_writes(text, wanted, done, self._domain.id_pattern, own, reported=not reading.proposal)
-        if not chosen and reading.proposal:
+        reported = reported or not reading.proposal
+        chosen = bound_writes(text, wanted, done, self._domain.id_pattern, own, reported=reported)
+        if not chosen and not reported:
             chosen = self._reasked(text, wanted, done, own)
         agreed: dict[int, set[int]] = {}
         for g, i in (open_calls[k] for k in chosen):

@@ -45,6 +45,12 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "upset": ("No! That's not what I want at all!", "No, no, that's wrong!", "No! Please listen to me!"),
         "scattered": ("no no, that's not it", "no wait, that's not what I meant"),
     },
+    "no_thanks": {  # an offer of something the customer did not ask for
+        "plain": ("No, thanks.", "No thank you, I don't need that."),
+        "terse": ("No, thanks.", "No need."),
+        "upset": ("No, thank you, I don't need that.",),
+        "scattered": ("no thanks, that's ok",),
+    },
     "why": {
         "plain": (
             "Before I agree: why does it have to be done this way?",
@@ -58,6 +64,12 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "terse": ("Right.", "Got it."),
         "upset": ("Finally, thank you!", "Thank goodness."),
         "scattered": ("oh, got it", "right right, thanks"),
+    },
+    "unhelped": {  # the agent said something that does not help yet: no thanks for it (as many wordings as "ack")
+        "plain": ("I see.", "Hmm.", "Noted.", "I hear you."),
+        "terse": ("Hm.", "Noted."),
+        "upset": ("That doesn't help me!", "Please, I need help with this!"),
+        "scattered": ("oh, ok", "right, um"),
     },
     "next": {
         "plain": ("There's one more thing.", "Actually, there is something else.", "One more thing, please."),

@@ -65,6 +65,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"record(?:s|ed|ing)?(?: \S+){0,3}? as\b",
         r"log(?:s|ged|ging)?(?: \S+){0,3}? as\b",
         r"tag(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+        r"set(?:s|ting)? (?:the |its )?category to\b",  # "set the category to network"
     ),
 }
 
@@ -73,6 +74,8 @@ HANDOFF_WORDS = (
     r"transfer",
     r"hand(?:s|ed|ing)?(?: \S+){0,3}? (?:off|over)\b",
     r"pass(?:es|ed|ing)?(?: \S+){0,3}? (?:on|over|along) to\b",
+    r"hand(?:s|ed|ing)? you to\b",  # "Hand you to the nurse line? y/n"
+    r"pass(?:es|ed|ing)? (?:it|this|that|your \S+(?: request)?) to (?:them|staff|our|a|an|the)\b",  # "pass it to them"
     r"connect(?:s|ed|ing)? you\b",
     r"put(?:ting)? you through\b",
 )

@@ -423,7 +423,7 @@ def _stated_but_not_agreed(
 ) -> list[str]:
     """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
     (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
-    recapped around the proposal are context, except a card and, where the writes move money for the customer,
+    recapped around the proposal are context, except a card (where the writes take one or move money) and, where the writes move money for the customer,
     an amount moving for them: what the customer would get or pay, wherever it is said. A quoted wording (a note's or
     a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
     amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`) unless
@@ -457,11 +457,12 @@ def _stated_but_not_agreed(
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
     out += _other_values(proposal, every, spans)
     endings = {t.value for t in every if t.kind == "card_ending"}
-    out += [
-        f"card ending {m.value}"
-        for m in cued_card_endings_in(proposal)
-        if m.value not in endings and not negated_at(proposal, m.start, m.end)
-    ]
+    if endings or moving:  # a card said beside writes that take none and move no money is context
+        out += [
+            f"card ending {m.value}"
+            for m in cued_card_endings_in(proposal)
+            if m.value not in endings and not negated_at(proposal, m.start, m.end)
+        ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
         # a record of a kind the writes do not act on, said as an aside, is context ("INV-71004 (PO-4104)", "PO-4106:

@@ -64,7 +64,7 @@ _POINTING = frozenset(
     "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
     "instead request proposal action actions first second tell what or let know reply otherwise different say just "
     "any wording changed change changes edit edits tweak anything else two three four five six seven eight nine ten "
-    "send submit a an d ll s re ve".split()  # "Shall I send it?" under a notice drafted above
+    "send submit a an d ll s re ve not so".split()  # "send": "Shall I send it?" under a notice drafted above
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 # a tag that turns a stated action into a question: "Hold INV-1 for a duplicate \u2014 yes?"; "Is INV-1 the one, right?"
@@ -113,15 +113,19 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     it will do. With no request for a yes, the questions it asks; with no question, all of it."""
     spans = sentences(text)
     asking = [(_asking_start(text, s, e, actions), e) for s, e in spans if asks_yes(text[s:e], actions)]
+    offers = [(s, e) for s, e in asking if not _ANYTHING_ELSE.search(text, s, e)]
+    asking = offers or asking  # "Is there anything else you'd like me to check?" beside an offer: the offer is asked
     if not asking:
         asking = [(question_start(text, s), e) for s, e in spans if "?" in text[s:e]]
     if not asking:
         return [(0, len(text))]
-    out = [(s, e) for s, e in spans if s >= asking[0][0] or _DECLARED.search(text, s, e)]
+    out = [(s, e) for s, e in spans if (s >= asking[0][0] and not _aside(text[s:e], actions)) or _DECLARED.search(text, s, e)]
     for start, end in asking:
-        if _points_back(text[start:end], actions):
+        if _points_back(text[start:end], actions, text[:start]):
             paragraph = _pointed_at(text, start)
-            before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
+            own = [(s, e) for s, e in spans if paragraph <= s and e <= start]
+            stated = any(_acts(text[s:e], actions) for s, e in own)  # the offer is in its paragraph: earlier ones recap
+            before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or not stated and _acts(text[s:e], actions))]
             out += [
                 (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
             ]
@@ -149,6 +153,15 @@ def _said_before_in_sentence(
     if s == start or _DECLINING.search(text, s, start) or _reports(text, s, start, actions):
         return []
     return [(s, start)]
+
+
+_ANYTHING_ELSE = re.compile(r"\b(?:anything|something) else\b", re.I)
+
+
+def _aside(sentence: str, actions: re.Pattern[str] | None) -> bool:
+    """A question after the one for the yes that asks for no yes of its own ("And is there anything else I can check?",
+    "And is the Amex ending in 9921 still the right card?"): another question, whose words are no term of the offer."""
+    return "?" in sentence and (not asks_yes(sentence, actions) or bool(_ANYTHING_ELSE.search(sentence)))
 
 
 # the agent declining an action itself ("I'm afraid I can't cancel it", "**Not possible:** ..."), not any negation
@@ -197,11 +210,17 @@ def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
     return bool(actions and actions.search(sentence))
 
 
-def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
-    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?")."""
+def _points_back(part: str, actions: re.Pattern[str] | None, before: str = "") -> bool:
+    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?"),
+    or the verb of the offer ``before`` it, on a pronoun ("- **Apply the workaround of KE-32.** Shall I apply it?";
+    not "Or shall I leave it as it is?", "Shall I go ahead with that cancellation?")."""
     left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
     words = re.findall(r"[a-z]+", _without_actions(left, actions))
-    return all(w in _POINTING or w in _ACTION_NOUNS for w in words)
+    rest = [w for w in words if w not in _POINTING and w not in _ACTION_NOUNS]
+    return not rest or len(rest) == 1 and bool(_PRONOUNS & set(words)) and re.search(rf"\b{rest[0]}\b", before, re.I) is not None
+
+
+_PRONOUNS = frozenset({"it", "that", "this", "them", "these", "those"})
 
 
 # money put back, said to point back at the offer that moves it ("Shall I go ahead with that refund?") whatever the

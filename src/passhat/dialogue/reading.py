@@ -145,7 +145,7 @@ _NOT_FOUND = cue(
     r"(?:find|locate|match|see any)",
     r"no (?:account|order|record|customer|match|result)s? (?:was |were )?(?:found|matching|with|under|for)",
     r"not (?:be )?found",
-    r"double[- ]check",
+    r"double[- ]check(?!ed)",  # "Could you double-check the number?", not "I've double-checked, and the rule is firm"
     r"does(?:n'?t| not) (?:match|seem to (?:exist|match))",
     r"no results",
     r"(?:not|n't) finding",
@@ -335,7 +335,19 @@ def _only_named(sentence: str, lexicon: Lexicon) -> frozenset[str]:
     """The slot a terse question is nothing but the name of ("Hold reason?"): it asks for it, though its words open
     with an action ("hold"); a question that says more ("Hold INV-71011 for a duplicate?") proposes."""
     bare = _EMPHASIS.sub("", sentence).strip(" ?:.").strip()
-    return frozenset(slot for slot, asked in lexicon.cues.items() if (m := asked.match(bare)) and m.end() == len(bare))
+    named = frozenset(slot for slot, asked in lexicon.cues.items() if (m := asked.match(bare)) and m.end() == len(bare))
+    return named or _noun_question(bare, lexicon)
+
+
+def _noun_question(bare: str, lexicon: Lexicon) -> frozenset[str]:
+    """A question of two or three nouns that ends with a detail's name ("Account email?", "Work email?"): it asks
+    for that detail, though its first word may be an action word elsewhere ("account"); one with an id, a value or
+    a verb ("Cancel #R1?", "Account updated?") still proposes or asks for a yes."""
+    if not 2 <= len(bare.split()) <= 3 or _VERB.search(bare) or re.search(r"\d|#", bare):
+        return frozenset()
+    return frozenset(
+        slot for slot, asked in lexicon.cues.items() if any(m.end() == len(bare) and m.start() > 0 for m in asked.finditer(bare))
+    )
 
 
 _WH_WORD = re.compile(r"\b(?:what|which|who|whose|how|when|where|why)\b", re.I)
@@ -375,6 +387,13 @@ _LEAD_IN = re.compile(r"\W*(?:first|next|also|then|lastly|finally)\s*[:,]\s*", r
 
 
 _HINT = re.compile(r"\([^()]*\)")
+# a step the customer is told to take ("Open your authenticator app.", "Try signing in again."): an instruction, not a
+# terse request for the detail it happens to name
+_INSTRUCTION = re.compile(
+    r"\W*(?:open|try|tap|click|go|restart|reboot|resync|sign|log|use|follow|select|press|turn|keep|wait|visit|bring|"
+    r"install|reset|clear|close|unplug|plug|hold)\b",
+    re.I,
+)
 
 
 def _terse_request(sentence: str) -> bool:
@@ -383,9 +402,20 @@ def _terse_request(sentence: str) -> bool:
     sentence = _HINT.sub(" ", sentence)
     if lead := _LEAD_IN.match(sentence):
         sentence = sentence[lead.end() :]
+    if _INSTRUCTION.match(sentence):
+        return False
     words = re.findall(r"[A-Za-z']+", sentence)
     ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
     return ended and 0 < len(words) <= 12 and not (_VERB.search(sentence) or re.search(r"\d|:\s*\S", sentence))
+
+
+# "if you hold paperwork, I can hand you over to our records office": a hand-off offered, not made
+_COULD = re.compile(r"\b(?:(?:i|we)(?: \w+)? (?:can|could)(?!n?'t|not)|if you)\b[^.?!]*$", re.I)
+
+
+def _handed_off(body: str) -> bool:
+    """Whether the message hands the customer over: a hand-off said, not one it only could make."""
+    return any(not _COULD.search(body, 0, m.start()) for m in _HANDOFF.finditer(body))
 
 
 def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon) -> frozenset[str]:
@@ -438,7 +468,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     not_found = bool(_NOT_FOUND.search(body))
     asks |= _asked_again(rest, asked, lexicon) if not_found else frozenset()
     handed = any(_HANDED_OVER.match(s) for s in rest if s not in confirming)
-    handoff = bool(_HANDOFF.search(body) or handed) and not proposal
+    handoff = (_handed_off(body) or handed) and not proposal
     question = any("?" in s for s in rest) and not (proposal or asks)
     return Reading(
         handoff=handoff,
