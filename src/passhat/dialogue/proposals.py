@@ -434,6 +434,16 @@ _FINDING_LABEL = re.compile(
     re.I,
 )
 _PRICED_PER_UNIT = re.compile(_PER_UNIT, re.I)
+# a threshold the amount is compared with, said just before it: "under $5,000, so no second approver is needed"
+_THRESHOLD = re.compile(r"\b(?:under|over|below|above|exceed(?:s|ing)?|less than|more than|up to|at most|at least)\W{0,4}$", re.I)
+# the one who does an action, not the action: "approver", "holders"
+_AGENT_NOUN = re.compile(r"e?rs?\b", re.I)
+
+
+def _acted(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether an action of the writes is said in ``text[start:end]``, as an action: "no second approver is needed"
+    names who approves, not an approval."""
+    return actions is not None and any(not _AGENT_NOUN.match(text, m.end()) for m in actions.finditer(text, start, end))
 
 
 def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None) -> bool:
@@ -443,9 +453,9 @@ def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None)
     amount in the clause of the action itself ("approve INV-1 for $900.00 within tolerance") is a term, whatever
     labels it."""
     start, end = clause_at(text, amount.start)
-    if actions is not None and actions.search(text, start, end):
+    if _acted(text, start, end, actions):
         return False
-    if _FINDING_LABEL.search(text, start, end):
+    if _FINDING_LABEL.search(text, start, end) or _THRESHOLD.search(text, start, amount.start):
         return True
     opened = text.rfind("(", 0, amount.start)
     closed = text.find(")", amount.start)
@@ -456,7 +466,8 @@ def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None)
 # money that moved before the proposal, recalled: "you were charged $90.00", "charged in full at $90.00 on your Visa"
 _MOVED_BEFORE = re.compile(
     r"\b(?:was|were|been|got)\s+(?:\w+\s+)?(?:charged|billed|paid)\b|(?<!be )(?<!'ll )(?<!will )\bcharged\s+(?:in\s+full|at|on)\b"
-    r"|\b(?:originally|already)\s+(?:charged|billed|paid)\b|\byou\s+paid\b",
+    r"|\b(?:originally|already)\s+(?:charged|billed|paid)\b|\byou\s+paid\b"
+    r"|\b(?:charged|billed|paid)[*_]*\s*[|:]",  # a recap's label: "| Charged | $55.00 to Visa 7591 |", "Charged: $55.00"
     re.I,
 )
 

@@ -111,13 +111,14 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     it will do. With no request for a yes, the questions it asks; with no question, all of it."""
     spans = sentences(text)
     asking = [(_asking_start(text, s, e, actions), e) for s, e in spans if asks_yes(text[s:e], actions)]
+    yes_asked = bool(asking)  # "Anything else?" asks for no yes, so points back at nothing
     if not asking:
         asking = [(question_start(text, s), e) for s, e in spans if "?" in text[s:e]]
     if not asking:
         return [(0, len(text))]
     out = [(s, e) for s, e in spans if s >= asking[0][0] or _DECLARED.search(text, s, e)]
     for start, end in asking:
-        if _points_back(text[start:end], actions):
+        if yes_asked and _points_back(text[start:end], actions, text[:start]):
             paragraph = _pointed_at(text, start)
             before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or _acts(text[s:e], actions))]
             out += [
@@ -180,11 +181,17 @@ def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
     return bool(actions and actions.search(sentence))
 
 
-def _points_back(part: str, actions: re.Pattern[str] | None) -> bool:
-    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?")."""
+def _points_back(part: str, actions: re.Pattern[str] | None, before: str = "") -> bool:
+    """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?"),
+    or a verb said ``before`` it put back on "it" ("- **Apply the workaround of KE-32 to INC-1221.** Shall I apply
+    it?", "Please reply yes and I'll apply it now."): a verb the message has not said ("Shall I email it?") is news."""
     left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
+    left = _REPEATED.sub(lambda m: " " if re.search(rf"\b{m.group(1)}", before, re.I) else m.group(), left)
     words = re.findall(r"[a-z]+", _without_actions(left, actions))
     return all(w in _POINTING or w in _ACTION_NOUNS for w in words)
+
+
+_REPEATED = re.compile(r"\b([a-z]{3,})(?= (?:it|that|this|them|both)\b)")  # "apply it": the verb, before its pronoun
 
 
 # money put back, said to point back at the offer that moves it ("Shall I go ahead with that refund?") whatever the

@@ -90,6 +90,13 @@ _REPORT = cue(
     rf"\b[a-z]{{1,6}}-\d+ (?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for)\b",
     rf"^\W*(?:\w+ ){{0,2}}(?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for|in full)\b",
 )
+# A report laid out as a heading and a table: a heading that ends on what was done ("## ✅ Appointment moved", "## ✅ Done")
+# or a cell that checks off a step ("| Approve INV-71002 | ✅ approved, payable $1,112.00 |"); a cross (❌) is no report.
+_REPORT_LINE = re.compile(
+    rf"^\s*#{{1,6}}\s+\W*(?:[\w-]+ ){{0,3}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|done)\W*$"
+    rf"|[\u2705\u2714\u2611]\ufe0f?\s*[*_]*(?!{_READ_VERBS}\b)[a-z]+ed\b",
+    re.I,
+)
 _FAILURE = cue(
     r"(?:an|the) error",
     r"went wrong",
@@ -425,7 +432,8 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     return Reading(
         handoff=handoff,
         proposal=proposal,
-        report=bool(_REPORT.search(body)) or handoff,  # a hand-off needs no yes: said to the customer, it is made
+        # a hand-off needs no yes: said to the customer, it is made
+        report=bool(_REPORT.search(body)) or any(_REPORT_LINE.search(s) for s in rest if s not in confirming) or handoff,
         failure=bool(_FAILURE.search(body)) and not not_found,
         refusal=bool(_REFUSAL.search(body)) and not (not_found or asks),
         not_found=not_found,
