@@ -92,9 +92,11 @@ _REPORT = cue(
 )
 # A report laid out as a heading and a table: a heading that ends on what was done ("## ✅ Appointment moved", "## ✅ Done")
 # or a cell that checks off a step ("| Approve INV-71002 | ✅ approved, payable $1,112.00 |"); a cross (❌) is no report.
+_UNDONE = r"(?:proposed|planned|suggested|recommended|requested|needed|required|failed|declined|refused)\b"
 _REPORT_LINE = re.compile(
-    rf"^\s*#{{1,6}}\s+\W*(?:[\w-]+ ){{0,3}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|done)\W*$"
-    rf"|[\u2705\u2714\u2611]\ufe0f?\s*[*_]*(?!{_READ_VERBS}\b)[a-z]+ed\b",
+    rf"^\s*#{{1,6}}\s+(?![^\n]*(?:\b(?:not|never|no)\b|n't\b|\u274c))\W*(?:[\w-]+ ){{0,3}}"
+    rf"(?!{_READ_VERBS}\b|{_UNDONE})(?:[a-z]+ed|done)\W*$"
+    rf"|[\u2705\u2714\u2611]\ufe0f?\s*[*_]*(?!{_READ_VERBS}\b|{_UNDONE})[a-z]+ed\b",
     re.I,
 )
 _FAILURE = cue(
