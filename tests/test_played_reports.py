@@ -167,3 +167,24 @@ def test_a_terse_report_of_the_hold_and_the_status_reads_both_done(text):
 )
 def test_a_terse_report_of_another_value_or_invoice_reports_only_what_it_names(changed, done):
     assert reported(PAYABLES, TERSE_DONE.replace(*changed), writes(PAYABLES, "pay-034", goal=1)) == done
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Can't advise on medicines or doses. I can hand you to the nurse line. Want that? y/n",
+        "I'm not a clinician; dose questions must go to a nurse. Hand you to the nurse line? y/n",
+    ],
+)
+def test_a_terse_offer_to_hand_the_caller_to_a_nurse_is_agreed_to(text):
+    assert agreed(INTAKE, text, writes(INTAKE, "intake-031", goal=1)) == {0}
+
+
+def test_an_offer_that_declines_the_hand_off_agrees_to_none():
+    text = "I can't hand you to the nurse line. Want the front desk's number? y/n"
+    assert agreed(INTAKE, text, writes(INTAKE, "intake-031", goal=1)) == set()
+
+
+def test_handing_the_caller_to_the_nurse_line_is_the_hand_off_itself_but_asking_whether_to_is_not():
+    assert read_message("Handing you to the nurse line now; a nurse will take over.", INTAKE.lexicon).handoff
+    assert not read_message("Should I be handing you to the nurse line? y/n", INTAKE.lexicon).handoff

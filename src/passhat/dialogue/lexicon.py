@@ -57,6 +57,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 HANDOFF_WORDS = (
     r"transfer",
     r"hand(?:s|ed|ing)?(?: \S+){0,3}? (?:off|over)\b",
+    r"hand(?:s|ed|ing)? (?:you|this|it) (?:\w+ )?to\b",  # "I can hand you to the nurse line. Want that? y/n"
     r"pass(?:es|ed|ing)?(?: \S+){0,3}? (?:on|over|along) to\b",
     r"connect(?:s|ed|ing)? you\b",
     r"put(?:ting)? you through\b",

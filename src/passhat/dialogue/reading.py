@@ -23,6 +23,7 @@ _HANDOFF = cue(
     r"connect(?:ing)? you (?:with|to)",
     r"hand(?:ing|ed)? (?:you )?(?:over|off) to",
     r"hand(?:ing|ed)? you (?:over|off)",
+    r"hand(?:ing|ed)? you (?:across )?to",  # "Handing you to the nurse line now"
     r"pass(?:ing|ed)? you (?:on|over|along) to",
     r"escalat(?:e|ing|ed) (?:this|your)",
     r"escalated to (?:a |an |our |the )?(?:staff|human|person|colleague|team|specialist|supervisor|manager)",
