@@ -14,9 +14,10 @@ floors and credibility verdict (`extrapolate`). Printed per cell (truth, S, n, k
 `--hold-model` holds the model chosen on the run's data fixed inside the bootstrap (as passhat did
 before re-selection), to measure what re-selection buys. A cell's Monte Carlo error on coverage is about
 sqrt(0.95 · 0.05 / reps): ±1.3 points at 300 reps, ±2.2 at 100, ±4 at 30.
-Run with `.venv/bin/python bench/extrapolation_coverage.py --reps 300` (the whole grid took 794 s at
-`--reps 15` on 2 cores beside other work, so about 4.5 hours at 300; `--only`, `--scenarios` and `--trials`
-run part of it; not part of `make bench`).
+Run with `.venv/bin/python bench/extrapolation_coverage.py --reps 300` (with the fits batched and accelerated,
+one simulated run costs 0.15–0.25 CPU s, so the grid is about 1 CPU hour at 300 reps; on 2 cores shared with
+other work at load 4–10, under nice, its first 15 cells at `--reps 120` took 24 minutes; `--only`,
+`--scenarios` and `--trials` run part of it; not part of `make bench`).
 """
 
 from __future__ import annotations

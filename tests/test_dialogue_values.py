@@ -93,6 +93,7 @@ def test_money_is_read_in_every_usual_format(text: str, value: str, currency: st
         "It is rated 4.50 stars.",
         "Your discount is 12.50%.",
         "Version v1.20 fixed it.",
+        "Your appointment is now on July 3, 2025, 10.00.",  # a clock after a date and a comma: no amount
     ],
 )
 def test_ids_counts_dates_and_times_are_no_money(text: str) -> None:
@@ -179,6 +180,8 @@ def test_a_rounded_amount_is_any_amount_within_half_its_step(text: str, stored: 
         ("The $15.00 late fee on charge CH-51301 stands.", "charge"),
         ("Amount due: $8.62", "charge"),  # after any other noun, "due" is still money the customer pays
         ("Balance due $8.62 on the refund form", "charge"),  # a refund word that "due" does not follow decides nothing
+        ("Renew it for $79.00 from your club credit.", None),  # a credit paid from is a source, not money back
+        ("We'll pay the $79.00 out of your store credit.", "charge"),
     ],
 )
 def test_direction_comes_from_the_nearest_cue_in_the_clause(text: str, direction: str | None) -> None:

@@ -16,6 +16,7 @@ from passhat.metrics.estimators import pass_hat_curve
 from passhat.metrics.extrapolate import (
     EXTRAPOLATE_KS,
     AlwaysBeta,
+    AtomFamily,
     BetaModel,
     Mixture,
     _fit_all,
@@ -26,7 +27,7 @@ from passhat.metrics.extrapolate import (
     moment_bounds,
     unseen_tail_floor,
 )
-from passhat.metrics.intervals import percentile
+from passhat.metrics.intervals import percentile, resample_multiplicities
 from passhat.metrics.simulate import Blend, draw_rates, simulate_counts
 
 # Reliable scenarios spread just below 1, flaky ones, and nearly hopeless ones: no candidate is the truth.
@@ -68,6 +69,18 @@ def test_a_component_that_never_fails_is_pinned_at_exactly_one() -> None:
     result = fit(counts, reps=100)
     assert result.model.name == "always+mixture-1" and result.model.rates[0] == 1.0
     assert result.curve[1000][0] == pytest.approx(0.5, abs=0.04)  # a rate fitted at 0.998 would give 0.07
+
+
+def test_a_mixture_with_an_always_share_fits_every_resample_at_least_as_well_as_one_rate() -> None:
+    # always+mixture-1 holds mixture-1 (its share at 1 at 0): where the data need no "always", the fit must
+    # still reach that likelihood, in every resample, though the share creeps to 0 (plain EM stalled short).
+    counts = from_histogram({6: 17, 7: 70, 8: 173})
+    groups = group_counts(counts)
+    draws = resample_multiplicities(groups[2], 200, 0).astype(float)
+    one_rate, with_always = AtomFamily(1), AtomFamily(2, always=True)
+    _, nested = one_rate.fit(groups, draws, np.tile(one_rate.starts(groups)[1], (200, 1)))
+    _, richer = with_always.fit(groups, draws, np.tile(with_always.starts(groups)[1], (200, 1)))
+    assert (richer >= nested - 1e-6).all()
 
 
 # --- intervals: the model is chosen again in every resample -------------------------------------------

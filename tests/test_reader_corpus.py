@@ -13,7 +13,7 @@ import collections
 import pytest
 import reader_corpus as corpus
 
-FLOOR = 0.989  # overall share of messages read right in every class; measured 98.96% when set
+FLOOR = 0.997  # overall share of messages read right in every class; measured 100.00% of 1,876 when set
 MIN_MESSAGES = 1_500
 DOMAINS = {"retail", "payables", "helpdesk", "benefits", "intake"}
 STYLES = {"terse", "markdown", "chatty", "plain"}

@@ -72,8 +72,8 @@ def test_a_re_ask_after_another_record_or_with_another_term_does_not_bind_the_ea
     assert unconfirmed(*said) == [tool for tool, _ in WRITES]
 
 
-def test_a_re_ask_after_the_customer_turned_the_proposal_down_does_not_bind_it():
-    no = "No, that's not it. Again: please approve INV-71004."
+@pytest.mark.parametrize("no", ["No, that's not it. Again: please approve INV-71004.", "No. Again: INV-71004, in full."])
+def test_a_re_ask_after_the_customer_turned_the_proposal_down_does_not_bind_it(no):
     said = [("agent", PROPOSAL), ("user", no), ("agent", EXPLANATION + REASK), ("user", YES)]
     assert unconfirmed(*said) == [tool for tool, _ in WRITES]
 

@@ -423,6 +423,7 @@ TRIAL_DAMAGE = {
     "reward": "reward = 'x'",
     "started": "started = 'x'",
     "trial": "trial = 'x'",
+    "signature": "signature = 'martian'",  # no failure signature passhat knows
 }
 
 

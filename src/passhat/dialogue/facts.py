@@ -449,8 +449,12 @@ _NAMED_BY = re.compile(r"\s+(?:priority|level|status|plan|tier|option)\b", re.I)
 def _value_denied(fact: Fact, text: str, end: int) -> bool:
     """A record's value the verb after it denies, said bare or with the name of what it is a value of: "high is not
     allowed", "High priority is not allowed for INC-1131"."""
-    if fact.kind != "status" or not fact.about:
-        return False
+    return fact.kind == "status" and bool(fact.about) and denied_after(text, end)
+
+
+def denied_after(text: str, end: int) -> bool:
+    """Whether the verb after a value said bare or with the name of what it is a value of denies it: "critical is
+    not allowed", "High priority isn't possible"."""
     named = _NAMED_BY.match(text, end)
     return bool(_NEGATED_PREDICATE.match(text, named.end() if named else end))
 
@@ -634,6 +638,15 @@ def _taken_back_later(
             if not any(message.event < c < later.event for c in changes):
                 return "contradicted"
     return None
+
+
+def put_right_later(text: str, end: int, values: Sequence[tuple[int, int]]) -> bool:
+    """Whether a value said up to ``end`` is put right in the rest of its sentence or the next: a correction cue, then
+    another of ``values`` (the spans of the values of its kind): "$80.00 back to your Visa — sorry, I meant $90.00"."""
+    _, s_end = sentence_at(text, end)
+    following = next((e for s, e in sentences(text) if s >= s_end), s_end)
+    cue = _CORRECTION.search(text, end, following)
+    return cue is not None and any(cue.end() <= start < following for start, _ in values)
 
 
 def _restated(text: str, start: int, end: int) -> bool:

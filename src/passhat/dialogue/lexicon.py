@@ -2,8 +2,9 @@
 
 A tool declares its own action words (``confirm_words``, regex fragments); a model proposing it may say the
 same action otherwise ("sign off on" an approval, "call off" a cancellation, "bump up" an escalation, "set up"
-a booking). Every domain gets these synonyms for free, keyed by the stem of the word a tool declares, so a
-tool that says "approve" is also proposed by "sign off on", and a tool that says something else gets none.
+a booking, "set it to" a status, "send notice" for a notification). Every domain gets these synonyms for free,
+keyed by the stem of the word a tool declares, so a tool that says "approve" is also proposed by "sign off on",
+and a tool that says something else gets none.
 A domain extends it per tool by declaring more words on the tool itself.
 """
 
@@ -43,9 +44,23 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"put (?:your|the) (?:\S+ ){0,2}?(?:cover|coverage|plan|benefit) (?:toward|towards|on)\b",
     ),
     "waiv": (r"writ(?:e|es|ing)(?: \S+){0,3}? off\b", r"remov(?:e|es|ing)(?: \S+){0,2}? fee\b"),
-    "notify": (r"let (?:\S+ ){1,3}?know\b", r"inform", r"writ(?:e|es|ing) to\b", r"tell(?:s|ing)? (?:the )?\S+ (?:about|that)\b"),
     "resolv": (r"clos(?:e|es|ing)\b", r"mark(?:s|ing|ed)?(?: \S+){0,3}? (?:as )?(?:resolved|fixed|solved)\b"),
     "renew": (r"extend", r"re-?up\b"),
+    # a value put on a record: "set it to 'with controller'", "flag INV-1 as vendor query", "change its status to",
+    # a recap's or a table's "Status: vendor query" / "| Status | vendor query |"
+    "mark": (
+        r"set(?:s|ting)?(?: \S+){0,3}? (?:to|as)\b",
+        r"flag(?:s|ged|ging)?(?: \S+){0,3}? as\b",
+        r"status(?:es)?(?: to\b|\s*[:|])",
+    ),
+    "notify": (
+        r"let (?:\S+ ){1,3}?know\b",
+        r"inform",
+        r"writ(?:e|es|ing) to\b",
+        r"tell(?:s|ing)? (?:the )?\S+ (?:about|that)\b",
+        r"send(?:s|ing)?(?: \S+){0,3}? (?:notice|notification|email|e-mail|message|confirmation)\b",  # "send notice to the vendor"
+        r"notice (?:(?:was |has been )?sent )?(?:to|for)\b",  # "**Notice to Ostrander Plastics** ... Shall I send it?"
+    ),
     "classif": (
         r"record(?:s|ed|ing)?(?: \S+){0,3}? as\b",
         r"log(?:s|ged|ging)?(?: \S+){0,3}? as\b",

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
-from passhat.dialogue.facts import Direction
+from passhat.dialogue.facts import Direction, denied_after, put_right_later
 from passhat.dialogue.lexicon import with_synonyms
 from passhat.dialogue.questions import REFUSING, answered, asks_yes, within
 from passhat.dialogue.text import (
@@ -41,6 +41,7 @@ from passhat.dialogue.values import (
     names_street,
     names_time,
     same_date,
+    times_in,
     units_in,
 )
 
@@ -151,10 +152,12 @@ def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans:
     change the payment method"), nor what is done instead, nor said as done already ("your order has been
     cancelled. Would you like a receipt?") — unless ``reported``: the message is judged as a report of what was
     done. Only within ``spans`` when given (what the customer's yes answers). The engine's synonyms of each word
-    count (``dialogue.lexicon``). A tool that declares no words is offered by any proposal that names its terms."""
+    count (``dialogue.lexicon``); a word inside a quoted wording (a notice's text) is none. A tool that declares no
+    words is offered by any proposal that names its terms."""
     words = tuple(words)
     if not words:
         return True
+    proposal = wording_blanked(proposal)
     for word in with_synonyms(words):
         for found in re.finditer(rf"\b(?:{word})", proposal, re.I):
             start, end = found.span()
@@ -167,12 +170,24 @@ def proposes(proposal: str, words: Iterable[str], reported: bool = False, spans:
     return False
 
 
+# the action itself the subject of a denial: "its workaround does not apply", "a cancellation isn't possible"
+_DENIED_ACTION = re.compile(
+    r"\w*(?:\s+(?!(?:and|or|but|so|that|which|who|if|when|because|as)\b)\S+){0,2}?\s+"
+    r"(?:(?:does|do|did|is|are|was|were|could|would|should)(?:\s+not|n't)|can(?:not|'t|\s+not)|won't|will\s+not)\b",
+    re.I,
+)
+
+
 def _withheld(text: str, start: int, end: int) -> bool:
-    """Negated ("I can't cancel it"), or named as what is done instead of: "instead of cancelling", or anywhere
-    in a clause that opens "instead of the request to ..." before any "I can" offers something."""
+    """Negated ("I can't cancel it"), the subject of a denial ("its workaround does not apply"), or named as what is
+    done instead of: "instead of cancelling", or anywhere in a clause that opens "instead of the request to ..."
+    before any "I can" offers something."""
     if negated_at(text, start, end) or contrasted_at(text, start, end):
         return True
-    clause_start, _ = clause_at(text, start)
+    clause_start, clause_end = clause_at(text, start)
+    denied = _DENIED_ACTION.match(text, end)
+    if denied and denied.end() <= clause_end:
+        return True
     opening = _CONTRAST_OPENS.match(text, clause_start)
     return bool(opening) and not _OFFER.search(text, opening.end(), start)
 
@@ -194,9 +209,10 @@ def binding(
     pattern = actions([*batch, *context])
     spans = answered(proposal, pattern)
     everything = [t for c in [*batch, *context] for t in c.terms]
+    taken = _other_values_said(proposal, write, batch)
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
-        unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine)),
+        unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine, taken)),
         conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
     )
 
@@ -213,14 +229,16 @@ def action_pattern(words: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(r"\b(?:" + "|".join(every) + ")", re.I) if every else None
 
 
-def named(text: str, term: Term, spans: Spans | None = None) -> bool:
+def named(text: str, term: Term, spans: Spans | None = None, taken: Spans = ()) -> bool:
     """Whether ``text`` names the term. What a write sets (an amount, a date, a value of a closed set: a phrase
     with ``unlike``) counts only within ``spans``, what the yes answers: an amount recapped among the findings is
-    not proposed ("Billed $1,792.00 ... Proposed: short-pay to $1,523.20"); a record may be named anywhere."""
-    return _named_here(text, term, spans) or any(named(text, alt, spans) for alt in term.alternatives)
+    not proposed ("Billed $1,792.00 ... Proposed: short-pay to $1,523.20"); a record may be named anywhere. A phrase
+    said only as part of a longer value another write sets (``taken``: "vendor" in the status "vendor query") is not
+    said for itself."""
+    return _named_here(text, term, spans, taken) or any(named(text, alt, spans, taken) for alt in term.alternatives)
 
 
-def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
+def _named_here(text: str, term: Term, spans: Spans | None, taken: Spans = ()) -> bool:
     if term.kind == "id":
         return bool(names_identifier(text, term.value))
     if term.kind == "street":
@@ -228,18 +246,56 @@ def _named_here(text: str, term: Term, spans: Spans | None) -> bool:
     if term.kind == "description":
         return _described(text, term)
     if term.kind == "card_ending":
-        return any(m.value == term.value for m in card_endings_in(text))
+        return any(not _refused_value(text, m.start, m.end, spans) for m in card_endings_in(text) if m.value == term.value)
     if term.kind == "name":
         return bool(names_person(text, term.value))
     if term.kind == "phrase":
-        found = [start for start, _ in names_phrase(text, term.value)]
+        found = [
+            start
+            for start, end in names_phrase(text, term.value)
+            if not (_refused_value(text, start, end, spans) or _part_of(taken, start, end))
+        ]
         return any(within(spans, start) for start in found) if term.unlike and spans else bool(found)
     spans = spans or [(0, len(text))]
     if term.kind == "date":
-        return any(within(spans, start) for start, _ in names_date(text, term.value))
+        return _said_last(text, names_date(text, term.value), dates_in(text), spans)
     if term.kind == "time":
-        return any(within(spans, start) for start, _ in names_time(text, term.value))
-    return any(_agreed_money(m.value, m.direction, [term]) for m in money_in(text) if within(spans, m.start))
+        return _said_last(text, names_time(text, term.value), times_in(text), spans)
+    amounts = money_in(text)
+    agreed = [(m.start, m.end) for m in amounts if _agreed_money(m.value, m.direction, [term])]
+    return _said_last(text, agreed, amounts, spans)
+
+
+def _said_last(text: str, found: Sequence[tuple[int, int]], kind: Sequence[Mention], spans: Spans) -> bool:
+    """Whether a value is said within ``spans`` and not put right later by another of its ``kind`` ("at 2:30 pm —
+    sorry, I meant 2:00 pm" books 2:00 pm): the last word counts."""
+    every = [(m.start, m.end) for m in kind]
+    return any(within(spans, start) and not put_right_later(text, end, every) for start, end in found)
+
+
+def _part_of(taken: Spans, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` lies inside a longer span of ``taken``."""
+    return any(s <= start and end <= e and e - s > end - start for s, e in taken)
+
+
+def _other_values_said(text: str, write: Commitment, others: Sequence[Commitment]) -> list[tuple[int, int]]:
+    """Where the phrases that the other writes in play set are said: "vendor query" for a status beside a notice."""
+    phrases = {
+        a.value for c in others if c.tool != write.tool for t in c.terms for a in (t, *t.alternatives) if a.kind == "phrase"
+    }
+    return [span for p in phrases for span in names_phrase(text, p)]
+
+
+def _refused_value(text: str, start: int, end: int, spans: Spans | None) -> bool:
+    """A value said as what the agent will not do: negated ("I can't make it critical", "Critical isn't allowed"), or
+    in a sentence that declines, outside what the yes answers ("Can't renew it that way (club credit pays for callouts
+    only). Renew ... to your Visa instead? y/n"). It names no term of the write asked about."""
+    if negated_at(text, start, end) or denied_after(text, end):
+        return True
+    if spans is None or within(spans, start):
+        return False
+    s_start, s_end = sentence_at(text, start)
+    return bool(REFUSING.search(text, s_start, s_end))
 
 
 def _described(text: str, term: Term) -> bool:
@@ -346,7 +402,14 @@ def _agreed_id(core: str, agreed: set[str]) -> bool:
     )
 
 
-_QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d')  # long enough to be a text, not a value
+# a text the agent will write for someone (a note's or a notice's wording): quoted at length, or block-quoted in markdown
+_QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d|^[ \t]*>[^\n]*', re.M)
+
+
+def wording_blanked(text: str) -> str:
+    """``text`` with every quoted wording blanked, offsets unchanged: what a notice or a note will say states no term
+    of the proposal and offers no action of its own ('Email the vendor: "Invoice approved in full."' approves nothing)."""
+    return _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), text)
 
 
 def _stated_but_not_agreed(
@@ -365,8 +428,8 @@ def _stated_but_not_agreed(
     a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
     amount labelled as a finding in a clause that names none of the writes' ``actions`` (:func:`_context_amount`) unless
     it moves for the customer where the writes move money ("I'd charge the $2.19 difference to your Visa"), nor
-    money that moved before (:func:`_recapped`)."""
-    proposal = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), proposal)
+    money that moved before (:func:`_recapped`), nor an amount put right later ("sorry, I meant $90.00")."""
+    proposal = wording_blanked(proposal)
     spans = spans or [(0, len(proposal))]
     every = [t for term in terms for t in (term, *term.alternatives)]
     out = []
@@ -380,7 +443,10 @@ def _stated_but_not_agreed(
             and not any(start < named_end and named_start < end for named_start, named_end in streets)
         ]
     moving = any(t.direction for t in every)
-    for m in money_in(proposal):
+    amounts = money_in(proposal)
+    for m in amounts:
+        if put_right_later(proposal, m.end, [(a.start, a.end) for a in amounts]):
+            continue  # "$80.00 — sorry, I meant $90.00": the last word counts
         if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
             continue
         if not within(spans, m.start) and not (moving and m.direction):
@@ -544,18 +610,20 @@ def _outside(spans: Spans, length: int) -> list[tuple[int, int]]:
 def _fully_named(proposal: str, write: Commitment, spans: Spans, mine: set[str], rivals: Sequence[Commitment] = ()) -> bool:
     """A write proposed: every required term named (the customer's own record, ``mine``, goes without saying: "book
     you in with Dr Varga"), a value that another action in play (``rivals``) may also take said of this write's own
-    action, and no other value of a closed set it sets said instead."""
+    action and not only as part of a longer value another of them sets, and no other value of a closed set it sets said
+    instead."""
+    taken = _other_values_said(proposal, write, rivals)
     return all(
-        (named(proposal, t, spans) and _said_for(proposal, t, write, spans, rivals)) or _own_record(t, mine)
+        (named(proposal, t, spans, taken) and _said_for(proposal, t, write, spans, rivals)) or _own_record(t, mine)
         for t in write.terms
         if t.required
     ) and not _says_otherwise(proposal, write, spans)
 
 
-def _given(proposal: str, term: Term, spans: Spans, mine: set[str]) -> bool:
+def _given(proposal: str, term: Term, spans: Spans, mine: set[str], taken: Spans = ()) -> bool:
     """A term named, or the customer's own record (``mine``: id cores), which goes without saying ("a check-up for
     you"): the customer who says yes and the grader who judges that yes read a proposal by this one rule."""
-    return named(proposal, term, spans) or _own_record(term, mine)
+    return named(proposal, term, spans, taken) or _own_record(term, mine)
 
 
 def _own_record(term: Term, mine: set[str]) -> bool:
@@ -588,14 +656,17 @@ def _about_the_record_in_view(
     wanted: Sequence[Commitment],
     context: Sequence[Commitment],
     spans: Spans,
-    mine: set[str],
+    own: set[str],
     id_pattern: str | None,
 ) -> set[int]:
     """Terse proposals that leave out the record the conversation is about ("OK to email the vendor: '...'?", "Return the
     headlamp (800 lm, AAA); the refund of $29.07 would go to your gift card? y/n"): a write whose other terms are all
-    named, when the message names no record of that kind at all, proposes no write in full, and it is the only such
-    write of its action (two open cancellations and "Shall I cancel it?" are ambiguous: neither)."""
+    named and which the message states nothing against (the candle of the order whose refund is the $24.33 said, not
+    the same candle in another order), when the message names no record of that kind at all, proposes no write in
+    full, and it is the only such write of its action (two open cancellations and "Shall I cancel it?" are
+    ambiguous: neither)."""
     said = {_id_kind(_id_core(m.group(0))) for m in re.finditer(id_pattern, proposal)} if id_pattern else set()
+    mine = {_id_core(i) for i in own}
     found: dict[str, list[int]] = {}
     for i, c in enumerate(wanted):
         record = _record(c)  # a record's id has letters; a zip code is no record
@@ -603,7 +674,11 @@ def _about_the_record_in_view(
         if c in context or not kind or kind in said:
             continue
         rest = dataclasses.replace(c, terms=tuple(t for t in c.terms if t is not record))
-        if proposes(proposal, c.words, spans=spans) and _fully_named(proposal, rest, spans, mine):
+        if (
+            proposes(proposal, c.words, spans=spans)
+            and _fully_named(proposal, rest, spans, mine)
+            and not _stated_but_not_agreed(proposal, [t for w in [c, *context] for t in w.terms], id_pattern, own, spans)
+        ):
             found.setdefault(c.tool, []).append(i)
     return {ones[0] for ones in found.values() if len(ones) == 1}
 
@@ -616,16 +691,43 @@ def _id_kind(core: str) -> str:
 def _refused(proposal: str, write: Commitment, spans: Spans) -> bool:
     """Whether the message declines this very write outside what the yes answers ("I'm afraid I can't cancel it —
     appointment AP-5103 is tomorrow. What I can do instead is cancel AP-5104. Would you like me to do that?"): its
-    action and its record said where the agent declines, and its record not named in what the yes answers."""
+    action declined (negated: not a record's state beside the refusal, "I can't send notice before INV-1 is on hold")
+    and its record said where the agent declines, and its record not named in what the yes answers."""
     term = _record(write)
     record = term.value if term else ""
-    if not record or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
-        return False
     pattern = action_pattern(tuple(write.words))
+    if not record or pattern is None or any(within(spans, start) for start, _ in names_identifier(proposal, record)):
+        return False
     return any(
-        not within(spans, start) and REFUSING.search(said) and pattern and pattern.search(said) and names_identifier(said, record)
+        not within(spans, start)
+        and REFUSING.search(said)
+        and names_identifier(said, record)
+        and any(_declined(said, m.start(), m.end()) for m in pattern.finditer(said))
         for start, end in sentences(proposal)
         for said in [proposal[start:end]]
+    )
+
+
+_SUBORDINATE = re.compile(r"\b(?:before|after|until|once|when|whenever|if|unless|while)\b", re.I)
+
+
+def _declined(text: str, start: int, end: int) -> bool:
+    """An action the agent's refusal governs ("I can't cancel it"), not one in a clause the refusal waits on ("I can't
+    send notice before INV-1 is on hold")."""
+    return negated_at(text, start, end, spare_modifiers=False) and not _SUBORDINATE.search(text, clause_at(text, start)[0], start)
+
+
+def _another_record_asked(proposal: str, write: Commitment, spans: Spans, id_pattern: str | None) -> bool:
+    """Whether what the yes answers names another record of the kind this write acts on, and this one only outside it:
+    "You have two appointments: ... AP-5230 ... AP-5229. Shall I cancel the skin clinic one, AP-5230?" cancels AP-5230
+    alone."""
+    term = _record(write)
+    if term is None or not id_pattern or any(within(spans, start) for start, _ in names_identifier(proposal, term.value)):
+        return False
+    kind, core = _id_kind(_id_core(term.value)), _id_core(term.value)
+    return any(
+        within(spans, m.start()) and _id_kind(_id_core(m.group(0))) == kind and _id_core(m.group(0)) != core
+        for m in re.finditer(id_pattern, proposal)
     )
 
 
@@ -690,11 +792,11 @@ def bound_writes(
             if c in context  # a write made is reported, never agreed to again
             else proposes(proposal, c.words, reported, spans)
             and _fully_named(proposal, c, spans, mine, wanted)
-            and (reported or not _refused(proposal, c, spans))
+            and (reported or not (_refused(proposal, c, spans) or _another_record_asked(proposal, c, spans, id_pattern)))
         )
     }
     if not (reported or offered):
-        offered = _about_the_record_in_view(proposal, wanted, context, spans, mine, id_pattern)
+        offered = _about_the_record_in_view(proposal, wanted, context, spans, set(own), id_pattern)
     if not offered:
         return set()
 

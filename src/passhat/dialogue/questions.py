@@ -64,7 +64,7 @@ _POINTING = frozenset(
     "change plan steps be if happy ready just one of on also get going same here there alternative option suggestion "
     "instead request proposal action actions first second tell what or let know reply otherwise different say just "
     "any wording changed change changes edit edits tweak anything else two three four five six seven eight nine ten "
-    "a an d ll s re ve".split()
+    "send submit a an d ll s re ve".split()  # "Shall I send it?" under a notice drafted above
 )
 _DECLARED = re.compile(r"\b(?:i|we)(?:'ll|\s+will|\s+(?:am|are)\s+going\s+to|'m\s+going\s+to)\b", re.I)
 # a tag that turns a stated action into a question: "Hold INV-1 for a duplicate \u2014 yes?"; "Is INV-1 the one, right?"
@@ -75,7 +75,9 @@ _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # 
 _MARKUP = re.compile(r"[*_`>#]+")
 # a sentence that declines or negates ("I can't approve it: $3,870.00 is over your limit") states no term of the
 # alternative asked about after it
-_DECLINING = re.compile(r"n't\b|\b(?:not|no|never|cannot|unable|sorry|afraid)\b", re.I)
+_DECLINING = re.compile(
+    r"n't\b|\b(?:not|no|never|cannot|unable|afraid)\b|\bsorry\b(?![,\s—–-]*i\s+mean)", re.I
+)  # "sorry, I meant" corrects
 
 
 def asks_yes(sentence: str, actions: re.Pattern[str] | None = None) -> bool:
@@ -124,8 +126,12 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             out += [
                 (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
             ]
+            out += _said_before_in_sentence(text, spans, start, actions)
         elif _acts(text[start:end], actions):  # "Refund: $37.50 to your Visa. Shall I apply Classic to CH-1?"
             paragraph = _pointed_at(text, start)
+            own = text.rfind("\n\n", 0, start) + 1
+            if paragraph < own and not _acts(text[paragraph:own], actions):
+                paragraph = own  # a question standing alone after a list of records with no action says its own terms
             out += [
                 (s, e)
                 for s, e in spans
@@ -133,6 +139,17 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             ]
         out.append((start, end))
     return sorted(set(out))
+
+
+def _said_before_in_sentence(
+    text: str, spans: list[tuple[int, int]], start: int, actions: re.Pattern[str] | None
+) -> list[tuple[int, int]]:
+    """The part of the sentence before a question that points back ("Dr Varga has a slot on 17 June at 2:30 pm; shall
+    I book it for you?"), unless it declines or reports."""
+    s, _ = next(((s, e) for s, e in spans if s <= start < e), (start, start))
+    if s == start or _DECLINING.search(text, s, start) or _reports(text, s, start, actions):
+        return []
+    return [(s, start)]
 
 
 # the agent declining an action itself ("I'm afraid I can't cancel it", "**Not possible:** ..."), not any negation

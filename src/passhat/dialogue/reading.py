@@ -72,11 +72,11 @@ _REPORT = cue(
     r"are now",
     r"successfully",
     r"all set",
-    rf"(?:^|(?<=[.!?] ))\W*all (?!{_READ_VERBS}\b)\w+ed\b",  # a sentence "All booked, Jonas! ✅"
     rf"(?:is|are|'s|'re) (?:already|all) (?!{_READ_VERBS}\b)\w+ed\b",  # "Your check-up is already booked"
+    rf"(?:you|it|that|they|we)(?:'re|'s) (?:now )?(?!{_READ_VERBS}\b)\w+ed\b",  # "✅ You're booked!", "it's renewed"
+    r"(?:is|are|'s) (?:now )?confirmed (?:for|on|at)\b",  # "The booking with Dr Varga is confirmed for 2:30PM"
     r"(?:it'?s|that'?s|all) done",
-    r"(?<!not )(?<!n't )(?<!never )\bdone\b(?:[.!]|\s*[—–:-])",
-    r"^\W*done\b",
+    r"(?<!not )(?<!n't )(?<!never )\b(?:done|complete)\b(?:[.!]|\s*[—–:-])",
     r"(?<!not )(?<!n't )(?<!never )done\b[*_\s]*(?:\u2705|\u2714|\u2611|!|\n|$)",  # a heading or a line of its own: "### Done ✅", "**All done!**"
     rf"(?:is|are) (?!{_READ_VERBS}\b)\w+ed\b",
     r"went through",
@@ -86,20 +86,26 @@ _REPORT = cue(
     r"submitted",
     r"(?:was|were) (?:\w+ed)\b",
     r"you(?:'ll| will) (?:receive|get|see)",
-    # a headline's bare participle: "approved INV-71020", "Workaround KE-11 applied to INC-1351", "return requested for #R1"
+    # a headline's bare participle: "approved INV-71020", "Workaround KE-11 applied to INC-1351"
     rf"(?<![?\w] )(?!{_READ_VERBS}\b)[a-z]+ed #?[a-z]{{1,6}}[-_]?\d",
     rf"\b[a-z]{{1,6}}-\d+ (?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for)\b",
-    rf"^\W*(?:\w+ ){{0,2}}(?!{_READ_VERBS}\b)[a-z]+ed (?:to|on|for|in full)\b",
 )
-# A report laid out as a heading and a table: a heading that ends on what was done ("## ✅ Appointment moved", "## ✅ Done")
-# or a cell that checks off a step ("| Approve INV-71002 | ✅ approved, payable $1,112.00 |"); a cross (❌) is no report.
-_UNDONE = r"(?:proposed|planned|suggested|recommended|requested|needed|required|failed|declined|refused)\b"
+_IRREGULAR_DONE = r"(?:sent|made|paid|held|given|taken|written)"  # "Notice sent to Ostrander Plastics."
+# a heading's participle that names what is to come, not what was done: "### Proposed", "**Needed**"
+_PLANNED = r"(?:need|used|proposed|planned|suggested|recommended|required|needed|expected|estimated|detailed|related)"
+# A line that opens with what was done, markup aside: "**Workaround applied to INC-1301** ✅", "Complete — return
+# requested for #R1.", "All booked, Jonas!", "Done.", "**Renewed** ✅", "### ✅ Classic cover applied" (a line that
+# ends on its participle).
+_LEAD_WORD = r"(?!(?:not|never|no|isn't|wasn't|aren't)\b)[\w'-]+\s+"  # a word before the participle that denies nothing
 _REPORT_LINE = re.compile(
-    rf"^\s*#{{1,6}}\s+(?![^\n]*(?:\b(?:not|never|no)\b|n't\b|\u274c))\W*(?:[\w-]+ ){{0,3}}"
-    rf"(?!{_READ_VERBS}\b|{_UNDONE})(?:[a-z]+ed|done)\W*$"
-    rf"|[\u2705\u2714\u2611]\ufe0f?\s*[*_]*(?!{_READ_VERBS}\b|{_UNDONE})[a-z]+ed\b",
+    rf"[\W_]*(?:done\b|complete\b(?=\s*[—–:.!-])|all (?!{_READ_VERBS}\b)\w+ed\b"
+    rf"|(?:{_LEAD_WORD}){{0,2}}(?!{_READ_VERBS}\b)(?:[a-z]+ed|{_IRREGULAR_DONE}) (?:to|on|for|in full)\b"
+    rf"|(?:{_LEAD_WORD}){{0,2}}(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
     re.I,
 )
+# A report laid out as a table: a cell that checks off a step ("| Approve INV-71002 | ✅ approved, payable $1,112.00 |");
+# a cross (❌) or a plan's participle is no report.
+_CHECKED_CELL = re.compile(rf"[\u2705\u2714\u2611]\ufe0f?\s*[*_]*(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed\b", re.I)
 _FAILURE = cue(
     r"(?:an|the) error",
     r"went wrong",
@@ -126,6 +132,7 @@ _REFUSAL = cue(
     r"(?:not|isn'?t|is not) possible",
     r"not allowed",
     r"not permitted",
+    r"(?:isn'?t|aren'?t|wasn'?t) (?:allowed|permitted)",  # "Critical isn't allowed for 8 people"
     r"(?:policy|rules?) (?:does not|doesn'?t|do not|don'?t|won'?t) (?:allow|permit|let)",
     r"against (?:our|the) polic",
     r"not eligible",
@@ -400,6 +407,12 @@ def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon
     return frozenset(found or {slot for slot, cued in lexicon.cues.items() if any(cued.search(s) for s in missing)})
 
 
+def _reports(body: str, said: list[str]) -> bool:
+    """Whether the message says something was done: a cue anywhere in what it states, a line opening with it, or a
+    table cell that checks a step off."""
+    return bool(_REPORT.search(body)) or any(_REPORT_LINE.match(_EMPHASIS.sub("", s)) or _CHECKED_CELL.search(s) for s in said)
+
+
 def read_message(text: str, lexicon: Lexicon) -> Reading:
     """Read one agent message in a domain's terms (its ``lexicon``).
 
@@ -435,8 +448,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
     return Reading(
         handoff=handoff,
         proposal=proposal,
-        # a hand-off needs no yes: said to the customer, it is made
-        report=bool(_REPORT.search(body)) or any(_REPORT_LINE.search(s) for s in rest if s not in confirming) or handoff,
+        report=_reports(body, [s for s in rest if s not in confirming]) or handoff,  # a hand-off needs no yes: said, it is made
         failure=bool(_FAILURE.search(body)) and not not_found,
         refusal=bool(_REFUSAL.search(body)) and not (not_found or asks),
         not_found=not_found,

@@ -203,7 +203,7 @@ def _money_in(text: str) -> tuple[Mention, ...]:
 
 def _digit_money(text: str) -> list[_Amount]:
     found = []
-    times = {m.start() for m in _dot_times(text)}
+    times = {m.start() for m in _clock_beside_date(text, _AFTER_DATE)}
     for m in _DIGIT_MONEY.finditer(text):
         start, end = m.start(), m.end()
         if start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_#/@.:-"):
@@ -228,7 +228,7 @@ def _digit_money(text: str) -> list[_Amount]:
         if post.startswith("cent"):
             amount, currency = amount / 100, "USD"
         elif not (pre or post) and (not re.fullmatch(r"[\d,]*\.\d{2}", num) or m.start("num") in times):
-            continue  # a bare number is an amount only with two decimals, and not as a time ("at 10.30")
+            continue  # a bare number is an amount only with two decimals, and not as a time ("at 10.30", "July 3, 10.00")
         signed = bool(m.group("sign1") or m.group("sign2") or (m.group("open") and m.group("close")))
         found.append((start, end, amount, currency, signed, step))
     return found
@@ -339,9 +339,14 @@ _PAID_BEFORE = re.compile(
 )
 
 
+# a credit money is paid out of ("$79.00 from your club credit"): where it comes from, not money coming back
+_PAID_FROM = re.compile(r"\b(?:from|out\s+of|using)\s+(?:your\s+|the\s+)?(?:[\w-]+\s+)?credit\b", re.I)
+
+
 def _direction(text: str, start: int, end: int, signed: bool) -> Direction | None:
     """The nearest refund or charge word in the amount's clause decides; a sign or brackets mean a refund, and
-    beside a signed amount "charge" names what is adjusted ("your charge: -$15.00"), not a way money moves.
+    beside a signed amount "charge" names what is adjusted ("your charge: -$15.00"), not a way money moves; a credit
+    paid from ("from your club credit") is a source, not money coming back.
     "The $276.78 you paid" names the amount by how it was paid before, not its way: beside a refund word, it
     comes back ("the $276.78 you paid comes back to you")."""
     c_start, c_end = clause_at_keeping_labels(text, start)
@@ -352,6 +357,8 @@ def _direction(text: str, start: int, end: int, signed: bool) -> Direction | Non
     if signed:  # "charge CH-50201 adjusted with -15.00": the thing adjusted, not the way; the sign says it
         cues["charge"] = [m for m in cues["charge"] if not _THING_CHARGED.fullmatch(m.group())]
     cues["charge"] = [m for m in cues["charge"] if not _owed_as(m, cues["refund"], text)]
+    sources = [m.span() for m in _PAID_FROM.finditer(text, c_start, c_end)]
+    cues["refund"] = [m for m in cues["refund"] if not any(s <= m.start() < e for s, e in sources)]
     paid = _PAID_BEFORE.match(text, end + len(re.match(r"\s*(?:that\s+|which\s+)?", text[end:]).group()))
     if paid and cues["refund"]:
         cues["charge"] = [m for m in cues["charge"] if not paid.start() <= m.start() < paid.end()]
@@ -510,6 +517,7 @@ _TIME_FORMS = [
 _DOT_TIME = re.compile(r"(?<![\w:.,/$€£-])(?P<h>[01]?\d|2[0-3])\.(?P<m>[0-5]\d)(?![\w:]|[.,]\d)")
 _BEFORE_TIME = re.compile(r"\s*,?\s*(?:at|@)\s+", re.I)
 _AFTER_TIME = re.compile(r"\s*,?\s*on\s+", re.I)
+_AFTER_DATE = re.compile(r"\s*,?\s*(?:at|@)\s+|\s*,\s*", re.I)  # where a clock-like number is no amount
 _AT_HOUR = re.compile(r"\s*,?\s*(?:at|@)\s+(?P<h>1\d|2[0-3]|0?[1-9])(?![\w:%-]|[.,]\d|\s?(?:%|percent|am|pm|a\.m|p\.m)\b)", re.I)
 
 
@@ -539,9 +547,15 @@ def _times_in(text: str) -> tuple[Mention, ...]:
 
 def _dot_times(text: str) -> list[re.Match[str]]:
     """Times written with a dot ("10.30"), only beside a date: "June 17 at 10.30", "11.00 on Mon Jun 16".
-    Elsewhere "10.30" is an amount ("priced at 12.50"); beside a date it is none (:func:`money_in` leaves it out)."""
+    Elsewhere "10.30" is an amount ("priced at 12.50"); beside a date it is none (:func:`money_in` leaves it out), nor
+    is it right after a date and a comma ("July 3, 2025, 10.00"), which may be either and so is neither."""
+    return _clock_beside_date(text, _BEFORE_TIME)
+
+
+def _clock_beside_date(text: str, before_time: re.Pattern[str]) -> list[re.Match[str]]:
+    """Clock-like dot numbers after a date and ``before_time``, or before "on" and a date."""
     days = dates_in(text)
-    after_day = {before.end() for d in days if (before := _BEFORE_TIME.match(text, d.end))}
+    after_day = {before.end() for d in days if (before := before_time.match(text, d.end))}
     starts = {d.start for d in days}
     out = []
     for m in _DOT_TIME.finditer(text):

@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from passhat.crashpoints import crash_point
 from passhat.errors import UserError
@@ -452,6 +452,7 @@ class DamagedColumn(Exception):
         self.column, self.reason = column, reason
 
 
+SIGNATURES = frozenset(get_args(Signature))
 # the types the store writes to the plain columns of a trial's row, by position (COLUMNS)
 SCALAR_TYPES: tuple[tuple[int, str, tuple[type, ...]], ...] = (
     (0, "task_id", (str,)), (1, "persona", (str,)), (2, "trial", (int,)), (3, "seed", (int,)),
@@ -469,6 +470,8 @@ def _check_scalars(row: Sequence[Any], upto: int | None = None) -> None:
             )
     if row[4] not in (0, 1, None):
         raise DamagedColumn("reward", f"holds {row[4]!r}; a reward is 0, 1 or empty")
+    if (upto is None or upto > 5) and row[5] is not None and row[5] not in SIGNATURES:
+        raise DamagedColumn("signature", f"holds {row[5][:64]!r}, which is no failure signature passhat knows")
 
 
 def _column(read: Callable[[str], Any], text: Any, column: str, shape: type) -> Any:

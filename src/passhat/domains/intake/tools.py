@@ -296,7 +296,7 @@ def cancel_appointment(db: sqlite3.Connection, appointment_id: str) -> dict[str,
 @tool(
     write=True,
     target="appointment_id",
-    confirm_words=("reschedul", "move", "moving", r"(?:is|are) now (?:on|at|for)\b"),
+    confirm_words=("reschedul", "move", "moving", r"(?:is|are) now (?:on|at|for)\b", r"confirmed for\b"),
     kinds={"appointment_id": "id", "date": "date", "time": "time"},
 )
 def reschedule_appointment(db: sqlite3.Connection, appointment_id: str, date: str, time: str) -> dict[str, Any]:

@@ -335,6 +335,8 @@ STATUS_WORDS = (
     r"(?:is|are|and|now) in (?=vendor query)",  # "INV-71012 is held and in vendor query"
     r"status (?:is|has been) (?:now|set|changed|updated)\b",
     r"status\s*(?:→|->)",  # a terse plan's step: "3. Status → ready for payment"
+    # where it stands: "INV-71010 is in vendor query", "is on hold and in vendor query" ("in the queue" is no status)
+    r"(?:is|are)(?: now)?(?: [\w-]+ [\w-]+ and)? in\b(?! the\b)",
 )
 NOTE_WORDS = ("note", "noting", "annotate")
 NOTIFY_WORDS = ("notify", "notifying", "email", "emailing")
