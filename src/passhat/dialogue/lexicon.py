@@ -73,6 +73,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 HANDOFF_WORDS = (
     r"transfer",
     r"hand(?:s|ed|ing)?(?: \S+){0,3}? (?:off|over)\b",
+    r"hand(?:s|ed|ing)? (?:you|this|it) (?:\w+ )?to\b",  # "I can hand you to the nurse line. Want that? y/n"
     r"pass(?:es|ed|ing)?(?: \S+){0,3}? (?:on|over|along) to\b",
     r"hand(?:s|ed|ing)? you to\b",  # "Hand you to the nurse line? y/n"
     r"pass(?:es|ed|ing)? (?:it|this|that|your \S+(?: request)?) to (?:them|staff|our|a|an|the)\b",  # "pass it to them"

@@ -501,6 +501,39 @@ _FINDING_LABEL = re.compile(
     re.I,
 )
 _PRICED_PER_UNIT = re.compile(_PER_UNIT, re.I)
+# a threshold the amount is compared with, said just before it: "under $5,000, so no second approver is needed"
+_THRESHOLD = re.compile(r"\b(?:under|over|below|above|exceed(?:s|ing)?|less than|more than|up to|at most|at least)\W{0,4}$", re.I)
+# the one who does an action, not the action: "approver", "holders"
+_AGENT_NOUN = re.compile(r"e?rs?\b", re.I)
+
+
+_FINDING_COLUMN = re.compile(rf"{_FINDING_LABEL.pattern}|\bprice\b", re.I)  # "| PO price | Billed price | Variance |"
+
+
+def _column_header(text: str, at: int) -> str:
+    """The header of the table column a cell at ``at`` is in ("" outside a table): the first row of its table, above
+    the "|---|" rule. A table of findings labels its amounts by column, not in the cell."""
+    line_start = text.rfind("\n", 0, at) + 1
+    line = text[line_start : text.find("\n", at) % (len(text) + 1)]
+    if not line.lstrip().startswith("|"):
+        return ""
+    column = text.count("|", line_start, at)
+    lines = text[:line_start].split("\n")[:-1]
+    rows = []
+    for row in reversed(lines):
+        if not row.lstrip().startswith("|"):
+            break
+        rows.append(row)
+    if len(rows) < 2 or not re.fullmatch(r"[\s|:-]+", rows[-2]):
+        return ""
+    cells = rows[-1].split("|")
+    return cells[column] if column < len(cells) else ""
+
+
+def _acted(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether an action of the writes is said in ``text[start:end]``, as an action: "no second approver is needed"
+    names who approves, not an approval."""
+    return actions is not None and any(not _AGENT_NOUN.match(text, m.end()) for m in actions.finditer(text, start, end))
 
 
 def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None) -> bool:
@@ -510,9 +543,12 @@ def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None)
     amount in the clause of the action itself ("approve INV-1 for $900.00 within tolerance") is a term, whatever
     labels it."""
     start, end = clause_at(text, amount.start)
-    if actions is not None and actions.search(text, start, end):
+    labelled = clause_at_keeping_labels(text, amount.start)[0]  # "- **Variance:** $50.00 (3.41%)"
+    if _acted(text, min(start, labelled), end, actions):
         return False
-    if _FINDING_LABEL.search(text, start, end):
+    if _FINDING_LABEL.search(text, min(start, labelled), end) or _THRESHOLD.search(text, start, amount.start):
+        return True
+    if _FINDING_COLUMN.search(_column_header(text, amount.start)):
         return True
     opened = text.rfind("(", 0, amount.start)
     closed = text.find(")", amount.start)
@@ -523,7 +559,8 @@ def _context_amount(text: str, amount: Mention, actions: re.Pattern[str] | None)
 # money that moved before the proposal, recalled: "you were charged $90.00", "charged in full at $90.00 on your Visa"
 _MOVED_BEFORE = re.compile(
     r"\b(?:was|were|been|got)\s+(?:\w+\s+)?(?:charged|billed|paid)\b|(?<!be )(?<!'ll )(?<!will )\bcharged\s+(?:in\s+full|at|on)\b"
-    r"|\b(?:originally|already)\s+(?:charged|billed|paid)\b|\byou\s+paid\b",
+    r"|\b(?:originally|already)\s+(?:charged|billed|paid)\b|\byou\s+paid\b"
+    r"|\b(?:charged|billed|paid)[*_]*\s*[|:]",  # a recap's label: "| Charged | $55.00 to Visa 7591 |", "Charged: $55.00"
     re.I,
 )
 

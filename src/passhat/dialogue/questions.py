@@ -115,13 +115,14 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
     asking = [(_asking_start(text, s, e, actions), e) for s, e in spans if asks_yes(text[s:e], actions)]
     offers = [(s, e) for s, e in asking if not _ANYTHING_ELSE.search(text, s, e)]
     asking = offers or asking  # "Is there anything else you'd like me to check?" beside an offer: the offer is asked
+    yes_asked = bool(asking)  # "Anything else?" asks for no yes, so points back at nothing
     if not asking:
         asking = [(question_start(text, s), e) for s, e in spans if "?" in text[s:e]]
     if not asking:
         return [(0, len(text))]
     out = [(s, e) for s, e in spans if (s >= asking[0][0] and not _aside(text[s:e], actions)) or _DECLARED.search(text, s, e)]
     for start, end in asking:
-        if _points_back(text[start:end], actions, text[:start]):
+        if yes_asked and _points_back(text[start:end], actions, text[:start]):
             paragraph = _pointed_at(text, start)
             own = [(s, e) for s, e in spans if paragraph <= s and e <= start]
             stated = any(_acts(text[s:e], actions) for s, e in own)  # the offer is in its paragraph: earlier ones recap
@@ -212,15 +213,20 @@ def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
 
 def _points_back(part: str, actions: re.Pattern[str] | None, before: str = "") -> bool:
     """Whether a request for a yes says nothing of its own but its action ("Shall I go ahead?", "Shall I apply it?"),
-    or the verb of the offer ``before`` it, on a pronoun ("- **Apply the workaround of KE-32.** Shall I apply it?";
-    not "Or shall I leave it as it is?", "Shall I go ahead with that cancellation?")."""
+    or a verb said ``before`` it put back on "it" ("- **Apply the workaround of KE-32 to INC-1221.** Shall I apply
+    it?", "Please reply yes and I'll apply it now."): a verb the message has not said ("Shall I email it?", "Or shall I
+    leave it as it is?") is news."""
     left = CONFIRM_QUESTION.sub(" ", CONFIRM_REQUEST.sub(" ", part.lower()))
+    left = _REPEATED.sub(lambda m: " " if re.search(rf"\b{m.group(1)}", before, re.I) else m.group(), left)
     words = re.findall(r"[a-z]+", _without_actions(left, actions))
     rest = [w for w in words if w not in _POINTING and w not in _ACTION_NOUNS]
     return not rest or len(rest) == 1 and bool(_PRONOUNS & set(words)) and re.search(rf"\b{rest[0]}\b", before, re.I) is not None
 
 
 _PRONOUNS = frozenset({"it", "that", "this", "them", "these", "those"})
+
+
+_REPEATED = re.compile(r"\b([a-z]{3,})(?= (?:it|that|this|them|both)\b)")  # "apply it": the verb, before its pronoun
 
 
 # money put back, said to point back at the offer that moves it ("Shall I go ahead with that refund?") whatever the

@@ -23,6 +23,7 @@ _HANDOFF = cue(
     r"connect(?:ing)? you (?:with|to)",
     r"hand(?:ing|ed)? (?:you )?(?:over|off) to",
     r"hand(?:ing|ed)? you (?:over|off)",
+    r"hand(?:ing|ed)? you (?:across )?to",  # "Handing you to the nurse line now"
     r"pass(?:ing|ed)? you (?:on|over|along) to",
     r"escalat(?:e|ing|ed) (?:this|your)",
     r"escalated to (?:a |an |our |the )?(?:staff|human|person|colleague|team|specialist|supervisor|manager)",
@@ -102,6 +103,9 @@ _REPORT_LINE = re.compile(
     rf"|(?:{_LEAD_WORD}){{0,2}}(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed[\W_]*$)",
     re.I,
 )
+# A report laid out as a table: a cell that checks off a step ("| Approve INV-71002 | ✅ approved, payable $1,112.00 |");
+# a cross (❌) or a plan's participle is no report.
+_CHECKED_CELL = re.compile(rf"[\u2705\u2714\u2611]\ufe0f?\s*[*_]*(?!(?:{_READ_VERBS}|{_PLANNED})\b)[a-z]+ed\b", re.I)
 _FAILURE = cue(
     r"(?:an|the) error",
     r"went wrong",
@@ -434,8 +438,9 @@ def _asked_again(parts: list[str], asked: list[frozenset[str]], lexicon: Lexicon
 
 
 def _reports(body: str, said: list[str]) -> bool:
-    """Whether the message says something was done: a cue anywhere in what it states, or a line opening with it."""
-    return bool(_REPORT.search(body)) or any(_REPORT_LINE.match(_EMPHASIS.sub("", s)) for s in said)
+    """Whether the message says something was done: a cue anywhere in what it states, a line opening with it, or a
+    table cell that checks a step off."""
+    return bool(_REPORT.search(body)) or any(_REPORT_LINE.match(_EMPHASIS.sub("", s)) or _CHECKED_CELL.search(s) for s in said)
 
 
 def read_message(text: str, lexicon: Lexicon) -> Reading:

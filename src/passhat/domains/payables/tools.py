@@ -321,7 +321,7 @@ def get_vendor(db: sqlite3.Connection, vendor_id: str) -> dict[str, Any]:
 
 APPROVE_WORDS = ("approve", "approving")
 ADJUST_WORDS = ("adjust", "adjusting", r"short[- ]?pa(?:y|id)", "short-paying")
-HOLD_WORDS = (r"hold(?!\s+off)", r"holding(?!\s+off)")  # "hold off" is holding back, not a hold
+HOLD_WORDS = (r"hold(?!\s+off)", r"holding(?!\s+off)", r"held\b")  # "hold off" is holding back, not a hold
 ESCALATE_WORDS = ("escalate", "escalating", r"rout(?:e|es|ing)(?: \S+){0,3}? to the controller")
 POST_WORDS = ("post", "posting")
 # "its status is now ready for payment": the status changed, not a finding ("its status is received")
@@ -330,7 +330,9 @@ STATUS_WORDS = (
     "marking",
     "move",
     "moving",
-    "set the status",
+    r"set(?:s|ting)? (?:the |its )?status\b",  # "2) set status vendor query"
+    r"status:? (?=ready for payment|vendor query|with controller)",  # a terse report: "INV-71012 held, status vendor query"
+    r"(?:is|are|and|now) in (?=vendor query)",  # "INV-71012 is held and in vendor query"
     r"status (?:is|has been) (?:now|set|changed|updated)\b",
     r"status\s*(?:→|->)",  # a terse plan's step: "3. Status → ready for payment"
     # where it stands: "INV-71010 is in vendor query", "is on hold and in vendor query" ("in the queue" is no status)
