@@ -11,7 +11,7 @@ import asyncio
 import collections
 
 import pytest
-from test_users import TASKS as BUILT_IN_TASKS
+from test_customers import TASKS as BUILT_IN_TASKS
 
 from passhat.agents import AGENTS, DEFAULT_AGENT, resolve_agent
 from passhat.customers import resolve_user
