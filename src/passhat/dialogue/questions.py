@@ -73,6 +73,7 @@ _TAG = re.compile(r"(?<=\w)\s*[,\u2014\u2013-]+\s*(?:yes|right|ok|okay)\s*\?\s*$
 _FACT_QUESTION = re.compile(r"\W*(?:is|are|was|were|do|does|did|has|have|had)\b", re.I)
 _OPEN_QUESTION = re.compile(r"\W*(?:how|what|which|when|where|who)\b", re.I)  # "How would you like to proceed?"
 _MARKUP = re.compile(r"[*_`>#]+")
+_QUOTED_LINE = re.compile(r"[ \t]*>")
 # a sentence that declines or negates ("I can't approve it: $3,870.00 is over your limit") states no term of the
 # alternative asked about after it
 _DECLINING = re.compile(
@@ -125,7 +126,8 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
         if yes_asked and _points_back(text[start:end], actions, text[:start]):
             paragraph = _pointed_at(text, start)
             own = [(s, e) for s, e in spans if paragraph <= s and e <= start]
-            stated = any(_acts(text[s:e], actions) for s, e in own)  # the offer is in its paragraph: earlier ones recap
+            # the offer is in its paragraph (earlier ones recap); a quoted text (a notice drafted above) is wording, no offer
+            stated = any(_acts(text[s:e], actions) and not _QUOTED_LINE.match(text, s) for s, e in own)
             before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or not stated and _acts(text[s:e], actions))]
             out += [
                 (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
