@@ -10,14 +10,9 @@ driven by Playwright, as in the dashboard's browser tests; the module is skipped
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import random
-import re
-import subprocess
-import sys
-import time
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,7 +21,7 @@ import pyotp
 import pytest
 from argon2 import PasswordHasher
 from playwright.sync_api import Page, expect, sync_playwright
-from web_support import PASSWORD
+from web_support import PASSWORD, serving
 
 from passhat.agents import resolve_agent
 from passhat.customers.human import ReplayedCustomer
@@ -41,7 +36,6 @@ from passhat.trajectory import Event
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-SERVER_START = 60.0  # seconds `passhat serve` may take to print its address on a loaded machine
 AGENT = "reference:perfect"
 CONTROLS = {"satisfied": "I'm done", "unsatisfied": "Give up", "abandoned": "Ask for a person"}
 SHOT = Path(__file__).resolve().parents[1] / "docs" / "images" / "tester.png"  # docs/serve.md shows it
@@ -49,23 +43,6 @@ UPDATE_SCREENSHOTS = os.environ.get("PASSHAT_UPDATE_SCREENSHOTS") == "1"  # reta
 T = TypeVar("T")
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="chromium is not installed (make test installs it)")
-
-
-@contextlib.contextmanager
-def serving(out: Path, log: Path) -> Iterator[str]:
-    """`passhat serve --port 0 --agent reference:perfect` over ``out`` while the block runs; yields its address."""
-    with log.open("w") as stderr:
-        command = [sys.executable, "-m", "passhat.cli", "serve", "--out", str(out), "--port", "0", "--agent", AGENT]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
-    try:
-        deadline = time.monotonic() + SERVER_START
-        while not (address := re.search(r" at (http://\S+/) ", log.read_text())):
-            assert server.poll() is None and time.monotonic() < deadline, f"passhat serve did not start: {log.read_text()}"
-            time.sleep(0.05)
-        yield address[1]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def in_thread(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -117,7 +94,7 @@ def test_a_person_plays_a_whole_trial_in_the_browser_and_its_stored_grade_equals
     retail = load_domain("retail")
     task, persona = retail.tasks["retail-001"], PERSONAS["baseline"]
     errors: list[str] = []
-    with serving(out, tmp_path / "serve.log") as url, sync_playwright() as playwright:
+    with serving(out, tmp_path / "serve.log", "--agent", AGENT) as url, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
         page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)

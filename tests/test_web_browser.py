@@ -18,13 +18,11 @@ committed file is only checked."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import struct
 import subprocess
 import sys
-import time
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,7 +32,7 @@ import numpy as np
 import pyotp
 import pytest
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, ViewportSize, expect, sync_playwright
-from web_support import PASSWORD
+from web_support import PASSWORD, serving
 
 from passhat.guard.inbox import InboxStore, Ticket
 from passhat.serve.web.accounts import Accounts, Role
@@ -59,7 +57,6 @@ UPDATE_SCREENSHOTS = os.environ.get("PASSHAT_UPDATE_SCREENSHOTS") == "1"
 MAX_README_SHOT = 300_000  # bytes
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 MIN_INK = 0.01  # share of the pixels under the top bar that differ from the page's background; a blank page has none
-SERVER_START = 60.0  # seconds `passhat serve` may take to print its address on a loaded machine
 
 needs_chromium = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="chromium is not installed (make test installs Debian's chromium package)"
@@ -85,23 +82,6 @@ class Site:
     def server_errors(self) -> str:
         """What the server wrote besides the line with its address (a 500's traceback, a warning)."""
         return self.log.read_text().partition("\n")[2]
-
-
-@contextlib.contextmanager
-def serving(out: Path, log: Path) -> Iterator[str]:
-    """`passhat serve --port 0` over ``out`` while the block runs; yields its address as the command prints it."""
-    with log.open("w") as stderr:
-        command = [sys.executable, "-m", "passhat.cli", "serve", "--out", str(out), "--port", "0"]
-        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
-    try:
-        deadline = time.monotonic() + SERVER_START
-        while not (address := re.search(r" at (http://\S+/) ", log.read_text())):
-            assert server.poll() is None and time.monotonic() < deadline, f"passhat serve did not start: {log.read_text()}"
-            time.sleep(0.05)
-        yield address[1]
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

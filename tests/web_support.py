@@ -1,9 +1,12 @@
-"""Test support for the web app: an app over a runs folder, and a client signed in through the real sign-in
-routes (password, then a TOTP code computed from the stored secret, enrolling the account the first time)."""
+"""Test support for the web app: an app over a runs folder, a client signed in through the real sign-in
+routes (password, then a TOTP code computed from the stored secret, enrolling the account the first time), and
+`passhat serve` as a process of its own, for the browser tests."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -112,3 +115,23 @@ def parallel_sign_ins(base: str, names: list[str], password: str) -> list[int]:
     for client in clients:
         client.close()
     return statuses
+
+
+SERVER_START = 60.0  # seconds `passhat serve` may take to print its address on a loaded machine
+
+
+@contextmanager
+def serving(out: Path, log: Path, *flags: str) -> Iterator[str]:
+    """`passhat serve --port 0 [flags]` over ``out`` while the block runs; yields its address as the command prints it."""
+    with log.open("w") as stderr:
+        command = [sys.executable, "-m", "passhat.cli", "serve", "--out", str(out), "--port", "0", *flags]
+        server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=stderr)
+    try:
+        deadline = time.monotonic() + SERVER_START
+        while not (address := re.search(r" at (http://\S+/) ", log.read_text())):
+            assert server.poll() is None and time.monotonic() < deadline, f"passhat serve did not start: {log.read_text()}"
+            time.sleep(0.05)
+        yield address[1]
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
