@@ -455,7 +455,7 @@ def _stated_but_not_agreed(
             continue
         if not negated_at(proposal, m.start, m.end) and not _agreed_money(m.value, m.direction, every):
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
-    out += _other_values(proposal, every, spans)
+    out += _other_values(proposal, every, spans, actions)
     endings = {t.value for t in every if t.kind == "card_ending"}
     if endings or moving:  # a card said beside writes that take none and move no money is context
         out += [
@@ -572,7 +572,7 @@ def _recapped(text: str, amount: Mention) -> bool:
     return bool(_MOVED_BEFORE.search(text, start, end))
 
 
-def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
+def _other_values(proposal: str, every: list[Term], spans: Spans, actions: re.Pattern[str] | None) -> list[str]:
     """Dates (once the batch has a date term) and other values of a closed set the proposal states within
     ``spans``, un-negated, that no term of the batch is: "cancel AP-1 (2025-07-30)" for the appointment of 18 June."""
     values = {t.value.lower() for t in every if t.kind == "phrase"}
@@ -584,8 +584,36 @@ def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
         if not any(same_date(m.value, d) for d in days)
     ]
     for other in {u for t in every if t.kind == "phrase" for u in t.unlike if u.lower() not in values}:
-        out += [other for s, e in names_phrase(proposal, other) if within(spans, s) and not negated_at(proposal, s, e)][:1]
+        out += [
+            other
+            for s, e in names_phrase(proposal, other)
+            if within(spans, s) and not negated_at(proposal, s, e) and not _said_as_before(proposal, s, e, actions)
+        ][:1]
     return out
+
+
+# a value of a closed set said as what a record is or was before the write, not as what it sets: "raise it from medium
+# to high", "(currently medium)", "logged as hardware", "It's low now", "the endpoint team turned it down"
+_BEFORE_CUE = re.compile(
+    r"\b(?:from|currently|presently|previously|originally|was|were|is at|at present|"
+    r"(?:logged|filed|opened|raised|recorded|marked|classified|categori[sz]ed) as)\W+(?:(?!(?:to|into|as|for)\b)\w+\W+){0,2}$",  # "from critical to high" sets high
+    re.I,
+)
+_STATE_AFTER = re.compile(
+    r"^\W*(?:(?:\w+\W+){0,2}(?:now|currently|at the moment|at present|today|so far)\b|"
+    r"(?:\w+\W+){0,2}(?:turned (?:it |this )?down|rejected|declined|refused|bounced|sent (?:it |this )?back))",
+    re.I,
+)
+
+
+def _said_as_before(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether a closed-set value is said as the record's present or earlier state: cued before it in its clause
+    (:data:`_BEFORE_CUE`), or after it in a clause that names none of the writes' actions (:data:`_STATE_AFTER`:
+    "It's low now", not "Shall I classify it as hardware now?"). Context a proposal recaps, not a value it sets."""
+    clause_start, clause_end = clause_at(text, start)
+    if _BEFORE_CUE.search(text[clause_start:start]):
+        return True
+    return bool(_STATE_AFTER.match(text[end:clause_end])) and not _acted(text, clause_start, clause_end, actions)
 
 
 def _says_otherwise(proposal: str, write: Commitment, spans: Spans) -> bool:
