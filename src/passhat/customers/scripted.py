@@ -330,8 +330,9 @@ class ScriptedUser:
             if self._agreeable_later(self._goals[g])
             for i in self._goals[g].open_calls(live)
         ]
-        # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
-        done = [state.commitments[i] for i in state.completed]
+        # the message may also report the writes made so far, for this goal or an earlier one ("Done. Next, shall I ...?",
+        # "Recap: KE-32's workaround was applied to INC-1221. Shall I resolve INC-1221?")
+        done = [s.commitments[i] for s in self._goals for i in s.completed]
         wanted = [self._goals[g].commitments[i] for g, i in open_calls]
         reported = reported or not reading.proposal
         chosen = bound_writes(text, wanted, done, self._domain.id_pattern, own, reported=reported)

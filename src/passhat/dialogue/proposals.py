@@ -208,13 +208,18 @@ def binding(
     mine = {_id_core(i) for i in own}
     pattern = actions([*batch, *context])
     spans = answered(proposal, pattern)
-    everything = [t for c in [*batch, *context] for t in c.terms]
     taken = _other_values_said(proposal, write, batch)
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
         unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine, taken)),
-        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
+        conflicting=tuple(
+            _stated_but_not_agreed(proposal, _terms_of(batch), id_pattern, set(own), spans, pattern, made=_terms_of(context))
+        ),
     )
+
+
+def _terms_of(writes: Iterable[Commitment]) -> list[Term]:
+    return [t for c in writes for t in c.terms]
 
 
 def actions(writes: Iterable[Commitment]) -> re.Pattern[str] | None:
@@ -420,9 +425,11 @@ def _stated_but_not_agreed(
     spans: Spans | None = None,
     actions: re.Pattern[str] | None = None,
     reported: bool = False,
+    made: Sequence[Term] = (),
 ) -> list[str]:
     """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
-    (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
+    (un-negated) that match no term of the batch nor of the writes ``made`` already (which a proposal may recap; they
+    do not make ids of their kind terms: a hand-off offer names an order as context after an address change). Within ``spans`` (what the yes answers) when given: findings
     recapped around the proposal are context, except a card (where the writes take one or move money) and, where the writes move money for the customer,
     an amount moving for them: what the customer would get or pay, wherever it is said. A quoted wording (a note's or
     a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
@@ -431,7 +438,8 @@ def _stated_but_not_agreed(
     money that moved before (:func:`_recapped`), nor an amount put right later ("sorry, I meant $90.00")."""
     proposal = wording_blanked(proposal)
     spans = spans or [(0, len(proposal))]
-    every = [t for term in terms for t in (term, *term.alternatives)]
+    kinds = {_id_kind(_id_core(t.value)) for term in terms for t in (term, *term.alternatives) if t.kind == "id"}
+    every = [t for term in [*terms, *made] for t in (term, *term.alternatives)]
     out = []
     streets = [span for t in every if t.kind == "street" for span in names_street(proposal, t.value)]
     if streets:
@@ -468,7 +476,6 @@ def _stated_but_not_agreed(
         # a record of a kind the writes do not act on, said as an aside, is context ("INV-71004 (PO-4104)", "PO-4106:
         # 20 boxes @ $61.00"), and in a report what the writes made ("your appointment reference is AP-5233"); a write
         # that names no record (a hand-off) has ids as context
-        kinds = {_id_kind(_id_core(t.value)) for t in every if t.kind == "id"}
         for found in re.finditer(id_pattern, proposal):
             if (
                 kinds
@@ -706,7 +713,7 @@ def _about_the_record_in_view(
         if (
             proposes(proposal, c.words, spans=spans)
             and _fully_named(proposal, rest, spans, mine)
-            and not _stated_but_not_agreed(proposal, [t for w in [c, *context] for t in w.terms], id_pattern, own, spans)
+            and not _stated_but_not_agreed(proposal, list(c.terms), id_pattern, own, spans, made=_terms_of(context))
         ):
             found.setdefault(c.tool, []).append(i)
     return {ones[0] for ones in found.values() if len(ones) == 1}
@@ -830,8 +837,10 @@ def bound_writes(
         return set()
 
     def conflicts(chosen: Iterable[int]) -> list[str]:
-        terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
-        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans, pattern, reported)
+        terms = _terms_of(wanted[i] for i in chosen)
+        return _stated_but_not_agreed(
+            proposal, terms, id_pattern, set(own), told if reported else spans, pattern, reported, made=_terms_of(context)
+        )
 
     if conflicts(offered):
         return set()
