@@ -316,3 +316,25 @@ def test_a_proposal_of_the_next_goal_may_recap_the_write_an_earlier_goal_made(re
     replies = conversation(HELPDESK, "hd-022", ask, HD_WORKAROUND, HD_APPLIED, "You're already verified, Vera. " + recap)
     assert "resolve INC-1221" in replies[2].text  # the workaround worked: on to closing the incident
     assert is_affirmative(replies[3].text) is agreed, replies[3].text
+
+
+BENEFITS_REFUSAL = (
+    "Thanks, Stellan. I'm sorry: dues can't be refunded mid-year under club rules. I can escalate it to staff, who can "
+    "consider an exception. Want me to?"
+)
+
+
+@pytest.mark.parametrize(
+    "reask, agreed",
+    [
+        (
+            "To confirm, the case note will read: Member sold car, moved abroad, asks for $219.00 dues back. Escalate to staff now?",
+            True,
+        ),
+        ("Internal note: Premier member requests $219.00 dues back (paid 2025-04-01). Escalate to staff now?", True),
+        ("Note: I'll refund you $219.00 as well. Escalate to staff now?", False),  # a bare "Note:" is the agent's own word
+    ],
+)
+def test_a_note_s_wording_said_after_its_cue_unquoted_is_wording_not_a_refund(reask, agreed) -> None:
+    replies = conversation(BENEFITS, "benefits-019", BENEFITS_ASK, BENEFITS_REFUSAL, reask)
+    assert is_affirmative(replies[2].text) is agreed, replies[2].text

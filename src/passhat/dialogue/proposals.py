@@ -409,12 +409,21 @@ def _agreed_id(core: str, agreed: set[str]) -> bool:
 
 # a text the agent will write for someone (a note's or a notice's wording): quoted at length, or block-quoted in markdown
 _QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d|^[ \t]*>[^\n]*', re.M)
+# or said after a cue that it is one, unquoted, to the end of its sentence: "the case note will read: Member asks for
+# $219.00 dues back.", "Internal note: ..."; a bare "Note:" labels the agent's own statement and is no cue
+_CUED_WORDING = re.compile(
+    r"\b(?:(?:will|would|'ll|to|shall|should)\s+(?:read|say)|(?:case|internal|staff|audit|hand-?off)\s+note|"
+    r"note\s+(?:for|to)\s+(?:staff|the\s+team|the\s+case)|summary\s+for\s+(?:staff|the\s+team))\s*:[*_]*"
+    r"(?P<wording>[^\n]+?)(?:[.!](?=\s|$)|$)",
+    re.I | re.M,
+)
 
 
 def wording_blanked(text: str) -> str:
     """``text`` with every quoted wording blanked, offsets unchanged: what a notice or a note will say states no term
     of the proposal and offers no action of its own ('Email the vendor: "Invoice approved in full."' approves nothing)."""
-    return _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), text)
+    text = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), text)
+    return _CUED_WORDING.sub(lambda m: m.group()[: m.start("wording") - m.start()] + " " * (m.end() - m.start("wording")), text)
 
 
 def _stated_but_not_agreed(
