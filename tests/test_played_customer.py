@@ -338,3 +338,16 @@ BENEFITS_REFUSAL = (
 def test_a_note_s_wording_said_after_its_cue_unquoted_is_wording_not_a_refund(reask, agreed) -> None:
     replies = conversation(BENEFITS, "benefits-019", BENEFITS_ASK, BENEFITS_REFUSAL, reask)
     assert is_affirmative(replies[2].text) is agreed, replies[2].text
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "Would you like me to book a new appointment for Linus with Dr Adeyemi? If so, which week should I look at for open times?",
+        "Shall I book Linus in with Dr Adeyemi? What part of the week suits you?",
+    ],
+)
+def test_an_offer_with_a_question_for_when_gets_the_day_and_time(ask) -> None:
+    verify = "Could I have the phone number on your file and your date of birth?"
+    *_, reply = conversation(INTAKE, "intake-020", verify, "Thank you, Maren — you're verified as Linus's guardian.", ask)
+    assert "2025-06-13" in reply.text and "09:30" in reply.text, reply.text

@@ -464,6 +464,8 @@ def _stated_but_not_agreed(
     for m in amounts:
         if put_right_later(proposal, m.end, [(a.start, a.end) for a in amounts]):
             continue  # "$80.00 — sorry, I meant $90.00": the last word counts
+        if _threshold(proposal, m, actions):
+            continue  # "refunds over $150 need a colleague's approval": a bound compared with, moving nothing
         if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
             continue
         if not within(spans, m.start) and not (moving and m.direction):
@@ -478,7 +480,7 @@ def _stated_but_not_agreed(
         out += [
             f"card ending {m.value}"
             for m in cued_card_endings_in(proposal)
-            if m.value not in endings and not negated_at(proposal, m.start, m.end)
+            if m.value not in endings and not negated_at(proposal, m.start, m.end) and not _card_recapped(proposal, m)
         ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
@@ -495,9 +497,41 @@ def _stated_but_not_agreed(
                 and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
                 and not _withheld(proposal, found.start(), found.end())
+                and not _left_as_is(proposal, found.start(), found.end(), id_pattern)
             ):
                 out.append(found.group(0))
     return list(dict.fromkeys(out))
+
+
+# a record said as one the writes leave alone: labelled so ("Keep: V-45881", "❌ Not returning: V-45881", "keeping
+# V-45881") or said so after it ("Jeans (V-45881): stay with you, not returned", "V-45881 stays on the order")
+_LEFT_LABEL = re.compile(
+    r"\b(?:keep(?:ing|s)?|kept|not\s+(?:return|includ|chang|cancel|touch|affect|refund)\w*|unchanged|untouched|excluded|"
+    r"leav(?:e|es|ing)|stay(?:s|ing)?|remain(?:s|ing)?)\b[\W_]*(?:[\w-]+[\W_]+){0,3}?$",
+    re.I,
+)
+_LEFT_AFTER = re.compile(
+    r"^[^\w]*(?:[\w':-]+[^\w.!?\n]+){0,8}?(?:"
+    r"(?:stays?|remains?|is\s+kept|will\s+be\s+kept)(?:\s+\w+){0,2}?\s+(?:with\s+you|on\s+the\s+order|as\s+(?:it|they)\s+(?:is|are)|"
+    r"unchanged|booked|in\s+place)"
+    r"|(?:is\s+|are\s+)?not\s+(?:being\s+)?(?:returned|included|changed|cancell?ed|touched|affected|part)"
+    r"|(?:won't|will\s+not)\s+be\s+(?:touched|changed|cancell?ed|affected|returned))\b",
+    re.I,
+)
+
+
+def _left_as_is(text: str, start: int, end: int, id_pattern: str) -> bool:
+    """Whether an id is said, in its own line or sentence, as a record the writes leave alone (:data:`_LEFT_LABEL`,
+    :data:`_LEFT_AFTER`, with no other record or "and" between: "cancel AP-1 and AP-2; the rest stays as it is" leaves
+    neither): the item kept beside the one returned is context, not a term the proposal adds."""
+    s_start, s_end = sentence_at(text, start)
+    line_start = max(s_start, text.rfind("\n", 0, start) + 1)
+    line_end = min(s_end, text.find("\n", end) % (len(text) + 1))
+    if _LEFT_LABEL.search(text, line_start, start):
+        return True
+    after = _LEFT_AFTER.match(text[end:line_end])
+    between = text[end : end + after.end()] if after else ""
+    return bool(after) and not (re.search(id_pattern, between) or re.search(r"\b(?:and|or|plus|also)\b", between, re.I))
 
 
 def _aside(text: str, start: int, end: int) -> bool:
@@ -579,6 +613,36 @@ _MOVED_BEFORE = re.compile(
     r"|\b(?:charged|billed|paid)[*_]*\s*[|:]",  # a recap's label: "| Charged | $55.00 to Visa 7591 |", "Charged: $55.00"
     re.I,
 )
+
+
+_CHARGED_TO = re.compile(r"\bcharged\s+to\b", re.I)
+_MODAL = re.compile(r"\b(?:will|would|shall|going to|be)\b|'ll\b|'d\b", re.I)
+
+
+def _threshold(text: str, amount: Mention, actions: re.Pattern[str] | None) -> bool:
+    """An amount said as a bound compared with ("refunds over $150 need a colleague's approval"), in a clause that
+    offers none of the writes' actions as such: "approve INV-1 for payment under $5,000" states the approval's terms."""
+    start, end = clause_at(text, amount.start)
+    if not _THRESHOLD.search(text, start, amount.start):
+        return False
+    return not any(
+        not _AGENT_NOUN.match(text, m.end()) and not _plural_noun(text, m)
+        for m in (actions.finditer(text, start, end) if actions else ())
+    )
+
+
+def _plural_noun(text: str, found: re.Match[str]) -> bool:
+    """An action word said as the things it names ("refunds over $150 need ..."), not as the action offered."""
+    return text[found.end() : found.end() + 1] == "s" and not text[found.end() + 1 : found.end() + 2].isalpha()
+
+
+def _card_recapped(text: str, card: Mention) -> bool:
+    """A card said as where money went before ("$380.00 charged to Visa ending 6482", "you were charged on Visa 6482"),
+    not where the proposal moves money ("the $2.19 would be charged to Visa ending 6482" is a term)."""
+    if _recapped(text, card):
+        return True
+    start, end = clause_at_keeping_labels(text, card.start)
+    return bool(_CHARGED_TO.search(text, start, card.start)) and not _MODAL.search(text, start, end)
 
 
 def _recapped(text: str, amount: Mention) -> bool:
