@@ -37,9 +37,9 @@ from passhat.domains.model import AcceptableOutcome, Action, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 
-# an offer that asks whether the customer wants anything (more), not one thing: "Is there anything on your own
-# membership you'd like me to look at?"
-_INVITES = re.compile(r"\b(?:anything|something)\b[^.?!]*\?", re.I)
+# an offer that asks whether the customer wants anything, not one thing: "Is there anything on your own membership
+# you'd like me to look at?" ("Anything else?" beside an offer is a question of its own)
+_INVITES = re.compile(r"\b(?:anything|something)\b(?! else| more)[^.?!]*\?", re.I)
 # a request's opening word that accepts the agent's last answer ("Fine.", "OK,", "All right, then"); "Good afternoon" is none
 _ACCEPTANCE = re.compile(r"\A(?:fine|ok(?:ay)?|all right|alright|great|good|in that case)[,.!]\s*(?:then\b,?\s*)?", re.I)
 
