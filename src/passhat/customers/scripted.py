@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import random
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -28,12 +29,19 @@ from passhat.dialogue.facts import Fact, answers_kind
 from passhat.dialogue.proposals import Commitment, bound_writes, proposes
 from passhat.dialogue.reading import Reading, read_message
 from passhat.dialogue.reasks import reasked_binding, standing_proposal
+from passhat.dialogue.text import sentences
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
 from passhat.domains.kit import IDENTITY, Voice, joined
 from passhat.domains.model import AcceptableOutcome, Action, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
+
+# an offer that asks whether the customer wants anything, not one thing: "Is there anything on your own membership
+# you'd like me to look at?" ("Anything else?" beside an offer is a question of its own)
+_INVITES = re.compile(r"\b(?:anything|something)\b(?! else| more)[^.?!]*\?", re.I)
+# a request's opening word that accepts the agent's last answer ("Fine.", "OK,", "All right, then"); "Good afternoon" is none
+_ACCEPTANCE = re.compile(r"\A(?:fine|ok(?:ay)?|all right|alright|great|good|in that case)[,.!]\s*(?:then\b,?\s*)?", re.I)
 
 MAX_MISMATCHES = 3  # wrong proposals for one goal before the customer gives up
 MAX_REPEATS = 3  # times the customer gives the same detail again before it gives up
@@ -138,7 +146,10 @@ class ScriptedUser:
         return self._rng.choice(list(self._kit.slips(self._task.customer)))
 
     def _request(self, goal: Goal) -> str:
-        return joined(self._rng.choice(goal.request), self._voice.say("urgency"))
+        """One of the goal's requests, without the word that accepts what the agent said before ("Fine.", "OK,"): the
+        customer's own lead-in comes first ("Got it. One more thing."), and "One more thing. Fine." contradicts it."""
+        request = _ACCEPTANCE.sub("", self._rng.choice(goal.request), count=1)
+        return joined(request[:1].upper() + request[1:], self._voice.say("urgency"))
 
     def _take_held_back(self) -> str:
         text, self._held_back = self._held_back or "", None
@@ -159,7 +170,7 @@ class ScriptedUser:
             if state is None:  # nothing more is wanted: a plain no to the offer, and goodbye if asked for more
                 return self._no_thanks(reading)
             if not self._matching_calls(state, text, reading):  # an extra offer, then on to the next request
-                return UserTurn(joined(self._voice.say("no_thanks"), self._voice.say("next"), self._request(state.goal)))
+                return UserTurn(self._declined_for_next(text, state.goal))
         if reading.proposal and reading.asks:  # two questions at once: both answered
             return self._on_proposal_and_asks(state, text, reading)
         if reading.proposal:
@@ -189,7 +200,8 @@ class ScriptedUser:
         about it; a turn when that settles the reply."""
         outcome = state.goal.outcome
         waiting = [s for s in self._goals if s.awaiting]
-        if state.awaiting and (reading.failure or reading.refusal and not reading.report):
+        failed = reading.failure or reading.refusal and not reading.report
+        if state.awaiting and failed and not (reading.report and self._reported_beside(waiting, text)):
             for s in waiting:
                 s.awaiting.clear()
             return self._refused(state, reading)
@@ -216,6 +228,28 @@ class ScriptedUser:
             if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
                 self._settle(state, True)
         return None
+
+    def _reported_beside(self, waiting: list[_GoalState], text: str) -> bool:
+        """Whether the message says every awaited write was done in the sentences that report no failure or refusal:
+        "$55.00 has been refunded to your Visa. As I said, I couldn't do anything about Bruno's tow" reports the write
+        and recalls an earlier refusal; "I tried, but the refund failed: your card has been closed" reports nothing."""
+        lexicon = self._domain.lexicon
+        readings = [read_message(text[start:end], lexicon) for start, end in sentences(text)]
+        plain = " ".join(r.text for r in readings if not (r.failure or r.refusal))
+        done = [s.commitments[i] for s in self._goals for i in s.completed]
+        own = (self._task.customer.customer_id,)
+        return all(
+            len(bound_writes(plain, [s.commitments[i] for i in s.awaiting], done, lexicon.id_pattern, own, reported=True))
+            == len(s.awaiting)
+            for s in waiting
+        )
+
+    def _declined_for_next(self, text: str, goal: Goal) -> str:
+        """An offer the customer does not take, then its next request, saying one thing: "No, thanks. One more thing:
+        ..." to an offer of something else; to an offer that asks whether there is anything it wants ("is there anything
+        on your own membership I can look at?"), no "No, thanks": the next request is what it wants."""
+        declined = "" if _INVITES.search(text) else self._voice.say("no_thanks")
+        return joined(declined, self._voice.say("next"), self._request(goal))
 
     def _no_thanks(self, reading: Reading) -> UserTurn:
         """An offer of nothing the customer wants, once its request is handled: declined politely, not as a wrong
@@ -307,7 +341,8 @@ class ScriptedUser:
         if not self._matching_calls(state, text, reading):
             return UserTurn(self._answers(state.goal, reading.asks))
         turn = self._on_proposal(state, text, reading)
-        return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks)))
+        beside_yes = is_affirmative(turn.text)
+        return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks, beside_yes)))
 
     def _matching_calls(self, state: _GoalState, text: str, reading: Reading, reported: bool = False) -> dict[int, set[int]]:
         """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,
@@ -367,12 +402,14 @@ class ScriptedUser:
 
     # -- answering questions ------------------------------------------------------------------------
 
-    def _answers(self, goal: Goal, asks: frozenset[str]) -> str:
+    def _answers(self, goal: Goal, asks: frozenset[str], beside_yes: bool = False) -> str:
+        """The details asked for that the customer has; for one it lacks, "I'm not sure what you need from me", but
+        never beside a yes: that filler after "Yes, go ahead" reads as taking the yes back (``is_affirmative``)."""
         parts = []
         for slot in self._kit.slots:
             if slot in asks:
                 before = slot in self._given
-                parts.append(self._answer(goal, slot))
+                parts.append(self._answer(goal, slot) or ("" if beside_yes else self._voice.say("unknown")))
                 self._repeats[slot] += before
                 self._moved |= not before and slot in self._given
         if any(n > MAX_REPEATS for n in self._repeats.values()):
@@ -385,7 +422,7 @@ class ScriptedUser:
         text = self._kit.answer(slot, goal, self._voice)
         if text:
             self._given.add(slot)
-        return text or self._voice.say("unknown")
+        return text
 
     def _identity(self) -> str:
         """Who the customer is, as its domain's customers say it; an incoherent slip on the first try."""

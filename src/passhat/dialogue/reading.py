@@ -231,6 +231,7 @@ class Lexicon:
     cues: Mapping[str, re.Pattern[str]]
     which: str | None = None  # the slot "which one?" asks for: the kind of record a request is about
     refind: Callable[[str], str | None] | None = None  # the record slot a "not found" is about (None: who they are)
+    nouns: Mapping[str, re.Pattern[str]] = dataclasses.field(default_factory=dict)  # per slot: other words naming one
 
     @functools.cached_property
     def actions(self) -> re.Pattern[str] | None:
@@ -329,6 +330,7 @@ def _which_of_named(before: str, sentence: str, slots: frozenset[str], lexicon: 
     if not slots or which is None:
         return slots
     kinds = {m.end(): slot for slot in lexicon.cues for m in re.finditer(rf"\b{re.escape(slot.rstrip('s'))}s?\b", before, re.I)}
+    kinds |= {m.end(): slot for slot, noun in lexicon.nouns.items() for m in noun.finditer(before)}  # "two Visa cards"
     if not kinds:
         return slots
     rest = _EMPHASIS.sub("", sentence[: which.start()] + " " + sentence[which.end() :])
@@ -443,6 +445,27 @@ def _reports(body: str, said: list[str]) -> bool:
     return bool(_REPORT.search(body)) or any(_REPORT_LINE.match(_EMPHASIS.sub("", s)) or _CHECKED_CELL.search(s) for s in said)
 
 
+# a sentence that is all courtesy or progress while the agent works, answering nothing: "Thanks for your patience!",
+# "I'll be right back.", "I'm checking your order now." ("Thanks, it's pending." answers)
+_WHILE_WORKING = re.compile(
+    r"\W*(?:(?:thanks?|thank you)(?: so| very)?(?: much)?(?: for (?:your |the )?(?:patience|waiting|wait|bearing with me))?"
+    r"|(?:i |we )?appreciate (?:your|the) patience"
+    r"|(?:i'?ll|i will|we'?ll|we will) be (?:right )?back(?: with you)?(?: in a (?:moment|second|sec|minute))?"
+    r"|(?:this|it) (?:should|will|won'?t|shouldn'?t) (?:only )?take (?:long|a (?:moment|second|sec|minute))"
+    r"|(?:i'?m|i am|we'?re|we are) (?:now |just )?(?:looking|checking|pulling|searching|reviewing)\b[^.?!:;,\u2014\u2013]*"
+    r")\W*",
+    re.I,
+)
+
+
+def _still_working(said: list[str]) -> bool:
+    """Whether the agent is still at work: it says so ("let me check", "one moment") and says nothing after that but
+    more of the same. A turn's messages reach the customer joined, so "Thank you, one moment." followed by the answer
+    ("It's with the endpoint group, status assigned.") has answered."""
+    last = max((i for i, s in enumerate(said) if _WORKING.search(s)), default=None)
+    return last is not None and all(_WHILE_WORKING.fullmatch(s) for s in said[last + 1 :])
+
+
 def read_message(text: str, lexicon: Lexicon) -> Reading:
     """Read one agent message in a domain's terms (its ``lexicon``).
 
@@ -485,7 +508,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
         asks=asks,
         anything_else=bool(open_parts),
         closing=bool(_CLOSING.search(text)) and "?" not in text,
-        working=bool(_WORKING.search(body)) and not (proposal or asks or question),
+        working=_still_working([s for s in rest if s not in confirming]) and not (proposal or asks or question),
         question=question,
         says=any("?" not in s for s in rest),
         ids=ids,

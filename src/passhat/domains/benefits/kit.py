@@ -43,6 +43,16 @@ CUES = {
     ),
 }
 
+# what names a payment method besides "payment": "which of those?" after two card endings asks for the card
+NOUNS = {
+    "payment": cue(
+        r"(?:visa|mastercard|amex|american express|discover)\b",
+        r"ending (?:in )?\d{4}\b",
+        r"club credit\b",
+        r"payment methods?\b",
+    ),
+}
+
 PHRASINGS = {
     "number_name": {
         "plain": (
@@ -141,6 +151,7 @@ KIT = ConversationKit(
     slots=SLOTS,
     which="charge",
     cues=CUES,
+    nouns=NOUNS,
     phrasings=PHRASINGS,
     slips=slips,
     identify=identify,

@@ -67,6 +67,17 @@ CUES = {
     ),
 }
 
+# what names a payment method besides "payment": "which of those?" after "one ending in 4698 and one ending in 9591"
+# asks for the card, not the order
+NOUNS = {
+    "payment": cue(
+        r"(?:visa|mastercard|amex|american express|discover|paypal)\b",
+        r"(?:gift|credit|debit) cards?\b",
+        r"ending (?:in )?\d{4}\b",
+        r"payment methods?\b",
+    ),
+}
+
 PHRASINGS = {
     "email": {
         "plain": ("My email is {email}.", "It's {email}.", "You can find me under {email}."),
@@ -180,10 +191,8 @@ def answer(slot: str, goal: Goal, voice: Voice) -> str:
         old = voice.say("items", items=_items_words(goal.items)) if goal.items else ""
         new = voice.say("new_items", items=_items_words(goal.new_items)) if goal.new_items else ""
         return joined(old, new)
-    if slot == "payment":
-        ids = _payment_ids(goal.actions or goal.forbidden)
-        words = joined(goal.payment or "", f"({', '.join(dict.fromkeys(ids))})" if ids else "")
-        return voice.say("payment", payment=words) if words else ""
+    if slot == "payment":  # as a shopper names it ("my Visa ending in 4698"), never by the backend's id for it
+        return voice.say("payment", payment=goal.payment) if goal.payment else ""
     if slot == "address":
         address = ", ".join(v for v in (goal.address or {}).values() if v)
         return voice.say("address", address=address) if address else ""
@@ -234,6 +243,7 @@ KIT = ConversationKit(
     slots=SLOTS,
     which="order",
     cues=CUES,
+    nouns=NOUNS,
     phrasings=PHRASINGS,
     slips=slips,
     identify=identify,
