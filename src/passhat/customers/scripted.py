@@ -26,7 +26,7 @@ from passhat.customers.wording import Voice as CustomerVoice
 from passhat.customers.wording import tone_of
 from passhat.dialogue import Message, is_affirmative
 from passhat.dialogue.facts import Fact, answers_kind
-from passhat.dialogue.proposals import Commitment, bound_writes, proposes
+from passhat.dialogue.proposals import Commitment, action_pattern, bound_writes, proposes
 from passhat.dialogue.reading import Reading, read_message
 from passhat.dialogue.reasks import reasked_binding, standing_proposal
 from passhat.dialogue.text import sentences
@@ -219,14 +219,15 @@ class ScriptedUser:
                 self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
             self._settle(state, True)
+        elif outcome == "answered" and (told := self._told(state, reading)):
+            # an answer is credited before what comes with it: a follow-up offer, or an "I can't ..." that explains it
+            state.answered |= told
+            if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
+                self._settle(state, True)
         elif reading.refusal and (
             not reading.proposal or outcome == "refused" and not self._matching_calls(state, text, reading)
         ):
             return self._refused(state, reading)  # an offer of the very write wanted, a caveat beside it, is no refusal
-        elif outcome == "answered" and reading.informative and not reading.working:
-            state.answered |= {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
-            if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
-                self._settle(state, True)
         return None
 
     def _reported_beside(self, waiting: list[_GoalState], text: str) -> bool:
@@ -250,6 +251,14 @@ class ScriptedUser:
         on your own membership I can look at?"), no "No, thanks": the next request is what it wants."""
         declined = "" if _INVITES.search(text) else self._voice.say("no_thanks")
         return joined(declined, self._voice.say("next"), self._request(goal))
+
+    def _told(self, state: _GoalState, reading: Reading) -> set[int]:
+        """The questions of an informational goal that the message's statements answer (a refusal that answers none
+        stays a refusal; an offer's own terms answer nothing)."""
+        if not reading.tells:
+            return set()
+        text = reading.text if reading.informative else reading.stated
+        return {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
 
     def _no_thanks(self, reading: Reading) -> UserTurn:
         """An offer of nothing the customer wants, once its request is handled: declined politely, not as a wrong
@@ -288,7 +297,14 @@ class ScriptedUser:
     def _next_goal(self, state: _GoalState) -> UserTurn:
         """After a goal is handled (or at "anything else?"): the next goal, or the goodbye."""
         if not state.handled:  # "anything else?" before this request is handled: only this, said again
-            return UserTurn(joined(self._voice.say("just_that"), self._request(state.goal)))
+            # part of it done: that part acknowledged, the rest asked for, not "only this" before the whole request again
+            if not state.completed:
+                return UserTurn(joined(self._voice.say("just_that"), self._request(state.goal)))
+            lead = self._voice.say("rest_open")
+            done = [state.commitments[i] for i in state.completed]
+            wanted = [state.commitments[i] for i in state.open_calls(self._live_outcomes())]
+            rest = _undone_part(self._rng.choice(state.goal.request), done, wanted)
+            return UserTurn(joined(lead, rest, self._voice.say("urgency")))
         nxt = self._next_goal_state()
         if nxt is None:
             return self._finish()
@@ -519,6 +535,29 @@ def _merged(plan: _GoalPlan, other: _GoalPlan) -> _GoalPlan:
             same = len(calls) - 1
         path.add(same)
     return dataclasses.replace(plan, calls=calls, commitments=commitments, paths=[*plan.paths, frozenset(path)])
+
+
+# where a request joins its actions: "escalate INV-71014 and mark it with controller", "cancel it, then book a new one"
+_CLAUSE_JOINT = re.compile(r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|;\s*|\s+and\s+(?:then\s+)?|\s+then\s+)", re.I)
+
+
+def _undone_part(request: str, done: list[Commitment], wanted: list[Commitment]) -> str:
+    """The clauses of a request that ask for a ``wanted`` action and no ``done`` one ("mark it with controller" once
+    the escalation is reported done), as a request; the whole request when its clauses cannot be told apart."""
+    clauses = [c.strip(" .!") for c in _CLAUSE_JOINT.split(request) if c.strip(" .!")]
+    done_words, wanted_words = _actions(done), _actions(wanted)
+    if done_words is None or wanted_words is None or not any(done_words.search(c) for c in clauses):
+        return request
+    rest = [c for c in clauses if wanted_words.search(c) and not done_words.search(c)]
+    if not rest:
+        return request
+    text = re.sub(r"^(?:please|and|also)\s+", "", " and ".join(rest), flags=re.I)
+    return f"Please also {text}."
+
+
+def _actions(commitments: list[Commitment]) -> re.Pattern[str] | None:
+    """One pattern for the action words of some writes (None: no words)."""
+    return action_pattern(tuple(w for c in commitments for w in c.words))
 
 
 def _ids_in(value: Any) -> frozenset[str]:

@@ -65,7 +65,7 @@ _WH_ASKS = re.compile(r"[,;:]\s*(?:what|which)\b[^.?!,;:]{0,40}\b(?:should|would
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = cue(
-    r"(?:has|have) (?:now )?(?:been|gone through)",
+    r"(?<!nothing )(?<!no one )(?:has|have) (?:now )?(?:been|gone through)",  # not "Nothing has been changed"
     r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
     rf"(?!{_READ_VERBS}\b)(?:\w+ed|made|sent|put|set|gone ahead)",
     r"is now",
@@ -114,6 +114,8 @@ _FAILURE = cue(
     r"was(?:n'?t| not) able to",
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
 _UNSEEN = r"(?! (?:yet )?(?:confirm|say|tell|see|be sure)\b)"  # "I can't confirm it from here": not known, not refused
 _CANT = r"(?:can'?t|cannot|can not)"
 # "You can't do anything on that file": what the customer may do, with no particular action, tells their access
@@ -141,6 +143,11 @@ _REFUSAL = cue(
     r"(?:can|could) only be",
     r"only\b[^.?!]{0,40}\bcan be",
     r"no longer (?:be )?(?:possible|allowed|eligible)",
+    # a refusal said as the rule that holds ("But the rule is firm: ...", "so not before 2025-12-15") or as the no itself
+    r"(?:rule|policy|limit|deadline)s? (?:is|are|stays?|remains?) (?:firm|fixed|strict|final|non-negotiable)",
+    rf"\bnot (?:before|until|earlier than|sooner than) (?:\d|the \d|{_MONTH}|{_WEEKDAY})",
+    r"(?:the answer|that)(?:'s| is| has to be| must be| will have to be) (?:a )?no(?=\s*[.!,;:\u2014\u2013-]|\s*$| from\b)",
+    r"(?:i|we)(?:'m| am| are)? (?:going to )?(?:have|need) to (?:say no|decline|turn (?:it|this|that|you) down)",
 )
 # what a check looks for besides the record itself: "no possible duplicates found" reports a clean check
 _CHECKED = r"(?:possible|other|further|additional|duplicates?|dupes?|issues?|problems?|errors?|conflicts?|discrepanc\w*|flags?|concerns?|warnings?|exceptions?)"
@@ -255,6 +262,7 @@ class Reading:
     working: bool = False  # "let me check", nothing to answer yet
     question: bool = False  # any other question to the customer
     says: bool = False  # states something besides asking (an "anything else?" alone says nothing)
+    stated: str = ""  # the sentences that state, not those that ask, offer or ask for a yes: where an answer is read
     ids: tuple[str, ...] = ()
     text: str = ""
     id_pattern: str | None = None
@@ -285,6 +293,13 @@ class Reading:
             or self.failure
             or self.handoff
         )
+
+    @property
+    def tells(self) -> bool:
+        """Something told, whatever is offered or declined beside it ("Net: you get $8.62 back. Want me to place
+        it?", "It ran out on 31 May, so I can't book for her."): a message an answer may be read in (in ``stated``).
+        A question or a request for a detail waits for the customer, so it tells nothing yet."""
+        return self.says and not (self.asks or self.question or self.working or self.not_found or self.failure or self.handoff)
 
 
 def _sentences(text: str) -> list[str]:
@@ -374,11 +389,16 @@ _EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
 
 def _opens_request(sentence: str) -> bool:
     """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
-    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence))
+    return sentence.rstrip("*_ ").endswith(":") and bool(
+        _ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence) or _HEADING_ASKS.search(sentence)
+    )
 
 
 _HEADING = re.compile(r"\s*#{1,6}\s")
-_HEADING_ASKS = re.compile(r"\bplease\b|\bverif(?:y|ication)\b|\bneeded\b|\bneed from you\b", re.I)
+# "please" that asks ("please verify yourself"), not one that only points at what follows ("Please note:")
+_HEADING_ASKS = re.compile(
+    r"\bplease\b(?! (?:note|be aware|remember|keep in mind|see)\b)|\bverif(?:y|ication)\b|\bneeded\b|\bneed from you\b", re.I
+)
 
 
 def _asking_heading(sentence: str) -> bool:
@@ -401,6 +421,12 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 
+# a status in the participle that a terse report drops its verb for ("Return instructions coming by email.", "Refund
+# arriving in 3-5 days."): it moves somewhere, so it names no detail asked ("billing zip, please" moves nowhere)
+_UNDER_WAY = re.compile(
+    r"\b[a-z]+ing (?:by|to|in|from|on|at|via|through|within|soon|shortly|now|today|tomorrow|next|your way|separately)\b", re.I
+)
+
 
 def _terse_request(sentence: str) -> bool:
     """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
@@ -409,6 +435,8 @@ def _terse_request(sentence: str) -> bool:
     if lead := _LEAD_IN.match(sentence):
         sentence = sentence[lead.end() :]
     if _INSTRUCTION.match(sentence):
+        return False
+    if _UNDER_WAY.search(sentence):
         return False
     words = re.findall(r"[A-Za-z']+", sentence)
     ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
@@ -511,6 +539,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
         working=_still_working([s for s in rest if s not in confirming]) and not (proposal or asks or question),
         question=question,
         says=any("?" not in s for s in rest),
+        stated=" ".join(s for s, slots in zip(rest, asked, strict=True) if "?" not in s and not slots and s not in confirming),
         ids=ids,
         text=original,
         id_pattern=id_pattern,

@@ -51,13 +51,17 @@ CUES = {
         r"gift card or",
         r"payment method\b.{0,40}\bor\b",
         r"(?:pa(?:y|id|ying)|charg\w*|refund\w*)\b.{0,30}?\b(?:with|by|using|via)\b.{0,80}\bor\b",  # "paid using the gift card, or the card on file?"
+        # where the money goes: "Where should it go: the Discover card ending 8698, or your gift card?"
+        r"where (?:should|shall|would you like|do you want) (?:the )?(?:refund|money|difference|credit|\$)",
+        r"where (?:should|shall|would you like|do you want) (?:it|this|that)\b[^?]*\b(?:card|paypal|credit|account)\b",
+        r"(?:card|paypal|credit)\b[^.?!]{0,60}\bor\b[^.?!]{0,60}\b(?:card|paypal|credit)\b[^.!]*\?",  # a choice of two
     ),
     "address": cue(
         r"(?:new|shipping|delivery|correct|full|updated) address",
         r"what address",
         r"which address",
         r"(?<!mail )address (?:should|would|do|you)",  # not "the email address you used"
-        r"where (?:should|would|do) (?:we|you|i)\b(?![^.?!]*\b(?:money|refund|credit)\b)",
+        r"where (?:should|would|do) (?:we|you|i)\b(?![^.?!]*\b(?:money|refund|credit|card|paypal)\b)",
     ),
     "reason": cue(
         r"\breason",
