@@ -146,7 +146,7 @@ _REFUSAL = cue(
     # a refusal said as the rule that holds ("But the rule is firm: ...", "so not before 2025-12-15") or as the no itself
     r"(?:rule|policy|limit|deadline)s? (?:is|are|stays?|remains?) (?:firm|fixed|strict|final|non-negotiable)",
     rf"\bnot (?:before|until|earlier than|sooner than) (?:\d|the \d|{_MONTH}|{_WEEKDAY})",
-    r"(?:the answer|that)(?:'s| is| has to be| must be| will have to be) (?:a )?no(?=\s*[.!,;:\u2014\u2013-]|\s*$| from\b)",
+    r"(?:the answer|that)(?:'s| is| has to be| must be| will have to be) (?:a )?no(?=\s*[.!,;:\u2014\u2013-]|\s*$| from\b| for (?:now|today|the moment)\b)",
     r"(?:i|we)(?:'m| am| are)? (?:going to )?(?:have|need) to (?:say no|decline|turn (?:it|this|that|you) down)",
 )
 # what a check looks for besides the record itself: "no possible duplicates found" reports a clean check
@@ -263,6 +263,7 @@ class Reading:
     question: bool = False  # any other question to the customer
     says: bool = False  # states something besides asking (an "anything else?" alone says nothing)
     stated: str = ""  # the sentences that state, not those that ask, offer or ask for a yes: where an answer is read
+    done_text: str = ""  # what may say a write is done: no yes-question, and no offer ("say if you want it marked")
     ids: tuple[str, ...] = ()
     text: str = ""
     id_pattern: str | None = None
@@ -278,7 +279,7 @@ class Reading:
         """Which of the ``wanted`` writes this message says are done."""
         if not self.report:
             return set()
-        return bound_writes(self.text, wanted, done, self.id_pattern, own, reported=True)
+        return bound_writes(self.done_text, wanted, done, self.id_pattern, own, reported=True)
 
     @property
     def informative(self) -> bool:
@@ -389,9 +390,8 @@ _EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
 
 def _opens_request(sentence: str) -> bool:
     """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
-    return sentence.rstrip("*_ ").endswith(":") and bool(
-        _ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence) or _HEADING_ASKS.search(sentence)
-    )
+    bare = _EMPHASIS.sub("", sentence)  # "__Verification first:__": the label under its markup
+    return bare.rstrip().endswith(":") and bool(_ASKING.search(bare) or _LIST_OF_ASKS.search(bare) or _HEADING_ASKS.search(bare))
 
 
 _HEADING = re.compile(r"\s*#{1,6}\s")
@@ -421,10 +421,12 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 
-# a status in the participle that a terse report drops its verb for ("Return instructions coming by email.", "Refund
-# arriving in 3-5 days."): it moves somewhere, so it names no detail asked ("billing zip, please" moves nowhere)
+# a status that a terse report says of where something goes ("Return instructions coming by email.", "Refund arriving
+# in 3-5 days.", "Refund goes to the gift card"): it moves somewhere, so it names no detail asked ("billing zip, please")
 _UNDER_WAY = re.compile(
-    r"\b[a-z]+ing (?:by|to|in|from|on|at|via|through|within|soon|shortly|now|today|tomorrow|next|your way|separately)\b", re.I
+    r"\b[a-z]+ing (?:by|to|in|from|on|at|via|through|within|soon|shortly|now|today|tomorrow|next|your way|separately)\b"
+    r"|\b(?:goes|comes|arrives|lands|ships|heads|stays|remains|returns|moves|posts)\b",
+    re.I,
 )
 
 
@@ -494,6 +496,26 @@ def _still_working(said: list[str]) -> bool:
     return last is not None and all(_WHILE_WORKING.fullmatch(s) for s in said[last + 1 :])
 
 
+# what the agent only offers or could do, from where it says so: "Status not changed — say if you want it marked",
+# "If you have new paperwork, I can hand you to our records office" (not "I can confirm it's cancelled")
+_ONLY_OFFERED = cue(
+    r"if you(?:'d)? (?:want|like|prefer|wish|already|have|need)\b",
+    r"(?:say|tell me|let me know|just ask) if\b",
+    r"(?<!you )(?:i|we) (?:can|could)(?!n'?t| not)(?! (?:confirm|see|tell|say)\b)\b",
+)
+
+
+def _without_offers(text: str) -> str:
+    """The message with each sentence cut where an offer in it begins: what it may report done."""
+    kept, at = [], 0
+    for start, end in sentences(text):
+        offer = _ONLY_OFFERED.search(text, start, end)
+        if offer:
+            kept.append(text[at : offer.start()])
+            at = end
+    return "".join([*kept, text[at:]])
+
+
 def read_message(text: str, lexicon: Lexicon) -> Reading:
     """Read one agent message in a domain's terms (its ``lexicon``).
 
@@ -539,6 +561,7 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
         working=_still_working([s for s in rest if s not in confirming]) and not (proposal or asks or question),
         question=question,
         says=any("?" not in s for s in rest),
+        done_text=_without_offers(text),
         stated=" ".join(s for s, slots in zip(rest, asked, strict=True) if "?" not in s and not slots and s not in confirming),
         ids=ids,
         text=original,

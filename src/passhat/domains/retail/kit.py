@@ -61,7 +61,7 @@ CUES = {
         r"what address",
         r"which address",
         r"(?<!mail )address (?:should|would|do|you)",  # not "the email address you used"
-        r"where (?:should|would|do) (?:we|you|i)\b(?![^.?!]*\b(?:money|refund|credit|card|paypal)\b)",
+        r"where (?:should|would|do) (?:we|you|i)\b(?![^?!]*(?:\b(?:money|refund|credit|card|paypal)\b|\$))",  # not the money's
     ),
     "reason": cue(
         r"\breason",
