@@ -213,7 +213,7 @@ class ScriptedUser:
             reading.report
             and (reading.informative or reading.proposal and reading.anything_else)  # "Done! Anything else? Shall I ...?"
             and outcome != "answered"
-            and (named := self._matching_calls(state, reading.done_text, reading, reported=True))
+            and (named := self._matching_calls(state, text, reading, reported=True))
         ):
             for goal, calls in named.items():  # done without asking: the customer still got what it wanted
                 self._complete(self._goals[goal], calls)
