@@ -9,6 +9,7 @@ value, a refusal that answers nothing, "no problem", a real question for the ema
 from __future__ import annotations
 
 import pytest
+from test_played_bridge import writes
 from test_played_customer import conversation, said
 
 from passhat.dialogue import is_affirmative
@@ -256,3 +257,13 @@ def test_an_offer_beside_a_report_is_not_read_as_done() -> None:
 def test_anything_else_with_nothing_done_yet_says_only_this_and_the_whole_request() -> None:
     (reply,) = conversation(PAYABLES, "pay-014", "Anything else I can look at for you?")
     assert reply.text.startswith(said("just_that"))
+
+
+def test_a_hand_off_offered_instead_beside_a_refusal_is_not_reported_done() -> None:
+    offer = (
+        "I'm sorry to say that I can't refund dues part-way through a membership year myself. Your dues of $219.00 were "
+        "charged to your Amex ending in 9921.\n\nWhat I can do instead is pass your request to our staff. Would you like "
+        "me to hand your request over to them?"
+    )
+    reading = read_message(offer, BENEFITS.lexicon)
+    assert reading.reported(writes(BENEFITS, "benefits-019"), own=("M-3019",)) == set()

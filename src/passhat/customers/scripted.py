@@ -213,7 +213,7 @@ class ScriptedUser:
             reading.report
             and (reading.informative or reading.proposal and reading.anything_else)  # "Done! Anything else? Shall I ...?"
             and outcome != "answered"
-            and (named := self._matching_calls(state, text, reading, reported=True))
+            and (named := self._reported_calls(state, text, reading))
         ):
             for goal, calls in named.items():  # done without asking: the customer still got what it wanted
                 self._complete(self._goals[goal], calls)
@@ -251,6 +251,16 @@ class ScriptedUser:
         on your own membership I can look at?"), no "No, thanks": the next request is what it wants."""
         declined = "" if _INVITES.search(text) else self._voice.say("no_thanks")
         return joined(declined, self._voice.say("next"), self._request(goal))
+
+    def _reported_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
+        """The open calls the message says are done, leaving out those said only in an offer beside the report
+        ("Status not changed — say if you want it marked with controller")."""
+        named = self._matching_calls(state, text, reading, reported=True)
+        if not named or reading.done_text == text:
+            return named
+        cut = self._matching_calls(state, reading.done_text, reading, reported=True)
+        kept = {goal: calls & cut.get(goal, set()) for goal, calls in named.items()}
+        return {goal: calls for goal, calls in kept.items() if calls}
 
     def _told(self, state: _GoalState, reading: Reading) -> set[int]:
         """The questions of an informational goal that the message's statements answer (a refusal that answers none

@@ -263,7 +263,7 @@ class Reading:
     question: bool = False  # any other question to the customer
     says: bool = False  # states something besides asking (an "anything else?" alone says nothing)
     stated: str = ""  # the sentences that state, not those that ask, offer or ask for a yes: where an answer is read
-    done_text: str = ""  # what may say a write is done: no yes-question, and no offer ("say if you want it marked")
+    done_text: str = ""  # the message cut where an offer begins ("say if you want it marked"): a write said done is in it
     ids: tuple[str, ...] = ()
     text: str = ""
     id_pattern: str | None = None
@@ -279,7 +279,10 @@ class Reading:
         """Which of the ``wanted`` writes this message says are done."""
         if not self.report:
             return set()
-        return bound_writes(self.done_text, wanted, done, self.id_pattern, own, reported=True)
+        said = bound_writes(self.text, wanted, done, self.id_pattern, own, reported=True)
+        if not said or self.done_text == self.text:
+            return said
+        return said & bound_writes(self.done_text, wanted, done, self.id_pattern, own, reported=True)  # not what is only offered
 
     @property
     def informative(self) -> bool:
