@@ -90,6 +90,16 @@ def test_binary_scenario_values_give_the_wider_of_wilson_and_jeffreys() -> None:
     assert ci.pass_hat_k[8] == pytest.approx((min(jeffreys[0], score[0]), max(jeffreys[1], score[1])), abs=0.002)
 
 
+def test_a_figure_that_rounds_to_1_keeps_a_finite_interval() -> None:
+    # 100 trials per scenario: pass@50 is 1 - 1e-30 for most scenarios, so its mean rounds to 1.0 while its
+    # variance does not round to 0, and p(1 - p)/variance is 0 effective scenarios (0/0 in the bounds).
+    rng = np.random.default_rng(0)
+    counts = [(int(c), 100) for c in rng.binomial(100, rng.beta(5.0, 1.0, 200))]
+    ci = run_intervals(counts, reps=200)
+    assert all(math.isfinite(b) for figure in (ci.pass_hat_k, ci.pass_at_k) for v in figure.values() for b in v)
+    assert ci.pass_at_k[50] == pytest.approx((200 / (200 + Z2), 1.0), abs=1e-9)
+
+
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(6, 7)), min_size=1, max_size=30))
 def test_intervals_hold_the_points_and_keep_their_order(raw: list[tuple[int, int]]) -> None:
     """Every interval holds its point, and the bounds are ordered as the points are:

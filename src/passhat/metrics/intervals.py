@@ -68,8 +68,8 @@ def effective_score(values: np.ndarray, level: float = LEVEL) -> tuple[np.ndarra
     pass^8 [0, z²/(47 + z²)] = [0, 0.076]."""
     scenarios = len(values)
     p, variance = values.mean(axis=0), values.var(axis=0) / scenarios
-    with np.errstate(divide="ignore", invalid="ignore"):
-        size = np.where(variance > 0, p * (1 - p) / variance, scenarios)
+    with np.errstate(divide="ignore", invalid="ignore"):  # values in [0, 1] have variance at most p(1 - p): size >= S,
+        size = np.fmax(np.where(variance > 0, p * (1 - p) / variance, scenarios), scenarios)  # unless p rounds to 1
     centre, half = score_centre_half(p, size, z_value(level) ** 2)
     return np.clip(centre - half, 0.0, p), np.clip(centre + half, p, 1.0)
 
