@@ -100,3 +100,31 @@ def test_a_group_named_after_a_colon_as_who_acted_says_nothing_of_the_category(m
 )
 def test_a_wrong_category_given_as_a_label_gives_it_is_still_misinformed(message: str) -> None:
     assert misstated(message) == [("category", "network")]
+
+
+PAYABLES = load_domain("payables")
+
+
+def misstated_status(message: str) -> list[tuple[str, str]]:
+    """What the agent's message says falsely of INV-71011's status (an exception that duplicates paid INV-60311)."""
+    env = Environment(PAYABLES)
+    events = [Event("user", "Please approve INV-71011.")]
+    for tool in ("get_invoice", "check_duplicates"):
+        read = env.execute(tool, {"invoice_id": "INV-71011"})
+        events.append(Event("tool", name=read.name, args=read.args, result=read.result))
+    events.append(Event("agent", message))
+    env.close()
+    return [(m.column, m.said) for m in misstatements(PAYABLES, events) if m.column == "status"]
+
+
+@pytest.mark.parametrize(
+    ("message", "false"),
+    [
+        ("INV-71011 — paid invoice INV-60311 has the same vendor number.", []),  # said of the other invoice
+        ("INV-71011: paid invoice INV-60311 is its duplicate, so I'll hold it.", []),
+        ("INV-71011: paid.", [("status", "paid")]),
+        ("INV-71011 — paid", [("status", "paid")]),
+    ],
+)
+def test_a_status_word_after_a_separator_is_the_records_unless_it_names_another(message: str, false: list) -> None:
+    assert misstated_status(message) == false

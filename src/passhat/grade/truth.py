@@ -566,10 +566,11 @@ _PREDICATE = re.compile(
 # a value given as a label gives it, after a colon or a dash: "Status: paid", "INC-1081: hardware", "INC-1081 — network"
 _SEPARATOR = re.compile(r"(?::|\s-|[—–])\s*(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$")
 # the value as the subject of a clause of its own, so a word of another field: "…: network rejected it" (the group
-# that did), "— network won't take it"
+# that did), "— network won't take it"; or said of another record named right after it
 _OWN_CLAUSE = re.compile(
     r"\s+(?:[a-z]+ed|has|have|had|is|are|was|were|will|would|can|could|did|does|do|says|said|sent|gave|took"
-    r"|put|kept|left|sees|saw|thinks|thought|won't|can't|didn't|doesn't|isn't|wasn't)\b",
+    r"|put|kept|left|sees|saw|thinks|thought|won't|can't|didn't|doesn't|isn't|wasn't)\b"
+    r"|\s+[A-Za-z]+\s+(?=#?[A-Z]{2,}-?\d)",  # or as a word of another record: "INV-71011 — paid invoice INV-60311 …"
     re.I,
 )
 
