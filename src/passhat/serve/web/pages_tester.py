@@ -77,7 +77,7 @@ async def start(request: Request) -> Response:
         return error_page(request, 404, NO_AGENT)
     form = await request.form()
     field = {name: str(form.get(name, "")) for name in ("domain", "task", "persona")}
-    session = runs.start(request.state.operator.name, field["domain"], field["task"], field["persona"])
+    session = await runs.start(request.state.operator.name, field["domain"], field["task"], field["persona"])
     return RedirectResponse(f"/tester/session/{session.id}", status_code=303)
 
 
