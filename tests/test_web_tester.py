@@ -148,7 +148,7 @@ def test_two_people_work_the_same_run_at_once_each_in_a_session_of_their_own(tmp
     for name in names:
         app.state.accounts.add(name, "operator", PASSWORD)
     with served(app) as base:
-        clients = [httpx.Client(base_url=base, timeout=60) for _ in names]
+        clients = [httpx.Client(base_url=base, timeout=30) for _ in names]  # a hung server fails the test in 30 s
         for client, name in zip(clients, names, strict=True):
             sign_in(client, name, accounts=app.state.accounts)
         tokens = [csrf(client) for client in clients]
