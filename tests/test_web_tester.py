@@ -21,6 +21,7 @@ from passhat.customers.human import Control
 from passhat.customers.personas import PERSONAS
 from passhat.customers.scripted import ScriptedUser
 from passhat.domains import load_domain
+from passhat.serve.web import trail
 from passhat.serve.web.app import create_app as make_app
 from passhat.store import ResultStore
 
@@ -172,3 +173,20 @@ def test_two_people_work_the_same_run_at_once_each_in_a_session_of_their_own(tmp
         assert [e["text"] for e in mine[0].events if e["kind"] == "user"] == words
         said = [r for r in trail_of(tmp_path) if r["action"] == "tester.say" and r["by"] == name]
         assert [r["text"] for r in said] == words and {r["trial"] for r in said} == {started[name]}
+
+
+def test_a_sign_out_waiting_for_the_trail_leaves_the_server_answering(tmp_path: Path):
+    """A tester's message holds the trail's lock while the trial (in the event loop) takes the words: whatever else
+    waits for that lock must wait outside the loop, or the loop and the message wait for each other for ever."""
+    app = create_app(tmp_path, agent="reference:perfect")
+    app.state.accounts.add("tess", "operator", PASSWORD)
+    with served(app) as base, httpx.Client(base_url=base, timeout=10) as tess, httpx.Client(base_url=base, timeout=10) as other:
+        sign_in(tess, "tess", accounts=app.state.accounts)
+        token = csrf(tess)
+        with ThreadPoolExecutor(1) as pool:
+            with trail.recorded(tmp_path, app.state.audit_key, "tester.say", "omar"):  # as omar's message holds it
+                leaving = pool.submit(tess.post, "/logout", data={"csrf_token": token})
+                time.sleep(0.3)  # the sign-out now waits for the trail
+                assert other.get("/login").status_code == 200
+            assert leaving.result().status_code == 303
+    assert [r["action"] for r in trail_of(tmp_path)][-2:] == ["tester.say", "signed out"]
