@@ -52,7 +52,7 @@ from passhat.dialogue.values import (
     unrounded,
 )
 
-__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "tell"]
+__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "said_plainly", "tell"]
 
 NotTold = Literal["not_said", "negated", "contradicted", "hedged", "question", "data_dump", "about_other"]
 
@@ -141,6 +141,14 @@ def tell(
                 return Telling(fact, True, message.event, _quote(message.raw, mention.start, mention.end))
             reasons.add(reason)
     return Telling(fact, False, reason=next((r for r in _REASON_ORDER if r in reasons), "not_said"))
+
+
+def said_plainly(text: str, start: int, end: int, id_pattern: str | None = None) -> bool:
+    """Whether the words at [start, end) of an agent message are said as holding, judged as a phrase fact's are: not
+    asked, negated, denied or taken back by the next sentence, hedged, nor inside a data dump ("I'm transferring you
+    to staff" says it; "Shall I transfer you?", "I won't transfer you", "if I transfer you" do not)."""
+    message = _Message(0, plain(text), text, dump_spans(text, (), id_pattern))
+    return _rejection(Fact("phrase", message.text[start:end]), message, _Said(start, end), id_pattern) is None
 
 
 def answers_kind(fact: Fact, text: str, id_pattern: str | None = None) -> bool:

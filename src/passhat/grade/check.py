@@ -40,6 +40,7 @@ from passhat.trajectory import USER_SIMULATOR_ERROR, Event, Signature
 
 ANY_FAILURE = "any failure"  # Case.expect: reward 0, whatever the (agent) failure signature
 IDLE_REFUSAL = "Sorry, I can't help with that."  # all the do-nothing agent ever says
+HANDED_OVER = "I'm handing you over to a colleague, who will take over from here."  # said in the turn that hands off
 Proposal = Callable[[str, Commitment], str]  # (the proposal in the domain's words, its write's terms) -> what is said
 Telling = Callable[[list[TaskFact], list[Event]], str]  # (the facts, the events so far) -> what is said at the end
 
@@ -156,6 +157,8 @@ class _Play:
         for _ in range(1 + self.case.repeat):
             self.events.append(_tool_event(self.path, action, self.events))
             self.applied &= self.events[-1].ok
+        if self.env.tools[action.tool].meta.ends_conversation:
+            self.events.append(Event("agent", HANDED_OVER))
 
 
 def _tool_event(path: ToolPath, action: Action, events: list[Event]) -> Event:
