@@ -130,9 +130,23 @@ def test_an_ending_hand_off_not_said_plainly_is_unannounced(said):
     assert _graded(said).signature == "unannounced_handoff"
 
 
-def test_a_hand_off_told_only_before_the_customers_last_message_is_unannounced():
-    """The customer's last view must say it: an offer answered, then a silent call, leaves them waiting for an answer."""
-    before = ("Shall I pass your complaint to our staff, who will take over?", "Hmm, what would they do about it?")
+def test_a_hand_off_the_customer_said_yes_to_is_told():
+    """intake-031, played (terse): "Want me to hand you to the nurse line now?" "Yes! Please just do it, quickly!"."""
+    before = ("Want me to pass your complaint to our staff now?", "Yes! Please just do it, quickly!")
+    assert _graded(before=before).signature is None
+
+
+@pytest.mark.parametrize(
+    "before",
+    [
+        ("Shall I pass your complaint to our staff, who will take over?", "Hmm, what would they do about it?"),  # no yes
+        ("Shall I pass your complaint to our staff?", "No, I'd rather you sorted it out."),  # turned down
+        ("May I keep a transcript of this call for training?", "Yes, that's fine."),  # a yes to something else
+        ("I won't pass this to staff. Is that clear?", "Yes."),  # a yes to a hand-off denied
+    ],
+)
+def test_a_hand_off_told_only_before_the_customers_last_message_and_not_agreed_to_is_unannounced(before):
+    """The customer's last view must say it, or they must have agreed to it: else they wait for an answer."""
     assert _graded(before=before).signature == "unannounced_handoff"
 
 

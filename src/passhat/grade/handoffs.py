@@ -7,6 +7,8 @@ the customer last spoke, the one of the very turn that makes the call included, 
 in the tool's own words for it (its ``confirm_words``, the engine's hand-off words by default, with their
 synonyms) or saying who will take over. Asked ("Shall I transfer you?"), negated, hedged, offered as a
 possibility or dumped it is not said; a later negation of it ("I'm not transferring you after all") takes it back.
+A hand-off the customer asked for is told too: the agent offered it ("Want me to hand you to the nurse line?")
+and the customer's yes to that offer still stands ("Yes! Please just do it").
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import functools
 import re
 from typing import Any
 
+from passhat.dialogue import answered_proposal
+from passhat.dialogue.dumps import dump_spans, in_dump
 from passhat.dialogue.facts import said_plainly
 from passhat.dialogue.proposals import action_pattern
 from passhat.dialogue.text import is_question, negated_at, plain
@@ -45,9 +49,23 @@ def unannounced_handoffs(events: list[Event], env: Environment, id_pattern: str 
         if spec is None or not spec.meta.ends_conversation or not e.took_effect:
             continue
         said = [x.text for x in _since_the_customer_spoke(events, i) if x.kind == "agent" and x.text]
-        if not _announced(said, _words(spec), id_pattern):
+        if not (_announced(said, _words(spec), id_pattern) or _agreed(events[:i], _words(spec), id_pattern)):
             out.append({"tool": e.name, "event": i, "said": said})
     return out
+
+
+def _agreed(before: list[Event], words: tuple[re.Pattern[str], ...], id_pattern: str | None) -> bool:
+    """Whether the customer's standing yes answers an offer of the hand-off: its words said there, not negated."""
+    answered = answered_proposal([(e.kind, e.text) for e in before if e.kind in ("user", "agent")])
+    if answered is None:
+        return False
+    offer = plain(answered[1])
+    dumps = dump_spans(offer, (), id_pattern)
+    return any(
+        not negated_at(offer, m.start(), m.end()) and not in_dump(m.start(), m.end(), dumps)
+        for pattern in words
+        for m in pattern.finditer(offer)
+    )
 
 
 def _since_the_customer_spoke(events: list[Event], at: int) -> list[Event]:
