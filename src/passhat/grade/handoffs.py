@@ -77,10 +77,12 @@ def _since_the_customer_spoke(events: list[Event], at: int) -> list[Event]:
 
 @functools.cache
 def _words_of(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    """The tool's hand-off words with the lexicon's synonyms, compiled once per tool (every trial reads them)."""
     return action_pattern(words)
 
 
 def _words(spec: ToolSpec) -> tuple[re.Pattern[str], ...]:
+    """How the hand-off is said: in the tool's own words for it, or by who takes over."""
     own = _words_of(tuple(spec.meta.confirm_words))
     return (own, _TAKING_OVER) if own else (_TAKING_OVER,)
 
