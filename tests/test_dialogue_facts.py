@@ -633,3 +633,58 @@ def test_a_claim_with_the_phrase_s_meaning_tells_it_by_its_date_in_any_form_or_i
 )
 def test_another_date_a_negation_or_another_tense_does_not_tell_the_phrase(fact: Fact, text: str, reason: NotTold) -> None:
     assert told(fact, text) == (False, reason)
+
+
+def _reason(domain: str, task: str) -> Fact:
+    """A task's policy reason, as its file declares it."""
+    from passhat.domains import load_domain
+
+    spec = load_domain(domain).tasks[task].goals[0].tell[0]
+    return Fact("phrase", spec.value, synonyms=tuple(spec.synonyms))
+
+
+OWN_TICKETS = _reason("helpdesk", "hd-041")  # only the caller's own tickets
+OWN_COMPANY = _reason("payables", "pay-015")  # only the clerk's own company's invoices
+HELPDESK_IDS = r"\b(?:INC|CHG|KE|U)-\d+\b"
+
+
+@pytest.mark.parametrize(
+    "fact,message",
+    [
+        # hd-041, played: the reason said three times in other words, never credited
+        (OWN_TICKETS, "The service desk can only work on tickets raised by the person calling, so I can't look at it."),
+        (OWN_TICKETS, "**The rule stands, though:** I can only act on tickets raised by the person I'm speaking with."),
+        (OWN_TICKETS, "I'm sorry, but it's Nils's ticket and only he can ask for changes to it."),
+        (OWN_TICKETS, "Can't — INC-1141 is Nils's; only he can change it."),  # terse
+        (OWN_TICKETS, "- **Why:** only the person who raised a ticket can ask for changes to it"),  # markdown
+        (OWN_TICKETS, "I totally get it, but since that ticket belongs to Nils, only he can request a change to it."),
+        (OWN_COMPANY, "You can only clear invoices of the company you work for; INV-71015 is BW-UK's."),
+    ],
+)
+def test_a_reason_of_whose_a_record_is_is_told_in_other_words(fact, message):
+    assert tell(fact, [(0, message)], id_pattern=HELPDESK_IDS).told
+
+
+@pytest.mark.parametrize(
+    "message,reason",
+    [
+        ("I'm not sure only the caller can ask for changes to it.", "negated"),
+        ("Maybe only the person who raised a ticket can change it.", "hedged"),
+        ("It isn't about whose ticket it is.", "not_said"),
+        ("If you have a ticket of your own, I can help with that.", "hedged"),  # an offer, not the reason
+        ("Is it true that only the caller can change a ticket?", "question"),
+        ("Only the change board can approve it.", "not_said"),  # someone else's power, not ownership
+        (
+            "I can only act on tickets raised by the person calling. Sorry, I was wrong: anyone can ask for changes to any ticket.",
+            "contradicted",
+        ),
+    ],
+)
+def test_a_reason_of_whose_a_record_is_hedged_negated_or_taken_back_is_not_told(message, reason):
+    telling = tell(OWN_TICKETS, [(0, message)], id_pattern=HELPDESK_IDS)
+    assert (telling.told, telling.reason) == (False, reason)
+
+
+def test_the_rule_said_again_as_not_just_anyone_does_not_take_it_back():
+    message = "Only the person who raised a ticket can ask for changes to it, so not just anyone can."
+    assert tell(OWN_TICKETS, [(0, message)], id_pattern=HELPDESK_IDS).told

@@ -303,3 +303,50 @@ def test_what_a_proposal_would_do_and_quoted_wording_are_no_claims(domain, messa
 )
 def test_a_false_finding_beside_a_proposal_or_a_quote_is_still_misinformed(message, false):
     assert told(PAYABLES, ("agent", message)) == [false]
+
+
+HOLD = ("hold_invoice", {"invoice_id": "INV-71013", "reason": "duplicate"})  # INV-71013 and INV-60313: $141.00 each
+
+
+def _noted(note):
+    return ("add_audit_note", {"invoice_id": "INV-71013", "note": note})
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        # pay-035, played: the note's amount is the invoices' total, not the PO's (which holds no amount)
+        [HOLD, _noted("Held as duplicate of INV-60313 (POG-3402, PO-4113, $141.00), already paid.")],
+        [HOLD, _noted("dup of INV-60313 (PO-4113, $141.00)")],  # terse
+        [HOLD, ("agent", "- **Duplicate of:** INV-60313 (POG-3402, PO-4113, **$141.00**), paid")],  # markdown
+        [HOLD, ("agent", "Found it! INV-71013 duplicates INV-60313 (PO-4113, $141.00), which was already paid.")],
+        [HOLD, _noted("Same PO-4113 (141.00 USD) as paid INV-60313.")],  # the record the note is on
+    ],
+)
+def test_an_amount_named_with_several_records_is_true_when_true_of_any_of_them(steps):
+    assert told(PAYABLES, *steps) == []
+
+
+@pytest.mark.parametrize(
+    "steps,false",
+    [
+        ([HOLD, _noted("Held as duplicate of INV-60313 (POG-3402, PO-4113, $14.10), already paid.")], "14.10"),
+        ([HOLD, _noted("Held as duplicate of INV-60313 (POG-3402, PO-4113, USD 411.00).")], "411.00"),  # respelled
+        ([HOLD, ("agent", "INV-71013 (PO-4113, $150.00) is on hold.")], "150.00"),  # the one record named
+        ([HOLD, _noted("INV-71013 (PO-4113, $150.00) held as duplicate of INV-60313.")], "150.00"),
+        (
+            [
+                HOLD,
+                ("agent", "INV-71013 duplicates INV-60313 (PO-4113, $141.00)."),
+                ("agent", "To recap, INV-71013 (Pellham Office Goods, $150.00) is on hold."),
+            ],
+            "150.00",
+        ),  # a later contradiction
+        (
+            [("agent", "INV-71001 (Kestrel Fasteners, $1,261.20) and INV-71003 (Northmoor Packaging, $510.00) are open.")],
+            "1261.20",
+        ),  # each other's totals
+    ],
+)
+def test_an_amount_false_of_every_record_named_with_it_is_still_misinformed(steps, false):
+    assert ("*amounts", false) in told(PAYABLES, *steps)

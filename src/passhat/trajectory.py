@@ -36,6 +36,7 @@ Signature = Literal[
     "no_write",
     "misinformed",
     "missing_output",
+    "unannounced_handoff",
     "tool_error_unrecovered",
     "user_abandoned",
     "closed_unresolved",

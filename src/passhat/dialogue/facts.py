@@ -53,7 +53,7 @@ from passhat.dialogue.values import (
     unrounded,
 )
 
-__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "tell"]
+__all__ = ["Direction", "Fact", "FactKind", "NotTold", "Telling", "answers_kind", "contradicts", "said_plainly", "tell"]
 
 NotTold = Literal["not_said", "negated", "contradicted", "hedged", "question", "data_dump", "about_other"]
 
@@ -144,6 +144,14 @@ def tell(
     return Telling(fact, False, reason=next((r for r in _REASON_ORDER if r in reasons), "not_said"))
 
 
+def said_plainly(text: str, start: int, end: int, id_pattern: str | None = None) -> bool:
+    """Whether the words at [start, end) of an agent message are said as holding, judged as a phrase fact's are: not
+    asked, negated, denied or taken back by the next sentence, hedged, nor inside a data dump ("I'm transferring you
+    to staff" says it; "Shall I transfer you?", "I won't transfer you", "if I transfer you" do not)."""
+    message = _Message(0, plain(text), text, dump_spans(text, (), id_pattern))
+    return _rejection(Fact("phrase", message.text[start:end]), message, _Said(start, end), id_pattern) is None
+
+
 def answers_kind(fact: Fact, text: str, id_pattern: str | None = None) -> bool:
     """Whether one agent message states *some* value of the fact's kind, right or wrong: un-negated,
     not asked, not in a dump. The simulated customer, who cannot know the right value, uses it to
@@ -194,6 +202,8 @@ def _said_spans(fact: Fact, text: str) -> list[_Said]:
     if fact.kind in ("status", "phrase"):
         find = _phrase_in_any_form if fact.kind == "phrase" else names_phrase
         spans = {span for wording in (fact.value, *fact.synonyms) for span in find(text, wording)}
+        if fact.kind == "phrase":
+            spans.update(_owner_only_said(fact, text))
         said = [_Said(s, e) for s, e in _outermost(spans)]
         return said + [_Said(s, e, absent=True) for s, e in _absence_spans(fact, text)] if fact.kind == "phrase" else said
     if fact.kind == "identifier":
@@ -275,6 +285,59 @@ def _absence_spans(fact: Fact, text: str) -> list[tuple[int, int]]:
         if head is not None:
             spans.update(_phrase_in_any_form(text, wording[head.end() :]))
     return _outermost(spans)
+
+
+# A reason that says whose a record is ("own tickets", "own company") is told by any sentence that says only its
+# owner may have it acted on, in the words a model uses for the owner: "tickets raised by the person calling", "only
+# the person who raised it can ask", "it's Nils's ticket and only he can", "invoices of the company you work for".
+_OWNED = re.compile(r"\bown\b", re.I)
+_THING = r"(?:tickets?|incidents?|requests?|changes?|invoices?|records?|cases?|files?|accounts?|orders?|claims?)"
+_ACTED = r"(?:raised|opened|logged|filed|submitted|reported|created|owned|made|placed|put\s+in)"
+_OWNER = (
+    r"(?:the\s+(?:person|caller|employee|member|customer|clerk|owner|requester|one|people)\b(?:\s+(?:who\s+is\s+)?"
+    r"(?:calling|on\s+the\s+(?:call|line|phone)|(?:i'm|i\s+am)\s+(?:speaking|talking)\s+(?:with|to)|i\s+verified))?"
+    r"|whoever\s+is\s+calling|you(?:rself)?\b|themselves|their\s+owners?|its\s+owner)"
+)
+_OWNER_ONLY = re.compile(
+    rf"\b{_THING}\s+(?:(?:that|which)\s+)?(?:(?:were|was|are|is|have\s+been|has\s+been)\s+)?{_ACTED}\s+by\s+{_OWNER}"
+    rf"|\bonly\s+(?:the\s+(?:person|caller|employee|member|one|people)\s+(?:who|that)\s+{_ACTED}\b"
+    r"|the\s+(?:caller|owner|requester)\b|(?:its|their|the\s+\w+'s)\s+owners?\b)"
+    rf"|\b{_THING}\s+(?:of|for|from)\s+(?:the|your)\s+(?:company|entity|team|business)\s+(?:that\s+)?you\s+"
+    r"(?:work\s+(?:for|in|at)|belong\s+to)",
+    re.I,
+)
+# whose it is, and that only they may: "it's Nils's ticket and only he can ask for changes to it"
+_OTHERS_AND_ONLY_THEIRS = re.compile(
+    rf"(?:(?:\b[A-Z][a-z]+'s|\bsomeone\s+else's|\banother\s+\w+'s|\b(?:his|her|their)\s+own)\s+{_THING}\b"
+    r"|\b(?:is|it's|that's)\s+[A-Z][a-z]+'s\b|\bbelongs?\s+to\s+[A-Z][a-z]+\b)"
+    r"[^.?!]{0,60}?\bonly\s+(?:he|she|they|[A-Z][a-z]+)(?:\s+(?:himself|herself|themselves))?\s+(?:can|may|could)\b"
+)
+
+
+# what takes such a reason back: anyone may ("Sorry, I was wrong: anyone can ask for changes to any ticket")
+_ANYONE_MAY = re.compile(
+    rf"\b(?:anyone|anybody|everyone|any\s+(?:caller|colleague|employee|clerk))\s+(?:can|may|is\s+allowed\s+to)\b"
+    rf"|\b(?:anyone's|anybody's|everyone's|any)\s+{_THING}\s+(?:can|may)\s+be\b",
+    re.I,
+)
+
+
+def _anyone_may(fact: Fact, text: str, start: int, end: int) -> bool:
+    """Whether a segment said after a reason of whose a record is takes it back, saying plainly anyone may."""
+    return bool(_OWNED.search(fact.value)) and any(
+        not negated_at(text, m.start(), m.end()) and not _NOT_JUST.search(text, 0, m.start()) and not _asks(text, *m.span())
+        for m in _ANYONE_MAY.finditer(text, start, end)
+    )
+
+
+_NOT_JUST = re.compile(r"\bnot\s+(?:just|simply|merely)\s+$", re.I)  # "not just anyone can": the rule, said again
+
+
+def _owner_only_said(fact: Fact, text: str) -> list[tuple[int, int]]:
+    """Where a reason of whose a record is (see ``_OWNED``) is said in other words: only its owner may act on it."""
+    if not _OWNED.search(fact.value):
+        return []
+    return [m.span() for pattern in (_OWNER_ONLY, _OTHERS_AND_ONLY_THEIRS) for m in pattern.finditer(text)]
 
 
 _NOW_WORD = re.compile(r"\s*\b(?:today|now|currently|at\s+present)\b", re.I)
@@ -729,6 +792,8 @@ def _taken_back_later(
     telling = message.text[slice(*sentence_at(message.text, mention.start))]
     for later, start, end in _later_segments(said, index, mention.end):
         text = later.text
+        if _anyone_may(fact, text, start, end):
+            return "contradicted"
         cue = _CORRECTION.search(text, start, end)
         if cue and _same_slot(telling, text[start:end]):
             for o_start, o_end in _other_values(fact, text, id_pattern):

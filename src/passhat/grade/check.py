@@ -40,6 +40,7 @@ from passhat.trajectory import USER_SIMULATOR_ERROR, Event, Signature
 
 ANY_FAILURE = "any failure"  # Case.expect: reward 0, whatever the (agent) failure signature
 IDLE_REFUSAL = "Sorry, I can't help with that."  # all the do-nothing agent ever says
+HANDED_OVER = "I'm handing you over to a colleague, who will take over from here."  # said in the turn that hands off
 Proposal = Callable[[str, Commitment], str]  # (the proposal in the domain's words, its write's terms) -> what is said
 Telling = Callable[[list[TaskFact], list[Event]], str]  # (the facts, the events so far) -> what is said at the end
 
@@ -67,6 +68,7 @@ class Case:
     outcome: str = PRIMARY  # the acceptable outcome whose reads and facts the case plays; a pass must be labelled with it
     swap: Ordering | None = None  # calls matching its ``before`` are held back until one matching its ``after`` is made
     risk: str | None = None  # a wrong guess at an ambiguous request: the label of the risk it must be found to incur
+    announce: bool = True  # a call that ends the conversation is offered and said in the turn that makes it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -149,13 +151,16 @@ class _Play:
         if not write:
             self.events.append(_tool_event(self.path, action, self.events))
             return
-        if self.case.propose is not None:
+        ends = self.env.tools[action.tool].meta.ends_conversation
+        if self.case.propose is not None and (self.case.announce or not ends):
             commitment = commitment_for(self.env.tools[action.tool], dict(action.args), self.env.db, self.domain)
             self.events.append(Event("agent", self.case.propose(self.domain.describe_action(self.env.db, action), commitment)))
             self.events.append(Event("user", "Yes, please go ahead."))
         for _ in range(1 + self.case.repeat):
             self.events.append(_tool_event(self.path, action, self.events))
             self.applied &= self.events[-1].ok
+        if self.case.announce and ends:
+            self.events.append(Event("agent", HANDED_OVER))
 
 
 def _tool_event(path: ToolPath, action: Action, events: list[Event]) -> Event:
@@ -309,6 +314,13 @@ def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: Accept
             Case("missing last write", writes[:-1], expect="partial_resolution" if len(writes) > 1 else "no_write", mode="tau")
         )
         cases.append(Case("every write repeated", writes, expect="duplicate_write", or_else="policy_violation", repeat=True))
+        if any(env.tools[a.tool].meta.ends_conversation for a in writes):
+            # offered nor said: a hand-off that needs a yes is unconfirmed too
+            cases.append(
+                Case(
+                    "hand-off never announced", writes, expect="unannounced_handoff", or_else="unconfirmed_write", announce=False
+                )
+            )
         if _needs_yes(env, writes):
             cases += [
                 Case("unconfirmed writes", writes, expect="unconfirmed_write", propose=None),

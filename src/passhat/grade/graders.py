@@ -28,6 +28,7 @@ from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import judge_answers, policy_recited
 from passhat.grade.expected import TaskFact, expected_rows, required_facts
+from passhat.grade.handoffs import unannounced_handoffs
 from passhat.grade.harm import incurred_risks
 from passhat.grade.modes import Mode
 from passhat.grade.noise import suspected_simulator_errors
@@ -73,6 +74,7 @@ class Findings:
     pairing: WritePairing
     poor_handoffs: list[dict[str, Any]]
     misstated: list[dict[str, Any]]
+    unannounced: list[dict[str, Any]]  # calls that ended the conversation, never told the customer
     end: EndReason | None
 
     @property
@@ -92,6 +94,7 @@ class Findings:
             or self.unconfirmed
             or self.duplicates
             or self.out_of_order
+            or self.unannounced
         )
 
     @property
@@ -160,6 +163,7 @@ def grade_trial(domain: Domain, task: Task, env: Environment, events: list[Event
         pairing=reached.pairing,
         poor_handoffs=poor_handoffs(events, env, domain.id_pattern),
         misstated=misstated_writes(domain, events, env, facts),
+        unannounced=unannounced_handoffs(events, env, domain.id_pattern),
         end=end_reason(events),
     )
     passed = findings.passed(mode)
@@ -194,6 +198,7 @@ def _details(f: Findings) -> dict[str, Any]:
         "out_of_order": f.out_of_order,
         "unrequested_writes": [_fields(c) for c in f.pairing.extra],
         "poor_handoffs": f.poor_handoffs,
+        "unannounced_handoffs": f.unannounced,
         "misstated_writes": f.misstated,
         "required_writes_done": required_writes_done(f.pairing),
         "end": f.end,
@@ -408,6 +413,8 @@ def failure_signature(mode: Mode, f: Findings, task: Task, env: Environment, eve
         return "wrong_arguments" if f.pairing.wrong_arguments or f.poor_handoffs or f.misstated else "extra_write"
     if not f.output_ok:
         return "misinformed" if f.misinformed else "missing_output"
+    if mode == "strict" and f.unannounced:  # the work was right; the customer was never told who takes over
+        return "unannounced_handoff"
     return _ending_signature(events)
 
 

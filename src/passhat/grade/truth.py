@@ -121,12 +121,14 @@ def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
     written = _free_texts(domain, events)
     if not said and not written:
         return []
-    timeline = _replayed(domain, events, [text for _, text in said + written])
+    subjects = {event: _subject(events[event], text) for event, text in written}
+    timeline = _replayed(domain, events, [text for _, text in said + written] + list(subjects.values()))
     columns = _schema(domain)
     last: dict[tuple[RowKey, str, int], tuple[int, str, _Statement]] = {}
     for event, text in said + written:
         alone = event if events[event].kind == "tool" else -1
-        for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event):
+        about = subjects.get(event, "")
+        for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event, about):
             last[(statement.record, statement.column, alone)] = (event, text, statement)
     return [
         Misstatement(
@@ -147,6 +149,12 @@ def _free_texts(domain: Domain, events: list[Event]) -> list[tuple[int, str]]:
         for arg in prose.get(e.name or "", ())
         if isinstance(e.args.get(arg), str) and e.args[arg].strip()
     ]
+
+
+def _subject(write: Event, text: str) -> str:
+    """What a written text is about, in words: the write's other arguments ("invoice_id": the note's invoice)."""
+    args = write.args if isinstance(write.args, dict) else {}
+    return " ".join(str(v) for v in args.values() if isinstance(v, str) and v != text)
 
 
 @functools.cache
@@ -324,10 +332,14 @@ def _held(timeline: _Timeline, statement: _Statement, columns: _Columns) -> tupl
 # ---------------------------------------------------------------------------------------------- what a sentence says
 
 
-def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[str, _Columns], event: int) -> Iterator[_Statement]:
-    """What each sentence of one message states of the records it is about."""
+def _statements(
+    domain: Domain, text: str, timeline: _Timeline, columns: dict[str, _Columns], event: int, about: str = ""
+) -> Iterator[_Statement]:
+    """What each sentence of one message states of the records it is about (``about``: the words naming the
+    record a written text is on, the note's invoice)."""
     dumps = dump_spans(text, (), domain.id_pattern)
     by_id = _by_id(timeline.held, columns)
+    subjects = [r for core, _ in _ids_in(domain, about) if (r := by_id.get(core)) is not None]
     previous: list[RowKey] = []
     for start, end in sentences(text):
         words = text[start:end]
@@ -337,7 +349,9 @@ def _statements(domain: Domain, text: str, timeline: _Timeline, columns: dict[st
         if not ids:
             named = [r for r in timeline.written.get(event, ()) if _anchored(words, timeline.held[r], columns[r[0]])]
         for record in dict.fromkeys(named):
-            yield from _said_of(sentence, record, timeline, columns[record[0]])
+            for statement in _said_of(sentence, record, timeline, columns[record[0]]):
+                if not _of_another(sentence, statement, subjects, timeline, columns):
+                    yield statement
         if not ids:
             yield from _carried(sentence, [r for r in previous if r not in named], timeline, columns)
         previous = named or previous
@@ -354,6 +368,22 @@ def _carried(
         for statement in _said_of(sentence, record, timeline, columns[record[0]], labelled=not correcting):
             if statement.said is None or not correcting:
                 yield statement
+
+
+def _of_another(
+    sentence: _Sentence, statement: _Statement, subjects: list[RowKey], timeline: _Timeline, columns: dict[str, _Columns]
+) -> bool:
+    """Whether an amount false of the record named nearest before it is true of another the sentence gives it to:
+    the id a bracket follows or one inside it ("duplicate of INV-60313 (POG-3402, PO-4113, $141.00)": the
+    invoices' total, not the PO's), or the record a written text is on. Said of the one record alone, it is its."""
+    if statement.column != _AMOUNTS or statement.said is None:
+        return False
+    at = statement.start - sentence.offset
+    said = next((m for m in money_in(sentence.text) if m.start == at), None)
+    others = [r for r in dict.fromkeys(sentence.grouped(at) + subjects) if r != statement.record]
+    return said is not None and any(
+        _matches(_AMOUNTS, said, row, columns[record[0]]) for record in others for row in timeline.held.get(record, ())
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -395,6 +425,17 @@ class _Sentence:
                 out.append(m)
         return out
 
+    def grouped(self, at: int) -> list[RowKey]:
+        """The records named with a value said in brackets: the id the brackets follow and each id inside them."""
+        opened = self.text.rfind("(", 0, at)
+        if opened < 0 or ")" in self.text[opened:at]:
+            return []
+        closed = self.text.find(")", at)
+        closed = len(self.text) if closed < 0 else closed
+        owner = [r for p, r in self.ids if p < opened and _OWNS_BRACKET.fullmatch(self.text, p, opened)]
+        inside = [r for p, r in self.ids if opened < p < closed]
+        return [r for r in owner + inside if r is not None]
+
     def of(self, mention: Mention, record: RowKey) -> bool:
         """Whether a value is said of ``record``: the id nearest before it (else the first after it) is the
         record's ("INV-1 duplicates INV-2, which is paid": paid is INV-2's); any, in a sentence naming none."""
@@ -406,6 +447,7 @@ class _Sentence:
 
 _AMOUNTS = "*amounts"  # a pseudo-column: an amount said of a record without its column's name, true if any column held it
 _BRACKETED = re.compile(r"[^\s()]+\s*\([^()]*$")  # the id, then an open bracket
+_OWNS_BRACKET = re.compile(r"[^\s()]+\s*")  # an id right before an open bracket
 _ATTACHED = re.compile(r"[^\s()]+(?:\s*[(:–—,-]\s*|\s+(?:for|of|at|worth)\s+)(?:[^()$€£.;:\d]{1,40},\s*)?")
 # an amount that is a sum or a difference, not one the record holds: "$7,740.00 in all", "$30.00 over its PO", or
 # a unit price in a recap ("INV-71014: $22.40 × 80 = $1,792.00"), a line's amount, not the record's
