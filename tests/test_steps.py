@@ -25,8 +25,8 @@ from passhat.metrics.steps import step_reliability, tally_steps
 from passhat.report import build_report, print_report
 from passhat.report.html import render_html
 from passhat.report.model import Report
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore, TrialRecord
 from passhat.store.results import STORE_FILE, _digest
 from passhat.trajectory import Event

@@ -27,8 +27,8 @@ from web_support import make_app, signed_in
 from passhat.cli import main
 from passhat.metrics.summary import scenario_counts
 from passhat.report.numbers import num
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.serve.web import pages_runs
 from passhat.serve.web.queries import LIVE_RECOMPUTE_S, RunCache
 from passhat.store import ResultStore, TrialRecord

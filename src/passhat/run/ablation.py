@@ -20,8 +20,8 @@ from passhat.errors import UserError
 from passhat.guard.ablation import Configuration, configurations
 from passhat.metrics.ablation import AblationTrial, TrialKey
 from passhat.metrics.summary import is_judged
-from passhat.run.config import RunConfig, stored_config
 from passhat.run.runner import OnTrial, execute, plan_trials
+from passhat.run_config import RunConfig, stored_config
 from passhat.store import STORE_FILE, ResultStore
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from passhat.metrics.gate import Decision, Gate, decide, planned_trials
+from passhat.metrics.gate import Decision, Gate, decide
 from passhat.metrics.summary import TrialOutcome, scenario_counts
-from passhat.run.config import RunConfig
 from passhat.run.early_stop import EarlyStop
 from passhat.run.executors import Executor
 from passhat.run.runner import OnSkip, OnTrial, execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 
@@ -49,7 +49,7 @@ def gate_spec(gate: Gate) -> str:
 
 def planned_total(config: RunConfig) -> int:
     """Every trial the run plans: tasks × personas × trials."""
-    return sum(planned_trials(config.model_dump()).values())
+    return sum(config.planned_trials().values())
 
 
 def evaluate(
@@ -72,7 +72,7 @@ def evaluate(
     trial stored before it is committed. ``workers`` > 1: the trials run in that many worker processes;
     ``executor`` "ray": in that many Ray actors (on the cluster at ``ray_address``).
     """
-    planned = planned_trials(config.model_dump())
+    planned = config.planned_trials()
     stopper = None
     if gate is not None:
         config = _record(store, config, gate=gate_spec(gate))
