@@ -5,15 +5,13 @@ from __future__ import annotations
 import pytest
 
 from passhat.attack.figures import configuration_figures, figure, scenario_counts
-from passhat.attack.store import AttackOutcome
+from passhat.attack.store import AttackTrial
 
 
 def outcome(defense: str, attack: str, goal: str, task: str, trial: int, reward: int | None, reached: bool | None = None,
-            shown: bool | None = None, refused: tuple[str, ...] = (), withheld: int = 0) -> AttackOutcome:  # fmt: skip
+            shown: bool | None = None, refused: tuple[str, ...] = (), withheld: int = 0) -> AttackTrial:  # fmt: skip
     infra = "boom" if reward is None else None
-    return AttackOutcome(
-        defense, attack, goal, task, "baseline", trial, 0, reward, None, reached, shown, infra, refused, withheld
-    )
+    return AttackTrial(defense, attack, goal, task, "baseline", trial, 0, reward, None, reached, shown, infra, refused, withheld)
 
 
 OUTCOMES = [

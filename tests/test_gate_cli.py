@@ -93,7 +93,7 @@ def _run(tmp_path: Path, name: str, gate: Gate, early: bool, agent: str) -> tupl
         stopper = EarlyStop(gate, planned) if early else None
         asyncio.run(execute(config, store, 4, early_stop=stopper))
         trials = store.trials()
-    return decide(gate, scenario_counts(t.to_outcome() for t in trials), planned), trials, stopper.skipped if stopper else 0
+    return decide(gate, scenario_counts(t.to_result() for t in trials), planned), trials, stopper.skipped if stopper else 0
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,7 @@ def built(folder: Path, gate: str | None = None) -> tuple[Report, list[TrialReco
         section = None
         if gate:
             decision = decide(
-                parse_gate(gate), scenario_counts(t.to_outcome() for t in trials), stored_config(store).planned_trials()
+                parse_gate(gate), scenario_counts(t.to_result() for t in trials), stored_config(store).planned_trials()
             )
             section = {**decision.to_json(), "ci": None}
         return build_report(store, {"t1": ["writes:1"], "t2": ["writes:1"]}, trials, gate=section), trials

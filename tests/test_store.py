@@ -19,7 +19,7 @@ from test_web_queries import PERSONAS, TASKS, synthetic_run, trial
 
 from passhat.cli import main
 from passhat.errors import UserError
-from passhat.metrics import TrialOutcome
+from passhat.metrics import TrialResult
 from passhat.run_config import RunConfig
 from passhat.store import STORE_FILE, DuplicateTrialError, ResultStore, TrialRecord, list_runs
 from passhat.store.results import SCHEMA_VERSION
@@ -103,7 +103,7 @@ def test_light_rows_carry_every_trial_s_verdict_and_records_fetch_only_the_chose
         for t in trials:
             store.record(t)
         rows = store.trial_rows()
-        assert [r.to_outcome() for r in rows] == [t.to_outcome() for t in store.trials()]
+        assert [r.to_result() for r in rows] == [t.to_result() for t in store.trials()]
         assert [(r.key, r.seed) for r in rows] == [(t.key, t.seed) for t in store.trials()]
         assert list(store.records([("t2", "calm", 0), ("t1", "calm", 1), ("t9", "calm", 0)])) == [trials[0], trials[2]]
 
@@ -125,8 +125,8 @@ def test_a_reports_pass_gets_every_trial_with_only_the_events_a_fault_or_a_guard
 
 
 def test_to_outcome() -> None:
-    assert judged(reward=0, signature="no_write").to_outcome() == TrialOutcome("t1", "calm", 0, 0, "no_write", False)
-    assert infra().to_outcome() == TrialOutcome("t1", "calm", 0, None, "infra_error", True)
+    assert judged(reward=0, signature="no_write").to_result() == TrialResult("t1", "calm", 0, 0, "no_write", False)
+    assert infra().to_result() == TrialResult("t1", "calm", 0, None, "infra_error", True)
 
 
 def test_record_validates_reward() -> None:

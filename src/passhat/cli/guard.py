@@ -132,7 +132,7 @@ def _compared(
     from passhat.metrics.summary import scenario_counts
     from passhat.report import build_report
 
-    counts = [scenario_counts(t.to_outcome() for t in store.trial_rows()) for store, _ in runs]
+    counts = [scenario_counts(t.to_result() for t in store.trial_rows()) for store, _ in runs]
     seeds = {r: config.seed for r, (_, config) in zip(run_ids, runs, strict=True)}
     if len(set(map(repr, seeds.values()))) > 1:
         raise UserError(

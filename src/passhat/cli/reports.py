@@ -132,7 +132,7 @@ def _stored_run(out: Path, run_id: str, flag: str) -> tuple[RunConfig, dict[Scen
     from passhat.run_config import stored_config
 
     with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
-        config, counts = stored_config(store), scenario_counts(t.to_outcome() for t in store.trial_rows())
+        config, counts = stored_config(store), scenario_counts(t.to_result() for t in store.trial_rows())
     if not counts:
         raise UserError(f"run {shown(run_id)} ({flag}) has no judged trial: there is nothing to measure.")
     return config, counts, run_caveats(run_id, config, counts)

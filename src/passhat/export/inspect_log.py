@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import passhat
 from passhat.export.inspect_messages import chat_messages, last_agent_text
-from passhat.metrics import TrialOutcome, summarize
+from passhat.metrics import TrialResult, summarize
 from passhat.metrics.summary import Scenario, is_judged
 from passhat.run_config import RunConfig
 from passhat.store import TrialRecord
@@ -121,7 +121,7 @@ def inspect_sample(trial: TrialRecord, model: str) -> dict[str, Any]:
     operator = [e for e in trial.events if e["kind"] == "guard"]  # tickets resolved after the conversation
     if operator:
         sample["metadata"]["operator"] = operator
-    if is_judged(trial.to_outcome()):
+    if is_judged(trial.to_result()):
         sample["scores"] = _scores(trial)
     else:
         sample["error"] = _error(trial)
@@ -182,14 +182,14 @@ class Tally:
     """What the header needs from every trial, gathered as they stream past."""
 
     def __init__(self) -> None:
-        self.outcomes: list[TrialOutcome] = []
+        self.outcomes: list[TrialResult] = []
         self.graders: dict[str, list[int]] = defaultdict(list)  # score name -> the judged trials' values
         self.started: float | None = None
         self.finished: float | None = None
         self.usage: dict[str, dict[str, Usage]] = {"model_usage": {}, "role_usage": {}}
 
     def add(self, trial: TrialRecord) -> None:
-        outcome = trial.to_outcome()
+        outcome = trial.to_result()
         self.outcomes.append(outcome)
         if is_judged(outcome):
             for name, key in GRADERS.items():

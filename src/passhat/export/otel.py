@@ -177,7 +177,7 @@ def _conversation_attributes(run_id: str, config: RunConfig, trial: TrialRecord)
         "passhat.persona": trial.persona,
         "passhat.trial": trial.trial,
         "passhat.seed": trial.seed,
-        "passhat.judged": is_judged(trial.to_outcome()),
+        "passhat.judged": is_judged(trial.to_result()),
     }
     end = next((e["text"] for e in reversed(trial.events) if e["kind"] == "end"), None)
     optional = {"passhat.end": end, "passhat.reward": trial.reward, "passhat.signature": trial.signature}
@@ -194,7 +194,7 @@ def _verdict(trial: TrialRecord) -> str | None:
 def _evaluations(trial: TrialRecord) -> list[SpanEvent]:
     """The grade as GenAI evaluation results: the reward (explained by the failure signature), then each grader;
     none for a trial that could not be judged."""
-    if not is_judged(trial.to_outcome()):
+    if not is_judged(trial.to_result()):
         return []
     scores = {"reward": trial.reward == 1} | {name: bool(trial.grade[key]) for name, key in GRADERS.items() if key in trial.grade}
     return [

@@ -87,4 +87,4 @@ def execute_run(run: AblationRun, concurrency: int, workers: int, on_trial: OnTr
 
 def judged_trials(store: ResultStore) -> dict[TrialKey, AblationTrial]:
     """A run's judged trials by key, with what the ablation's figures read of them."""
-    return {r.key: AblationTrial(r.reward, r.grade, r.events) for r in store.report_trials() if is_judged(r.to_outcome())}
+    return {r.key: AblationTrial(r.reward, r.grade, r.events) for r in store.report_trials() if is_judged(r.to_result())}

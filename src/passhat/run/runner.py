@@ -98,7 +98,7 @@ class TrialSink:
     def count(self, record: EncodedTrial) -> None:
         """Early stop hears of a finished trial (before it is written, so a caller can hand out the next one)."""
         if self._early_stop:
-            self._early_stop.record(record.to_outcome())
+            self._early_stop.record(record.to_result())
 
     def write(self, record: EncodedTrial, audit_records: AuditRecords) -> None:
         if self._trail:

@@ -54,7 +54,7 @@ def gate_section(gate: Gate, rows: Iterable[TrialRow], config: RunConfig) -> tup
     from passhat.metrics.gate import decide, gate_ci
     from passhat.metrics.summary import scenario_counts
 
-    counts = scenario_counts(t.to_outcome() for t in rows)
+    counts = scenario_counts(t.to_result() for t in rows)
     decision = decide(gate, counts, config.planned_trials())
     return decision, {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
 

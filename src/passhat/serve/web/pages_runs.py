@@ -31,7 +31,7 @@ from passhat.report.model import GateSection, Report
 from passhat.report.numbers import num, with_ci
 from passhat.report.state_diff import row_changes
 from passhat.serve.web.queries import (
-    OUTCOMES,
+    JUDGEMENTS,
     PAGE_SIZE,
     SIGNATURES,
     NotFound,
@@ -236,7 +236,7 @@ async def trials_page(request: Request) -> Response:
     except NotFound as exc:
         return not_found(request, exc)
     context = {"run_id": request.path_params["run_id"], "listing": listing, "which": which}
-    return page(request, "runs_trials.html", context | {"outcomes": OUTCOMES})
+    return page(request, "runs_trials.html", context | {"outcomes": JUDGEMENTS})
 
 
 def trial_view(t: TrialRecord) -> dict[str, Any]:

@@ -56,10 +56,10 @@ CACHE_FOLDER = (".cache", "dashboard")
 RUN_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,254}")  # what `passhat run --run-id` accepts: no path can hide in it
 
 PASSED = f"({JUDGED} AND reward = 1)"
-Outcome = Literal["passed", "failed", "unjudged"]
-OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+Judgement = Literal["passed", "failed", "unjudged"]  # how a stored trial was judged, as the trials page filters them
+JUDGEMENTS: tuple[Judgement, ...] = get_args(Judgement)
 SIGNATURES: tuple[str, ...] = get_args(Signature)
-OUTCOME_SQL: dict[Outcome, str] = {
+JUDGEMENT_SQL: dict[Judgement, str] = {
     "passed": PASSED,
     "failed": f"({JUDGED} AND reward = 0)",
     "unjudged": f"(NOT {JUDGED})",
@@ -176,15 +176,15 @@ class Grid:
 
 @dataclasses.dataclass(frozen=True)
 class TrialFilter:
-    """Which trials a trial list shows: a task, a persona, an outcome or a failure signature (each optional)."""
+    """Which trials a trial list shows: a task, a persona, a judgement or a failure signature (each optional)."""
 
     task: str | None = None
     persona: str | None = None
-    outcome: str | None = None  # one of OUTCOMES or SIGNATURES
+    outcome: str | None = None  # one of JUDGEMENTS or SIGNATURES; "outcome", as the page's address names it
 
     def __post_init__(self) -> None:
-        if self.outcome is not None and self.outcome not in OUTCOMES and self.outcome not in SIGNATURES:
-            raise UserError(f"outcome {self.outcome!r} is none of {', '.join(OUTCOMES)} or a failure signature.")
+        if self.outcome is not None and self.outcome not in JUDGEMENTS and self.outcome not in SIGNATURES:
+            raise UserError(f"outcome {self.outcome!r} is none of {', '.join(JUDGEMENTS)} or a failure signature.")
 
     def where(self) -> tuple[str, list[str]]:
         """The SQL condition (``1`` for every trial) and its parameters."""
@@ -193,8 +193,8 @@ class TrialFilter:
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
-        if self.outcome in OUTCOME_SQL:
-            clauses.append(OUTCOME_SQL[self.outcome])  # type: ignore[index]
+        if self.outcome in JUDGEMENT_SQL:
+            clauses.append(JUDGEMENT_SQL[self.outcome])  # type: ignore[index]
         elif self.outcome is not None:
             clauses.append("signature = ?")
             params.append(self.outcome)
