@@ -244,6 +244,7 @@ def record(task: str, i: int, reward: int, steps: dict | None, grade: dict | Non
 
 
 CONFIG = {"domain": "retail", "agent": "synthetic", "user": "scripted", "mode": "strict", "seed": 0, "trials": 2}
+CONFIG |= {"tasks": ["t1", "t2"], "personas": ["baseline"]}  # what every passhat stored
 
 
 def two_tasks(folder: Path) -> Path:
