@@ -34,12 +34,12 @@ def human_run(out: Path) -> str:
 
     async def play() -> str:
         runs = HumanRuns(out, "reference:perfect", 0.5, lambda *a, **k: None)
-        quitter = runs.start("tess", "retail", "retail-001", "baseline")
+        quitter = await runs.start("tess", "retail", "retail-001", "baseline")
         quitter.customer.say("Hi, I'd like to cancel an order.")
         while not quitter.customer.your_turn:
             await asyncio.sleep(0.001)
         quitter.customer.say("", "give_up")
-        idle = runs.start("omar", "retail", "retail-001", "baseline")
+        idle = await runs.start("omar", "retail", "retail-001", "baseline")
         await asyncio.gather(quitter.playing, idle.playing)  # type: ignore[arg-type]
         await runs.aclose()
         return quitter.run_id

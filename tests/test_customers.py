@@ -326,7 +326,8 @@ def test_answers_from_the_task_fields() -> None:
     assert "white standing desk converter" in say(user, "Which order is this about?").text
     user = opened("return")
     answer = say(user, "Which items would you like to return, and which payment method should the refund go to?").text
-    assert "V-47122" in answer and "card_82689" in answer
+    assert "V-47122" in answer and "the card I paid with" in answer
+    assert "card_82689" not in answer  # the backend's id for the card: no shopper knows it
 
 
 def _stall(persona: str) -> list:

@@ -121,3 +121,20 @@ def test_every_relative_link_leads_to_a_path_and_heading_that_exist():
 def test_the_readme_cites_no_file_of_the_source_tree():
     text = (ROOT / "README.md").read_text()
     assert not re.search(r"\b(src|bench|tests)/", text), "the README is read where only the package is installed"
+
+
+def test_the_examples_listen_on_ports_of_their_own_and_their_docs_start_them_there():
+    """`passhat serve` keeps its port: an example left running beside it must not take it, so each example's server
+    has a default port of its own, and every command the docs give to start it uses that port."""
+    serve_port = next(p.default for p in main.commands["serve"].params if p.name == "port")
+    defaults = {
+        path.relative_to(ROOT).as_posix(): int(m[1])
+        for path in sorted((ROOT / "examples").glob("*/*.py"))
+        if (m := re.search(r'add_argument\("--port", type=int, default=(\d+)\)', path.read_text()))
+    }
+    assert len(defaults) >= 3 and len(set(defaults.values())) == len(defaults), defaults
+    assert serve_port not in defaults.values()
+    pages = [ROOT / "docs" / "agents.md", *sorted((ROOT / "examples").glob("*/*"))]
+    started = [(m[1], int(m[2])) for page in pages for m in re.finditer(r"(examples/\w+/\w+\.py) --port (\d+)", page.read_text())]
+    assert started and all(defaults[script] == port for script, port in started), started
+    assert not any(str(serve_port) in page.read_text() for page in pages), "an example's doc names passhat serve's port"

@@ -63,7 +63,7 @@ async def replayed_grade(session: HumanSession) -> dict[str, Any]:
 def test_a_persons_trial_is_stored_graded_and_equals_its_words_replayed(tmp_path: Path, task_id: str):
     async def scenario() -> None:
         human, trail = runs(tmp_path)
-        session = human.start("tess", "retail", task_id, "baseline")
+        session = await human.start("tess", "retail", task_id, "baseline")
         await play_as_the_scripted_customer(session)
         assert session.state == "graded" and session.record is not None
         assert session.record.reward == 1, session.record.grade
@@ -82,7 +82,7 @@ def test_a_persons_trial_is_stored_graded_and_equals_its_words_replayed(tmp_path
 def test_giving_up_ends_the_trial_as_the_customers_leaving_and_it_is_graded_like_a_replay(tmp_path: Path):
     async def scenario() -> None:
         human, _ = runs(tmp_path)
-        session = human.start("tess", "retail", "retail-001", "baseline")
+        session = await human.start("tess", "retail", "retail-001", "baseline")
         session.customer.say("Hi, I want to cancel an order.")
         while not session.customer.your_turn:
             await asyncio.sleep(0.001)
@@ -100,14 +100,14 @@ def test_giving_up_ends_the_trial_as_the_customers_leaving_and_it_is_graded_like
 def test_a_person_idle_past_the_timeout_abandons_the_trial_which_is_stored_unscored(tmp_path: Path):
     async def scenario() -> None:
         human, trail = runs(tmp_path, idle=0.05)
-        session = human.start("tess", "retail", "retail-001", "baseline")
+        session = await human.start("tess", "retail", "retail-001", "baseline")
         await session.playing
         assert session.state == "abandoned" and session.record is not None
         assert session.record.reward is None and "the trial is abandoned" in (session.record.infra_error or "")
         assert trail[-1][2]["state"] == "abandoned"
         with pytest.raises(UserError, match="this conversation is over"):
             session.customer.say("hello?")
-        again = human.start("tess", "retail", "retail-001", "baseline")
+        again = await human.start("tess", "retail", "retail-001", "baseline")
         assert again.spec.trial == 1  # the abandoned trial keeps its place
         await human.aclose()
 
@@ -117,8 +117,8 @@ def test_a_person_idle_past_the_timeout_abandons_the_trial_which_is_stored_unsco
 def test_two_people_work_one_run_at_once_on_the_same_scenario(tmp_path: Path):
     async def scenario() -> None:
         human, _ = runs(tmp_path)
-        first = human.start("tess", "retail", "retail-001", "baseline")
-        second = human.start("omar", "retail", "retail-001", "baseline")
+        first = await human.start("tess", "retail", "retail-001", "baseline")
+        second = await human.start("omar", "retail", "retail-001", "baseline")
         assert (first.spec.trial, second.spec.trial) == (0, 1) and first.spec.seed != second.spec.seed
         await asyncio.gather(play_as_the_scripted_customer(first), play_as_the_scripted_customer(second))
         assert first.run_id == second.run_id and first.record and second.record
@@ -150,6 +150,6 @@ def test_the_person_cannot_talk_over_the_agent_nor_send_nothing():
 def test_an_unknown_task_or_persona_is_refused_by_name(tmp_path: Path):
     human, _ = runs(tmp_path)
     with pytest.raises(UserError, match="no task 'retail-999'"):
-        human.start("tess", "retail", "retail-999", "baseline")
+        asyncio.run(human.start("tess", "retail", "retail-999", "baseline"))
     with pytest.raises(UserError, match="unknown persona 'grumpy'"):
-        human.start("tess", "retail", "retail-001", "grumpy")
+        asyncio.run(human.start("tess", "retail", "retail-001", "grumpy"))

@@ -203,6 +203,16 @@ def test_cli_writes_into_a_folder_under_the_name_inspect_view_lists(flaky_run, t
     assert len(inspect_log.read_eval_log(listed[0]).samples) == len(TASKS) * len(PERSONAS) * TRIALS
 
 
+def test_a_folder_named_with_a_trailing_slash_is_made_as_the_readme_writes_it(flaky_run, tmp_path, monkeypatch):
+    """`-o logs/` on a fresh clone, where logs does not exist yet: a name ending in / is a folder to make, not a file."""
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["export", "flaky", "--format", "inspect", "-o", "logs/", "--out", str(flaky_run)])
+    assert result.exit_code == 0, result.output
+    assert len(inspect_log.list_eval_logs(str(tmp_path / "logs"))) == 1
+    bare = CliRunner().invoke(main, ["export", "flaky", "--format", "inspect", "-o", "logs2", "--out", str(flaky_run)])
+    assert bare.exit_code == 2 and "a name ending in /" in bare.output and not (tmp_path / "logs2").exists()
+
+
 def test_cli_refuses_a_log_name_inspect_cannot_read(flaky_run, tmp_path):
     result = CliRunner().invoke(main, ["export", "flaky", "-o", str(tmp_path / "log.txt"), "--out", str(flaky_run)])
     assert result.exit_code == 2

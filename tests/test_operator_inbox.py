@@ -316,3 +316,32 @@ def test_an_mcp_sessions_end_waits_for_the_open_tickets_and_expires_those_not_de
         last = server.session_events(session_id)[-1]
     assert last.guard["decision"] == "operator_rejected" and last.guard["note"] == "no decision within 0.3 s"
     assert store.page()[0][0].status == "expired"
+
+
+def filed(out: Path) -> int:
+    """The tickets filed in ``out``'s inbox so far (none while the run has not made it)."""
+    if not (out / "inbox.sqlite").exists():
+        return 0
+    with InboxStore.open(out) as store:
+        return store.page()[1]
+
+
+def test_the_one_command_serve_md_gives_to_see_a_ticket_files_one_open_ticket_the_inbox_shows(tmp_path):
+    """After `make run` the inbox is empty (the simulated operator decides): serve.md's command, typed as it is in a
+    fresh folder, files one open ticket in runs/, the folder `passhat serve` reads, and waits for its decision."""
+    page = (Path(__file__).resolve().parents[1] / "docs" / "serve.md").read_text(encoding="utf-8")
+    (command,) = [ln.strip().removesuffix("&").split() for ln in page.splitlines() if "--operator inbox &" in ln]
+    assert command[:2] == ["passhat", "run"]
+    running = subprocess.Popen([sys.executable, "-m", "passhat.cli", *command[1:]], cwd=tmp_path)
+    try:
+        deadline = time.monotonic() + 600  # what the run needs, however busy the machine: a filed ticket
+        while not filed(tmp_path / "runs"):
+            assert running.poll() is None and time.monotonic() < deadline, "the run ended or stalled without a ticket"
+            time.sleep(0.2)
+        with InboxStore.open(tmp_path / "runs") as store:
+            (ticket,), _ = store.page()
+            assert (ticket.status, ticket.domain) == ("open", "benefits")
+            store.decide(ticket.id, "approved", by="Ann Lee")
+        assert running.wait(timeout=600) == 0
+    finally:
+        running.kill()

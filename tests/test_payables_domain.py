@@ -23,7 +23,7 @@ import pytest
 from passhat.agents import resolve_agent
 from passhat.customers import resolve_user
 from passhat.customers.personas import PERSONAS
-from passhat.domains.model import Call, Domain, Goal, Task
+from passhat.domains.model import Action, Call, Domain, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.grade.steps import step_count
 from passhat.run.seeding import trial_seed
@@ -75,13 +75,16 @@ def test_the_tasks_cover_every_outcome_many_writes_and_every_refusing_rule():
     assert refusing == {"own-company", "within-tolerance", "no-double-payment", "approval-limit", "matched-amount"}
 
 
-def broken_rules(verified: str | None, tool: str, args: dict) -> set[str]:
-    """The rules a call breaks on a fresh backend, after the clerk of task ``verified`` identified (None: nobody)."""
+def broken_rules(verified: str | None, tool: str, args: dict, read: bool = True) -> set[str]:
+    """The rules a call breaks on a fresh backend, after the clerk of task ``verified`` identified (None: nobody)
+    and, with ``read``, after the reads a careful agent makes before it."""
     env = Environment(PAYABLES)
     try:
         if verified is not None:
             clerk = PAYABLES.tasks[verified].customer
             env.replay([PAYABLES.authenticate(clerk, PAYABLES.kit.identity_text(clerk))])
+        if read:
+            env.replay(PAYABLES.lookups(env.db, Action(tool=tool, args=args)))
         return {v.rule for v in env.execute(tool, args).violations}
     finally:
         env.close()

@@ -288,3 +288,66 @@ def test_a_hand_off_the_agent_only_could_make_is_no_hand_off() -> None:
 )
 def test_a_hand_off_said_as_made_is_one(text) -> None:
     assert read_message(text, INTAKE.lexicon).handoff
+
+
+HD_WORKAROUND = (
+    "Thanks Vera, you're verified. INC-1221 matches known error KE-32 (VPN rejects one-time code). The workaround: "
+    "resync the clock of the authenticator app. Shall I apply KE-32's workaround to INC-1221?"
+)
+HD_APPLIED = (
+    "Done — the workaround of KE-32 is applied to INC-1221. Please resync the clock of your authenticator app and try again."
+)
+
+
+def test_a_step_naming_the_authenticator_app_asks_for_no_identity() -> None:
+    assert not read_message(HD_APPLIED, HELPDESK.lexicon).asks
+    assert read_message("Before I change anything I need to authenticate you: staff number and DOB?", HELPDESK.lexicon).asks
+
+
+@pytest.mark.parametrize(
+    "recap, agreed",
+    [
+        ("Recap: KE-32's workaround was applied to INC-1221 and you confirmed the VPN works. Shall I resolve INC-1221?", True),
+        ("Recap: KE-33's workaround was applied to INC-1221. Shall I resolve INC-1221?", False),  # a write never made
+    ],
+)
+def test_a_proposal_of_the_next_goal_may_recap_the_write_an_earlier_goal_made(recap, agreed) -> None:
+    ask = "Hi, to verify you, what's your staff number and date of birth?"
+    replies = conversation(HELPDESK, "hd-022", ask, HD_WORKAROUND, HD_APPLIED, "You're already verified, Vera. " + recap)
+    assert "resolve INC-1221" in replies[2].text  # the workaround worked: on to closing the incident
+    assert is_affirmative(replies[3].text) is agreed, replies[3].text
+
+
+BENEFITS_REFUSAL = (
+    "Thanks, Stellan. I'm sorry: dues can't be refunded mid-year under club rules. I can escalate it to staff, who can "
+    "consider an exception. Want me to?"
+)
+
+
+@pytest.mark.parametrize(
+    "reask, agreed",
+    [
+        (
+            "To confirm, the case note will read: Member sold car, moved abroad, asks for $219.00 dues back. Escalate to staff now?",
+            True,
+        ),
+        ("Internal note: Premier member requests $219.00 dues back (paid 2025-04-01). Escalate to staff now?", True),
+        ("Note: I'll refund you $219.00 as well. Escalate to staff now?", False),  # a bare "Note:" is the agent's own word
+    ],
+)
+def test_a_note_s_wording_said_after_its_cue_unquoted_is_wording_not_a_refund(reask, agreed) -> None:
+    replies = conversation(BENEFITS, "benefits-019", BENEFITS_ASK, BENEFITS_REFUSAL, reask)
+    assert is_affirmative(replies[2].text) is agreed, replies[2].text
+
+
+@pytest.mark.parametrize(
+    "ask",
+    [
+        "Would you like me to book a new appointment for Linus with Dr Adeyemi? If so, which week should I look at for open times?",
+        "Shall I book Linus in with Dr Adeyemi? What part of the week suits you?",
+    ],
+)
+def test_an_offer_with_a_question_for_when_gets_the_day_and_time(ask) -> None:
+    verify = "Could I have the phone number on your file and your date of birth?"
+    *_, reply = conversation(INTAKE, "intake-020", verify, "Thank you, Maren — you're verified as Linus's guardian.", ask)
+    assert "2025-06-13" in reply.text and "09:30" in reply.text, reply.text

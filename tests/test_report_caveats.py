@@ -187,9 +187,9 @@ def test_the_headline_of_an_incomplete_run_says_how_far_it_got(tmp_path):
     scope = "3 scenarios × at least 6 of 8 planned trials"
     headline = _headline(html_path.read_text())
     assert headline.startswith(f"pass^1 {m['avg_reward']:.3f}") and f"pass^6 {m['pass_hat_k']['6']:.3f}" in headline
-    assert f"over {scope} (95% bootstrap intervals)" in headline
+    assert f"over {scope} (95% intervals)" in headline
     line = next(ln for ln in result.output.splitlines() if ln.startswith("pass^1 "))
-    assert f"({scope}, 95% bootstrap intervals)" in line
+    assert f"({scope}, 95% intervals)" in line
 
 
 def test_a_headline_with_one_judged_trial_a_scenario_shows_pass1_alone(tmp_path):
@@ -207,7 +207,7 @@ def test_a_complete_runs_headline_is_unchanged(tmp_path):
     headline = _headline(html_path.read_text())
     assert re.fullmatch(
         r"pass\^1 \S+ \[\S+, \S+\]   vs   pass\^8 \S+ \[\S+, \S+\] over 6 scenarios × 8 trials "
-        r"\(95% bootstrap intervals\)",
+        r"\(95% intervals\)",
         headline.replace("\xa0", " "),
     ), headline
 

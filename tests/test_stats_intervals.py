@@ -3,6 +3,7 @@ and against simulated runs whose truth is known."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import beta
 
 from passhat.metrics.compare import WITHIN_NOISE, ScenarioMismatch, compare_runs
-from passhat.metrics.estimators import pass_hat_curve
+from passhat.metrics.estimators import pass_at_curve, pass_hat_curve
 from passhat.metrics.extrapolate import (
     EXTRAPOLATE_KS,
     BetaFamily,
@@ -60,19 +61,58 @@ def test_bootstrap_is_seeded_and_reproducible() -> None:
     assert run_intervals(counts, seed=3) != run_intervals(counts, seed=4)
 
 
-def test_a_zero_success_run_gets_jeffreys_intervals_not_a_point() -> None:
-    # No scenario passed all 8 (pass^8 = 0) and every one passed at least once (pass@8 = 1): the percentile
-    # bootstrap printed [0, 0] and [1, 1]. With every value 0 or 1 the interval is Jeffreys' for 0 (or 47) of 47.
-    counts = [(c, 8) for c in (3, 4, 5, 6, 7) for _ in range(9)] + [(5, 8)] * 2
+Z2 = 1.959963984540054**2
+
+
+def test_a_zero_success_run_gets_the_score_interval_on_its_scenarios_not_a_point() -> None:
+    # 47 scenarios x 8 trials at p = 0.6 (seeded) where no scenario passed all 8, so pass^8 = 0, and every one
+    # passed at least once, so pass@8 = 1: the percentile bootstrap printed [0, 0] and [1, 1]. Every value is
+    # 0 (or 1), so the interval is Wilson's for 0 (or 47) of 47, wider than Jeffreys' (0.052) at S = 47.
+    counts = simulate_counts(Mixture((1.0,), (0.6,)), 47, 8, np.random.default_rng(0))
+    assert not any(c == 8 for c, _ in counts) and all(c > 0 for c, _ in counts)
     ci = run_intervals(counts)
-    assert ci.pass_hat_k[8][0] == 0.0 and ci.pass_hat_k[8][1] == pytest.approx(beta.ppf(0.975, 0.5, 47.5), rel=0.1)
-    assert ci.pass_at_k[8][1] == 1.0 and 1 - ci.pass_at_k[8][0] == pytest.approx(beta.ppf(0.975, 0.5, 47.5), rel=0.1)
+    assert ci.pass_hat_k[8] == pytest.approx((0.0, Z2 / (47 + Z2)), abs=1e-12)  # (0, 0.0756)
+    assert ci.pass_at_k[8] == pytest.approx((47 / (47 + Z2), 1.0), abs=1e-12)
 
 
-def test_binary_scenario_values_give_jeffreys_interval() -> None:
-    # pass^8 per scenario is 1 (8 of 8) or 0: 30 of 47 passed all, so the mean is Beta(30.5, 17.5).
+def test_an_all_pass_run_does_not_claim_certainty() -> None:
+    # 8 of 8 cannot tell p = 1 from p = 0.99, and 47 scenarios cannot rule out a few that fail: no [1, 1].
+    ci = run_intervals([(8, 8)] * 47)
+    for k in range(1, 9):
+        assert ci.pass_hat_k[k] == pytest.approx((47 / (47 + Z2), 1.0), abs=1e-12)
+        assert ci.pass_at_k[k][0] < 1.0
+
+
+def test_binary_scenario_values_give_the_wider_of_wilson_and_jeffreys() -> None:
+    # pass^8 per scenario is 1 (8 of 8) or 0: 30 of 47 passed all, so the mean is a proportion of 47 scenarios.
     ci = run_intervals([(8, 8)] * 30 + [(5, 8)] * 17, reps=20000)
-    assert ci.pass_hat_k[8] == pytest.approx(tuple(beta.ppf([0.025, 0.975], 30.5, 17.5)), abs=0.005)
+    jeffreys, score = beta.ppf([0.025, 0.975], 30.5, 17.5), wilson(30, 47)
+    assert ci.pass_hat_k[8] == pytest.approx((min(jeffreys[0], score[0]), max(jeffreys[1], score[1])), abs=0.002)
+
+
+def test_a_figure_that_rounds_to_1_keeps_a_finite_interval() -> None:
+    # 100 trials per scenario: pass@50 is 1 - 1e-30 for most scenarios, so its mean rounds to 1.0 while its
+    # variance does not round to 0, and p(1 - p)/variance is 0 effective scenarios (0/0 in the bounds).
+    rng = np.random.default_rng(0)
+    counts = [(int(c), 100) for c in rng.binomial(100, rng.beta(5.0, 1.0, 200))]
+    ci = run_intervals(counts, reps=200)
+    assert all(math.isfinite(b) for figure in (ci.pass_hat_k, ci.pass_at_k) for v in figure.values() for b in v)
+    assert ci.pass_at_k[50] == pytest.approx((200 / (200 + Z2), 1.0), abs=1e-9)
+
+
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(6, 7)), min_size=1, max_size=30))
+def test_intervals_hold_the_points_and_keep_their_order(raw: list[tuple[int, int]]) -> None:
+    """Every interval holds its point, and the bounds are ordered as the points are:
+    pass@n >= ... >= pass@1 = pass^1 >= ... >= pass^n."""
+    counts = [(min(c, n), n) for c, n in raw]
+    ci, exact = run_intervals(counts, reps=200), pass_hat_curve([c for c, _ in counts], [n for _, n in counts])
+    at = pass_at_curve([c for c, _ in counts], [n for _, n in counts])
+    chain = [ci.pass_at_k[k] for k in sorted(at, reverse=True)] + [ci.pass_hat_k[k] for k in sorted(exact)]
+    for k in exact:
+        assert ci.pass_hat_k[k][0] <= exact[k] <= ci.pass_hat_k[k][1]
+        assert ci.pass_at_k[k][0] <= at[k] <= ci.pass_at_k[k][1]
+    assert ci.pass_at_k[1] == ci.pass_hat_k[1] == ci.avg_reward
+    assert all(a[0] >= b[0] and a[1] >= b[1] for a, b in itertools.pairwise(chain))
 
 
 def test_intervals_at_zero_cover_the_truth_about_95_percent_of_the_time() -> None:
@@ -94,13 +134,6 @@ def test_bootstrap_means_match_resampling_indices_in_distribution() -> None:
     draws = bootstrap_means(values, reps=20000, seed=1)[:, 0]
     assert draws.mean() == pytest.approx(0.5, abs=0.003)
     assert draws.std() == pytest.approx(math.sqrt(0.25 / 100), rel=0.03)
-
-
-def test_intervals_contain_the_point_estimates() -> None:
-    counts = [(8, 8), (6, 8), (0, 8), (7, 8), (5, 8), (8, 8), (3, 8)]
-    ci, exact = run_intervals(counts), pass_hat_curve([c for c, _ in counts], [n for _, n in counts])
-    for k, value in exact.items():
-        assert ci.pass_hat_k[k][0] <= value <= ci.pass_hat_k[k][1]
 
 
 # --- extrapolation --------------------------------------------------------------------------------

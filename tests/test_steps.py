@@ -288,6 +288,23 @@ def test_the_terminal_shows_the_worst_steps_and_the_html_the_plans_the_curve_and
     assert folded.startswith("<summary>2 plans right at every step of every trial</summary>") and ">t2</td>" in folded
 
 
+def test_only_the_ten_least_observed_plans_gone_wrong_are_in_view_and_the_others_fold_under_one_line(tmp_path):
+    """A large run has hundreds of plans gone wrong: in view they made its page tens of thousands of px tall."""
+    with ResultStore.create(tmp_path / "r", "r", CONFIG | {"trials": 12}) as store:
+        for n in range(12):  # task tn fails n + 1 of its 12 trials, at step 2
+            for i in range(12):
+                store.record(record(f"t{n:02}", i, int(i > n), stored("rrr" if i > n else "rwm")))
+    with ResultStore.open(tmp_path / "r") as store:
+        trials = store.trials()
+        page = render_html(build_report(store, trials=trials), trials)
+    plans = page[page.index("Each task's plan") : page.index("<h2>", page.index("Each task's plan"))]
+    shown, folded = plans.split("<details>")
+    assert "12 of 12 plans went wrong" in shown
+    assert [f">t{n:02}</td>" in shown for n in range(12)] == [False] * 2 + [True] * 10  # the least observed first
+    assert folded.startswith("<summary>2 more plans that went wrong, in the same order</summary>")
+    assert folded.index(">t01</td>") < folded.index(">t00</td>")
+
+
 def test_a_store_from_before_steps_still_reads_reports_and_keeps_its_sealed_digests(tmp_path):
     with ResultStore.create(tmp_path / "old", "old", CONFIG) as store:
         store.record(record("t1", 0, 1, None))

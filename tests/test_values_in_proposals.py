@@ -180,3 +180,31 @@ def test_a_proposal_that_states_what_else_is_true_of_the_write_passes(domain_nam
 def test_a_proposal_that_states_another_amount_is_not_agreed_to(domain_name, task_id, aside):
     out = play(domain_name, task_id, lambda described: f"{described}. {aside}")
     assert (out.grade.reward, out.grade.signature) == (0, "unconfirmed_write")
+
+
+@pytest.mark.parametrize(
+    "task_id, proposal",
+    [
+        ("hd-011", "INC-1111 is at high priority. Shall I raise it from high to critical?"),
+        ("hd-011", "Escalate INC-1111 to critical priority (currently high)?"),
+        ("hd-011", "It's high now. I can escalate INC-1111 to critical — confirm?"),
+        ("hd-006", "The network team turned it down. Assign INC-1061 to telephony instead?"),
+        ("hd-023", "INC-1231 was logged as hardware, but it's the Wi-Fi dropping. Reclassify it as network?"),
+    ],
+)
+def test_a_value_said_as_what_the_record_is_now_is_context_not_a_term(task_id, proposal):
+    assert binds("helpdesk", task_id, proposal)
+
+
+@pytest.mark.parametrize(
+    "task_id, proposal",
+    [
+        ("hd-023", "I'd classify INC-1231 as network. Shall I classify it as hardware?"),  # the question asks another
+        ("hd-023", "Shall I classify INC-1231 as hardware now?"),  # "now" in the action's own clause is no recap
+        ("hd-023", "Classify INC-1231 as hardware (was network)?"),
+        ("hd-011", "Shall I raise INC-1111 from critical to high?"),
+        ("hd-006", "Assign INC-1061 to network (telephony turned it down)?"),
+    ],
+)
+def test_another_value_of_the_closed_set_asked_for_is_not_agreed_to(task_id, proposal):
+    assert not binds("helpdesk", task_id, proposal)

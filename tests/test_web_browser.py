@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import pyotp
 import pytest
+import test_web_queries as synthetic
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, ViewportSize, expect, sync_playwright
 from web_support import PASSWORD, serving
 
@@ -419,3 +420,30 @@ def test_at_1366_px_a_tickets_evidence_breaks_no_word_in_the_middle(site, tab):
     page.goto(f"{site.url}inbox/{ticket.id}")
     tab.shows(f"{ticket.number}: cancel_order open")
     assert page.evaluate(WORD_BROKEN_ACROSS_LINES) == []
+
+
+INTERVALS_OVER_TWO_LINES = """() => Array.from(document.querySelectorAll("td.num")).filter(cell => {
+    const range = document.createRange();
+    range.selectNodeContents(cell);
+    return new Set(Array.from(range.getClientRects()).filter(r => r.width > 0).map(r => Math.round(r.top))).size > 1;
+}).map(cell => cell.textContent.trim())"""
+
+
+@needs_chromium
+def test_at_1366_px_the_runs_list_keeps_each_interval_on_one_line_beside_a_long_domain_path(site, tab):
+    """A run of a domain folder lists the folder's path: the intervals beside it wrapped ("0.950 [0.937," / "0.958]")."""
+    path = "/home/someone/projects/our-support-agent-evaluations/domains/shop2-with-phone-changes"
+    trials = [
+        synthetic.trial(t, p, i, "fail" if i == 0 else "pass")
+        for t in synthetic.TASKS
+        for p in synthetic.PERSONAS
+        for i in range(4)
+    ]
+    synthetic.synthetic_run(site.out, "folder-domain", trials, domain=path)
+    page = sign_in(tab, "lou", add_account(site, "lou", "viewer", enrolled=True))
+    page.set_viewport_size({"width": 1366, "height": 768})
+    page.goto(f"{site.url}runs")
+    tab.shows("Runs")
+    expect(page.locator("tr[data-run=folder-domain]")).to_contain_text(path)
+    assert page.evaluate(INTERVALS_OVER_TWO_LINES) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1366, "the list is wider than the screen"

@@ -41,9 +41,10 @@ def code_for(accounts: Accounts, name: str) -> str:
     return account.totp.at(now, counter_offset=offset)
 
 
-def sign_in(client: TestClient, name: str, password: str = PASSWORD) -> None:
-    """Sign ``client`` in as ``name`` through /login and /login/totp (or /enrol the first time)."""
-    accounts: Accounts = client.app.state.accounts  # type: ignore[attr-defined]
+def sign_in(client: httpx.Client, name: str, password: str = PASSWORD, accounts: Accounts | None = None) -> None:
+    """Sign ``client`` in as ``name`` through /login and /login/totp (or /enrol the first time); ``accounts``: the
+    server's, needed when ``client`` talks to a served app (a TestClient knows its app's)."""
+    accounts = accounts or client.app.state.accounts  # type: ignore[attr-defined]
     page = client.get("/login")
     response = client.post(
         "/login", data={"name": name, "password": password, "csrf_token": form_token(page.text)}, follow_redirects=False

@@ -36,9 +36,9 @@ INSPECT_SUFFIXES = (".json", ".eval")
     "-o",
     "--output",
     required=True,
-    type=FilePath(path_type=Path),
+    type=FilePath(),
     help="The file to write (*.json; *.eval for an Inspect log, *.jsonl for traces), or for an Inspect log a folder "
-    "to write it in under the name `inspect view` lists.",
+    "to write it in under the name `inspect view` lists (an existing folder, or a name ending in /, made if missing).",
 )
 @click.option(
     "--otlp-endpoint",
@@ -47,7 +47,7 @@ INSPECT_SUFFIXES = (".json", ".eval")
     "/v1/traces), with the headers of OTEL_EXPORTER_OTLP_HEADERS. Needs pip install 'passhat[otel]'.",
 )
 @out_option
-def export(run_id: str, log_format: str, output: Path, otlp_endpoint: str | None, out: Path) -> None:
+def export(run_id: str, log_format: str, output: str, otlp_endpoint: str | None, out: Path) -> None:
     """Write a stored run as an Inspect AI eval log (a sample per scenario, its trials as epochs) or as OpenTelemetry
     traces (a trace per trial)."""
     if otlp_endpoint is not None and log_format != "otel":
@@ -57,17 +57,22 @@ def export(run_id: str, log_format: str, output: Path, otlp_endpoint: str | None
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
         config = stored_config(store)
         if log_format == "otel":
-            _export_otel(store, config, output, otlp_endpoint)
+            _export_otel(store, config, Path(output), otlp_endpoint)
         else:
             _export_inspect(store, config, output)
 
 
-def _export_inspect(store: ResultStore, config: RunConfig, output: Path) -> None:
+def _export_inspect(store: ResultStore, config: RunConfig, output: str) -> None:
+    """``output`` as typed: a trailing slash names a folder that may not exist yet (`-o logs/` on a fresh clone), which
+    the Path it becomes no longer shows."""
     from passhat.export.inspect_eval import write_inspect_eval
     from passhat.export.inspect_log import inspect_log_name, listed_by_inspect_view, write_inspect_log
 
-    path = output / inspect_log_name(store.run_id, store.created, config) if is_folder(output) else output
-    _check_path(path, output, INSPECT_SUFFIXES, "an Inspect eval log is a .json or .eval file; name it so, or give a folder")
+    typed = Path(output)
+    folder = output.endswith(("/", os.sep)) or is_folder(typed)
+    path = typed / inspect_log_name(store.run_id, store.created, config) if folder else typed
+    naming = "an Inspect eval log is a .json or .eval file; name it so, or give a folder (one that exists, or a name ending in /)"
+    _check_path(path, typed, INSPECT_SUFFIXES, naming)
     write = write_inspect_eval if path.suffix == ".eval" else write_inspect_log
     written = _written(path, "eval log", lambda: write(path, store.run_id, store.created, config, store.iter_trials()))
     _done(f"Inspect eval log of run {store.run_id}", written, path)

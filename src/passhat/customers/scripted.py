@@ -15,6 +15,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import random
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -25,15 +26,22 @@ from passhat.customers.wording import Voice as CustomerVoice
 from passhat.customers.wording import tone_of
 from passhat.dialogue import Message, is_affirmative
 from passhat.dialogue.facts import Fact, answers_kind
-from passhat.dialogue.proposals import Commitment, bound_writes, proposes
+from passhat.dialogue.proposals import Commitment, action_pattern, bound_writes, proposes
 from passhat.dialogue.reading import Reading, read_message
 from passhat.dialogue.reasks import reasked_binding, standing_proposal
+from passhat.dialogue.text import sentences
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
 from passhat.domains.kit import IDENTITY, Voice, joined
 from passhat.domains.model import Action, Domain, EndState, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
+
+# an offer that asks whether the customer wants anything, not one thing: "Is there anything on your own membership
+# you'd like me to look at?" ("Anything else?" beside an offer is a question of its own)
+_INVITES = re.compile(r"\b(?:anything|something)\b(?! else| more)[^.?!]*\?", re.I)
+# a request's opening word that accepts the agent's last answer ("Fine.", "OK,", "All right, then"); "Good afternoon" is none
+_ACCEPTANCE = re.compile(r"\A(?:fine|ok(?:ay)?|all right|alright|great|good|in that case)[,.!]\s*(?:then\b,?\s*)?", re.I)
 
 MAX_MISMATCHES = 3  # wrong proposals for one goal before the customer gives up
 MAX_REPEATS = 3  # times the customer gives the same detail again before it gives up
@@ -138,7 +146,10 @@ class ScriptedUser:
         return self._rng.choice(list(self._kit.slips(self._task.customer)))
 
     def _request(self, goal: Goal) -> str:
-        return joined(self._rng.choice(goal.request), self._voice.say("urgency"))
+        """One of the goal's requests, without the word that accepts what the agent said before ("Fine.", "OK,"): the
+        customer's own lead-in comes first ("Got it. One more thing."), and "One more thing. Fine." contradicts it."""
+        request = _ACCEPTANCE.sub("", self._rng.choice(goal.request), count=1)
+        return joined(request[:1].upper() + request[1:], self._voice.say("urgency"))
 
     def _take_held_back(self) -> str:
         text, self._held_back = self._held_back or "", None
@@ -159,7 +170,7 @@ class ScriptedUser:
             if state is None:  # nothing more is wanted: a plain no to the offer, and goodbye if asked for more
                 return self._no_thanks(reading)
             if not self._matching_calls(state, text, reading):  # an extra offer, then on to the next request
-                return UserTurn(joined(self._voice.say("no_thanks"), self._voice.say("next"), self._request(state.goal)))
+                return UserTurn(self._declined_for_next(text, state.goal))
         if reading.proposal and reading.asks:  # two questions at once: both answered
             return self._on_proposal_and_asks(state, text, reading)
         if reading.proposal:
@@ -189,7 +200,8 @@ class ScriptedUser:
         about it; a turn when that settles the reply."""
         outcome = state.goal.outcome
         waiting = [s for s in self._goals if s.awaiting]
-        if state.awaiting and (reading.failure or reading.refusal and not reading.report):
+        failed = reading.failure or reading.refusal and not reading.report
+        if state.awaiting and failed and not (reading.report and self._reported_beside(waiting, text)):
             for s in waiting:
                 s.awaiting.clear()
             return self._refused(state, reading)
@@ -201,21 +213,62 @@ class ScriptedUser:
             reading.report
             and (reading.informative or reading.proposal and reading.anything_else)  # "Done! Anything else? Shall I ...?"
             and outcome != "answered"
-            and (named := self._matching_calls(state, text, reading, reported=True))
+            and (named := self._reported_calls(state, text, reading))
         ):
             for goal, calls in named.items():  # done without asking: the customer still got what it wanted
                 self._complete(self._goals[goal], calls)
         elif reading.handoff and outcome == "transferred":
             self._settle(state, True)
+        elif outcome == "answered" and (told := self._told(state, reading)):
+            # an answer is credited before what comes with it: a follow-up offer, or an "I can't ..." that explains it
+            state.answered |= told
+            if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
+                self._settle(state, True)
         elif reading.refusal and (
             not reading.proposal or outcome == "refused" and not self._matching_calls(state, text, reading)
         ):
             return self._refused(state, reading)  # an offer of the very write wanted, a caveat beside it, is no refusal
-        elif outcome == "answered" and reading.informative and not reading.working:
-            state.answered |= {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
-            if len(state.answered) == len(state.questions):  # "your identity is verified" answers nothing
-                self._settle(state, True)
         return None
+
+    def _reported_beside(self, waiting: list[_GoalState], text: str) -> bool:
+        """Whether the message says every awaited write was done in the sentences that report no failure or refusal:
+        "$55.00 has been refunded to your Visa. As I said, I couldn't do anything about Bruno's tow" reports the write
+        and recalls an earlier refusal; "I tried, but the refund failed: your card has been closed" reports nothing."""
+        lexicon = self._domain.lexicon
+        readings = [read_message(text[start:end], lexicon) for start, end in sentences(text)]
+        plain = " ".join(r.text for r in readings if not (r.failure or r.refusal))
+        done = [s.commitments[i] for s in self._goals for i in s.completed]
+        own = (self._task.customer.customer_id,)
+        return all(
+            len(bound_writes(plain, [s.commitments[i] for i in s.awaiting], done, lexicon.id_pattern, own, reported=True))
+            == len(s.awaiting)
+            for s in waiting
+        )
+
+    def _declined_for_next(self, text: str, goal: Goal) -> str:
+        """An offer the customer does not take, then its next request, saying one thing: "No, thanks. One more thing:
+        ..." to an offer of something else; to an offer that asks whether there is anything it wants ("is there anything
+        on your own membership I can look at?"), no "No, thanks": the next request is what it wants."""
+        declined = "" if _INVITES.search(text) else self._voice.say("no_thanks")
+        return joined(declined, self._voice.say("next"), self._request(goal))
+
+    def _reported_calls(self, state: _GoalState, text: str, reading: Reading) -> dict[int, set[int]]:
+        """The open calls the message says are done, leaving out those said only in an offer beside the report
+        ("Status not changed — say if you want it marked with controller")."""
+        named = self._matching_calls(state, text, reading, reported=True)
+        if not named or reading.done_text == text:
+            return named
+        cut = self._matching_calls(state, reading.done_text, reading, reported=True)
+        kept = {goal: calls & cut.get(goal, set()) for goal, calls in named.items()}
+        return {goal: calls for goal, calls in kept.items() if calls}
+
+    def _told(self, state: _GoalState, reading: Reading) -> set[int]:
+        """The questions of an informational goal that the message's statements answer (a refusal that answers none
+        stays a refusal; an offer's own terms answer nothing)."""
+        if not reading.tells:
+            return set()
+        text = reading.text if reading.informative else reading.stated
+        return {i for i, q in enumerate(state.questions) if answers_kind(q, text, self._domain.id_pattern)}
 
     def _no_thanks(self, reading: Reading) -> UserTurn:
         """An offer of nothing the customer wants, once its request is handled: declined politely, not as a wrong
@@ -254,7 +307,14 @@ class ScriptedUser:
     def _next_goal(self, state: _GoalState) -> UserTurn:
         """After a goal is handled (or at "anything else?"): the next goal, or the goodbye."""
         if not state.handled:  # "anything else?" before this request is handled: only this, said again
-            return UserTurn(joined(self._voice.say("just_that"), self._request(state.goal)))
+            # part of it done: that part acknowledged, the rest asked for, not "only this" before the whole request again
+            if not state.completed:
+                return UserTurn(joined(self._voice.say("just_that"), self._request(state.goal)))
+            lead = self._voice.say("rest_open")
+            done = [state.commitments[i] for i in state.completed]
+            wanted = [state.commitments[i] for i in state.open_calls(self._live_outcomes())]
+            rest = _undone_part(self._rng.choice(state.goal.request), done, wanted)
+            return UserTurn(joined(lead, rest, self._voice.say("urgency")))
         nxt = self._next_goal_state()
         if nxt is None:
             return self._finish()
@@ -307,7 +367,8 @@ class ScriptedUser:
         if not self._matching_calls(state, text, reading):
             return UserTurn(self._answers(state.goal, reading.asks))
         turn = self._on_proposal(state, text, reading)
-        return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks)))
+        beside_yes = is_affirmative(turn.text)
+        return dataclasses.replace(turn, text=joined(turn.text, self._answers(state.goal, reading.asks, beside_yes)))
 
     def _matching_calls(self, state: _GoalState, text: str, reading: Reading, reported: bool = False) -> dict[int, set[int]]:
         """Per goal (by index), the open calls a yes to this message would agree to: some of the current goal's,
@@ -330,8 +391,9 @@ class ScriptedUser:
             if self._agreeable_later(self._goals[g])
             for i in self._goals[g].open_calls(live)
         ]
-        # the message may also report the goal's earlier calls ("Done. Next, shall I ...?")
-        done = [state.commitments[i] for i in state.completed]
+        # the message may also report the writes made so far, for this goal or an earlier one ("Done. Next, shall I ...?",
+        # "Recap: KE-32's workaround was applied to INC-1221. Shall I resolve INC-1221?")
+        done = [s.commitments[i] for s in self._goals for i in s.completed]
         wanted = [self._goals[g].commitments[i] for g, i in open_calls]
         reported = reported or not reading.proposal
         chosen = bound_writes(text, wanted, done, self._domain.id_pattern, own, reported=reported)
@@ -366,12 +428,14 @@ class ScriptedUser:
 
     # -- answering questions ------------------------------------------------------------------------
 
-    def _answers(self, goal: Goal, asks: frozenset[str]) -> str:
+    def _answers(self, goal: Goal, asks: frozenset[str], beside_yes: bool = False) -> str:
+        """The details asked for that the customer has; for one it lacks, "I'm not sure what you need from me", but
+        never beside a yes: that filler after "Yes, go ahead" reads as taking the yes back (``is_affirmative``)."""
         parts = []
         for slot in self._kit.slots:
             if slot in asks:
                 before = slot in self._given
-                parts.append(self._answer(goal, slot))
+                parts.append(self._answer(goal, slot) or ("" if beside_yes else self._voice.say("unknown")))
                 self._repeats[slot] += before
                 self._moved |= not before and slot in self._given
         if any(n > MAX_REPEATS for n in self._repeats.values()):
@@ -384,7 +448,7 @@ class ScriptedUser:
         text = self._kit.answer(slot, goal, self._voice)
         if text:
             self._given.add(slot)
-        return text or self._voice.say("unknown")
+        return text
 
     def _identity(self) -> str:
         """Who the customer is, as its domain's customers say it; an incoherent slip on the first try."""
@@ -481,6 +545,29 @@ def _merged(plan: _GoalPlan, other: _GoalPlan) -> _GoalPlan:
             same = len(calls) - 1
         path.add(same)
     return dataclasses.replace(plan, calls=calls, commitments=commitments, paths=[*plan.paths, frozenset(path)])
+
+
+# where a request joins its actions: "escalate INV-71014 and mark it with controller", "cancel it, then book a new one"
+_CLAUSE_JOINT = re.compile(r"\s*(?:,\s*(?:and\s+)?(?:then\s+)?|;\s*|\s+and\s+(?:then\s+)?|\s+then\s+)", re.I)
+
+
+def _undone_part(request: str, done: list[Commitment], wanted: list[Commitment]) -> str:
+    """The clauses of a request that ask for a ``wanted`` action and no ``done`` one ("mark it with controller" once
+    the escalation is reported done), as a request; the whole request when its clauses cannot be told apart."""
+    clauses = [c.strip(" .!") for c in _CLAUSE_JOINT.split(request) if c.strip(" .!")]
+    done_words, wanted_words = _actions(done), _actions(wanted)
+    if done_words is None or wanted_words is None or not any(done_words.search(c) for c in clauses):
+        return request
+    rest = [c for c in clauses if wanted_words.search(c) and not done_words.search(c)]
+    if not rest:
+        return request
+    text = re.sub(r"^(?:please|and|also)\s+", "", " and ".join(rest), flags=re.I)
+    return f"Please also {text}."
+
+
+def _actions(commitments: list[Commitment]) -> re.Pattern[str] | None:
+    """One pattern for the action words of some writes (None: no words)."""
+    return action_pattern(tuple(w for c in commitments for w in c.words))
 
 
 def _ids_in(value: Any) -> frozenset[str]:

@@ -110,6 +110,15 @@ TEMPLATES: dict[str, dict[Tone, tuple[str, ...]]] = {
         "upset": ("No, just this, and it's urgent!",),
         "scattered": ("um no, just this thing",),
     },
+    "rest_open": {  # "anything else?" once part of the request is done: the rest of it is still wanted
+        "plain": (
+            "Thanks, that part is done. There's still the rest of what I asked:",
+            "Good, but that's only part of it. The rest:",
+        ),
+        "terse": ("Only part done. Rest:",),
+        "upset": ("That's only half of it! The rest, please:",),
+        "scattered": ("oh good, but there's the other bit too:",),
+    },
     "wait": {
         "plain": ("Alright, I'll wait for them.", "Thank you, I'll hold."),
         "upset": ("Fine, but please make it quick!",),

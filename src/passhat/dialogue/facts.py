@@ -48,6 +48,7 @@ from passhat.dialogue.values import (
     same_amount,
     same_date,
     same_time,
+    small_number_spellings,
     times_in,
     unrounded,
 )
@@ -228,16 +229,21 @@ _DETERMINERS = frozenset("the a an your my our their his her its this that these
 _FILLER = r"(?!(?:not|no|never|nor|without|except)\b)[A-Za-z0-9]+(?:'[A-Za-z]+)?"
 _WORD_GAP = r"[^\S\n]*[\"'“”‘’/-]?[^\S\n]+|[^\S\n]*[\"'“”‘’/-][^\S\n]*"
 _MAX_FILLERS = 2
+# an amount, a number or a percent inside a phrase: "over your $2,500.00 approval limit", "over its 3% tolerance"
+_VALUE_FILLER = r"(?:[$£€]|[A-Z]{3}[^\S\n]?)?\d[\d,]*(?:\.\d+)?%?"
 
 
 def _phrase_said(text: str, wording: str) -> list[tuple[int, int]]:
     """Where ``text`` says a phrase by its words: in order, any determiner or up to two other words
     between them ("from your mail client" says "from the mail client", "duplicated" says "duplicate"),
-    never across a negation, a comma or a sentence end ("not from the mail client" says no more of it)."""
+    and one value besides (an amount, a number, a percent: models put the figure where it qualifies the
+    noun, "over your $2,500.00 approval limit"), never across a negation, a comma or a sentence end
+    ("not from the mail client" says no more of it)."""
     words = [w for w in re.findall(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?", plain(wording)) if w.lower() not in _DETERMINERS]
     if len(words) < 2:
         return names_phrase(text, wording)
-    gap = rf"(?:{_WORD_GAP})(?:{_FILLER}(?:{_WORD_GAP})){{0,{_MAX_FILLERS}}}"
+    filler = rf"(?:{_FILLER}|{_VALUE_FILLER})(?:{_WORD_GAP})"
+    gap = rf"(?:{_WORD_GAP})(?:{filler}){{0,{_MAX_FILLERS}}}(?:{_VALUE_FILLER}(?:{_WORD_GAP}))?"
     body = gap.join(_word_form(w) for w in words)
     return [m.span() for m in re.finditer(rf"(?<![\w-]){body}(?![\w-])", plain(text), re.I)] or names_phrase(text, wording)
 
@@ -392,7 +398,10 @@ def _past_verb_said(text: str, wording: str) -> list[tuple[int, int]]:
 
 
 def _word_form(word: str) -> str:
-    """A word in its usual inflections: plural or possessive, and a verb ending in e in any tense ("remove", "removed")."""
+    """A word in its usual inflections: plural or possessive, a verb ending in e in any tense ("remove", "removed"),
+    and a small number in either spelling ("five", "5")."""
+    if len(spellings := small_number_spellings(word)) > 1:
+        return "(?:" + "|".join(spellings) + ")"
     word = re.escape(word.lower())
     if len(word) >= 5 and word.endswith("e"):
         return rf"{word[:-1]}(?:e|es|ed|ing)"

@@ -62,6 +62,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
         r"notice (?:(?:was |has been )?sent )?(?:to|for)\b",  # "**Notice to Ostrander Plastics** ... Shall I send it?"
     ),
     "classif": (
+        r"re-?classif(?:y|ies|ying|ied)\b",
         r"record(?:s|ed|ing)?(?: \S+){0,3}? as\b",
         r"log(?:s|ged|ging)?(?: \S+){0,3}? as\b",
         r"tag(?:s|ged|ging)?(?: \S+){0,3}? as\b",

@@ -208,13 +208,18 @@ def binding(
     mine = {_id_core(i) for i in own}
     pattern = actions([*batch, *context])
     spans = answered(proposal, pattern)
-    everything = [t for c in [*batch, *context] for t in c.terms]
     taken = _other_values_said(proposal, write, batch)
     return Binding(
         unproposed=not proposes(proposal, write.words, spans=spans),
         unnamed=tuple(str(t) for t in write.terms if t.required and not _given(proposal, t, spans, mine, taken)),
-        conflicting=tuple(_stated_but_not_agreed(proposal, everything, id_pattern, set(own), spans, pattern)),
+        conflicting=tuple(
+            _stated_but_not_agreed(proposal, _terms_of(batch), id_pattern, set(own), spans, pattern, made=_terms_of(context))
+        ),
     )
+
+
+def _terms_of(writes: Iterable[Commitment]) -> list[Term]:
+    return [t for c in writes for t in c.terms]
 
 
 def actions(writes: Iterable[Commitment]) -> re.Pattern[str] | None:
@@ -404,12 +409,21 @@ def _agreed_id(core: str, agreed: set[str]) -> bool:
 
 # a text the agent will write for someone (a note's or a notice's wording): quoted at length, or block-quoted in markdown
 _QUOTED_WORDING = re.compile(r'"[^"\n]{25,}"|\u201c[^\u201d\n]{25,}\u201d|^[ \t]*>[^\n]*', re.M)
+# or said after a cue that it is one, unquoted, to the end of its sentence: "the case note will read: Member asks for
+# $219.00 dues back.", "Internal note: ..."; a bare "Note:" labels the agent's own statement and is no cue
+_CUED_WORDING = re.compile(
+    r"\b(?:(?:will|would|'ll|to|shall|should)\s+(?:read|say)|(?:case|internal|staff|audit|hand-?off)\s+note|"
+    r"note\s+(?:for|to)\s+(?:staff|the\s+team|the\s+case)|summary\s+for\s+(?:staff|the\s+team))\s*:[*_]*"
+    r"(?P<wording>[^\n]+?)(?:[.!](?=\s|$)|$)",
+    re.I | re.M,
+)
 
 
 def wording_blanked(text: str) -> str:
     """``text`` with every quoted wording blanked, offsets unchanged: what a notice or a note will say states no term
     of the proposal and offers no action of its own ('Email the vendor: "Invoice approved in full."' approves nothing)."""
-    return _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), text)
+    text = _QUOTED_WORDING.sub(lambda m: " " * len(m.group()), text)
+    return _CUED_WORDING.sub(lambda m: m.group()[: m.start("wording") - m.start()] + " " * (m.end() - m.start("wording")), text)
 
 
 def _stated_but_not_agreed(
@@ -420,9 +434,11 @@ def _stated_but_not_agreed(
     spans: Spans | None = None,
     actions: re.Pattern[str] | None = None,
     reported: bool = False,
+    made: Sequence[Term] = (),
 ) -> list[str]:
     """Amounts, card endings, ids, dates, closed-set phrases and (with an address) apartments the proposal states
-    (un-negated) that match no term of the batch. Within ``spans`` (what the yes answers) when given: findings
+    (un-negated) that match no term of the batch nor of the writes ``made`` already (which a proposal may recap; they
+    do not make ids of their kind terms: a hand-off offer names an order as context after an address change). Within ``spans`` (what the yes answers) when given: findings
     recapped around the proposal are context, except a card (where the writes take one or move money) and, where the writes move money for the customer,
     an amount moving for them: what the customer would get or pay, wherever it is said. A quoted wording (a note's or
     a message's text: "Approved in full: variance $6.00 within the $20.00 cap") states no term of its own, nor does an
@@ -431,7 +447,8 @@ def _stated_but_not_agreed(
     money that moved before (:func:`_recapped`), nor an amount put right later ("sorry, I meant $90.00")."""
     proposal = wording_blanked(proposal)
     spans = spans or [(0, len(proposal))]
-    every = [t for term in terms for t in (term, *term.alternatives)]
+    kinds = {_id_kind(_id_core(t.value)) for term in terms for t in (term, *term.alternatives) if t.kind == "id"}
+    every = [t for term in [*terms, *made] for t in (term, *term.alternatives)]
     out = []
     streets = [span for t in every if t.kind == "street" for span in names_street(proposal, t.value)]
     if streets:
@@ -447,6 +464,8 @@ def _stated_but_not_agreed(
     for m in amounts:
         if put_right_later(proposal, m.end, [(a.start, a.end) for a in amounts]):
             continue  # "$80.00 — sorry, I meant $90.00": the last word counts
+        if _threshold(proposal, m, actions):
+            continue  # "refunds over $150 need a colleague's approval": a bound compared with, moving nothing
         if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
             continue
         if not within(spans, m.start) and not (moving and m.direction):
@@ -455,20 +474,19 @@ def _stated_but_not_agreed(
             continue
         if not negated_at(proposal, m.start, m.end) and not _agreed_money(m.value, m.direction, every):
             out.append(f"${m.value}" + (f" as a {m.direction}" if m.direction else ""))
-    out += _other_values(proposal, every, spans)
+    out += _other_values(proposal, every, spans, actions)
     endings = {t.value for t in every if t.kind == "card_ending"}
     if endings or moving:  # a card said beside writes that take none and move no money is context
         out += [
             f"card ending {m.value}"
             for m in cued_card_endings_in(proposal)
-            if m.value not in endings and not negated_at(proposal, m.start, m.end)
+            if m.value not in endings and not negated_at(proposal, m.start, m.end) and not _card_recapped(proposal, m)
         ]
     if id_pattern:
         agreed = {_id_core(t.value) for t in every if t.kind == "id"} | {_id_core(i) for i in own}
         # a record of a kind the writes do not act on, said as an aside, is context ("INV-71004 (PO-4104)", "PO-4106:
         # 20 boxes @ $61.00"), and in a report what the writes made ("your appointment reference is AP-5233"); a write
         # that names no record (a hand-off) has ids as context
-        kinds = {_id_kind(_id_core(t.value)) for t in every if t.kind == "id"}
         for found in re.finditer(id_pattern, proposal):
             if (
                 kinds
@@ -479,9 +497,41 @@ def _stated_but_not_agreed(
                 and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
                 and not _withheld(proposal, found.start(), found.end())
+                and not _left_as_is(proposal, found.start(), found.end(), id_pattern)
             ):
                 out.append(found.group(0))
     return list(dict.fromkeys(out))
+
+
+# a record said as one the writes leave alone: labelled so ("Keep: V-45881", "❌ Not returning: V-45881", "keeping
+# V-45881") or said so after it ("Jeans (V-45881): stay with you, not returned", "V-45881 stays on the order")
+_LEFT_LABEL = re.compile(
+    r"\b(?:keep(?:ing|s)?|kept|not\s+(?:return|includ|chang|cancel|touch|affect|refund)\w*|unchanged|untouched|excluded|"
+    r"leav(?:e|es|ing)|stay(?:s|ing)?|remain(?:s|ing)?)\b[\W_]*(?:[\w-]+[\W_]+){0,3}?$",
+    re.I,
+)
+_LEFT_AFTER = re.compile(
+    r"^[^\w]*(?:[\w':-]+[^\w.!?\n]+){0,8}?(?:"
+    r"(?:stays?|remains?|is\s+kept|will\s+be\s+kept)(?:\s+\w+){0,2}?\s+(?:with\s+you|on\s+the\s+order|as\s+(?:it|they)\s+(?:is|are)|"
+    r"unchanged|booked|in\s+place)"
+    r"|(?:is\s+|are\s+)?not\s+(?:being\s+)?(?:returned|included|changed|cancell?ed|touched|affected|part)"
+    r"|(?:won't|will\s+not)\s+be\s+(?:touched|changed|cancell?ed|affected|returned))\b",
+    re.I,
+)
+
+
+def _left_as_is(text: str, start: int, end: int, id_pattern: str) -> bool:
+    """Whether an id is said, in its own line or sentence, as a record the writes leave alone (:data:`_LEFT_LABEL`,
+    :data:`_LEFT_AFTER`, with no other record or "and" between: "cancel AP-1 and AP-2; the rest stays as it is" leaves
+    neither): the item kept beside the one returned is context, not a term the proposal adds."""
+    s_start, s_end = sentence_at(text, start)
+    line_start = max(s_start, text.rfind("\n", 0, start) + 1)
+    line_end = min(s_end, text.find("\n", end) % (len(text) + 1))
+    if _LEFT_LABEL.search(text, line_start, start):
+        return True
+    after = _LEFT_AFTER.match(text[end:line_end])
+    between = text[end : end + after.end()] if after else ""
+    return bool(after) and not (re.search(id_pattern, between) or re.search(r"\b(?:and|or|plus|also)\b", between, re.I))
 
 
 def _aside(text: str, start: int, end: int) -> bool:
@@ -565,6 +615,36 @@ _MOVED_BEFORE = re.compile(
 )
 
 
+_CHARGED_TO = re.compile(r"\bcharged\s+to\b", re.I)
+_MODAL = re.compile(r"\b(?:will|would|shall|going to|be)\b|'ll\b|'d\b", re.I)
+
+
+def _threshold(text: str, amount: Mention, actions: re.Pattern[str] | None) -> bool:
+    """An amount said as a bound compared with ("refunds over $150 need a colleague's approval"), in a clause that
+    offers none of the writes' actions as such: "approve INV-1 for payment under $5,000" states the approval's terms."""
+    start, end = clause_at(text, amount.start)
+    if not _THRESHOLD.search(text, start, amount.start):
+        return False
+    return not any(
+        not _AGENT_NOUN.match(text, m.end()) and not _plural_noun(text, m)
+        for m in (actions.finditer(text, start, end) if actions else ())
+    )
+
+
+def _plural_noun(text: str, found: re.Match[str]) -> bool:
+    """An action word said as the things it names ("refunds over $150 need ..."), not as the action offered."""
+    return text[found.end() : found.end() + 1] == "s" and not text[found.end() + 1 : found.end() + 2].isalpha()
+
+
+def _card_recapped(text: str, card: Mention) -> bool:
+    """A card said as where money went before ("$380.00 charged to Visa ending 6482", "you were charged on Visa 6482"),
+    not where the proposal moves money ("the $2.19 would be charged to Visa ending 6482" is a term)."""
+    if _recapped(text, card):
+        return True
+    start, end = clause_at_keeping_labels(text, card.start)
+    return bool(_CHARGED_TO.search(text, start, card.start)) and not _MODAL.search(text, start, end)
+
+
 def _recapped(text: str, amount: Mention) -> bool:
     """Money said as moved already (a recap of the charge a refund puts right), not as what the proposal moves: "you'd
     pay $37.50" is a term, "you were charged $90.00" is not."""
@@ -572,7 +652,7 @@ def _recapped(text: str, amount: Mention) -> bool:
     return bool(_MOVED_BEFORE.search(text, start, end))
 
 
-def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
+def _other_values(proposal: str, every: list[Term], spans: Spans, actions: re.Pattern[str] | None) -> list[str]:
     """Dates (once the batch has a date term) and other values of a closed set the proposal states within
     ``spans``, un-negated, that no term of the batch is: "cancel AP-1 (2025-07-30)" for the appointment of 18 June."""
     values = {t.value.lower() for t in every if t.kind == "phrase"}
@@ -584,8 +664,36 @@ def _other_values(proposal: str, every: list[Term], spans: Spans) -> list[str]:
         if not any(same_date(m.value, d) for d in days)
     ]
     for other in {u for t in every if t.kind == "phrase" for u in t.unlike if u.lower() not in values}:
-        out += [other for s, e in names_phrase(proposal, other) if within(spans, s) and not negated_at(proposal, s, e)][:1]
+        out += [
+            other
+            for s, e in names_phrase(proposal, other)
+            if within(spans, s) and not negated_at(proposal, s, e) and not _said_as_before(proposal, s, e, actions)
+        ][:1]
     return out
+
+
+# a value of a closed set said as what a record is or was before the write, not as what it sets: "raise it from medium
+# to high", "(currently medium)", "logged as hardware", "It's low now", "the endpoint team turned it down"
+_BEFORE_CUE = re.compile(
+    r"\b(?:from|currently|presently|previously|originally|was|were|is at|at present|"
+    r"(?:logged|filed|opened|raised|recorded|marked|classified|categori[sz]ed) as)\W+(?:(?!(?:to|into|as|for)\b)\w+\W+){0,2}$",  # "from critical to high" sets high
+    re.I,
+)
+_STATE_AFTER = re.compile(
+    r"^\W*(?:(?:\w+\W+){0,2}(?:now|currently|at the moment|at present|today|so far)\b|"
+    r"(?:\w+\W+){0,2}(?:turned (?:it |this )?down|rejected|declined|refused|bounced|sent (?:it |this )?back))",
+    re.I,
+)
+
+
+def _said_as_before(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether a closed-set value is said as the record's present or earlier state: cued before it in its clause
+    (:data:`_BEFORE_CUE`), or after it in a clause that names none of the writes' actions (:data:`_STATE_AFTER`:
+    "It's low now", not "Shall I classify it as hardware now?"). Context a proposal recaps, not a value it sets."""
+    clause_start, clause_end = clause_at(text, start)
+    if _BEFORE_CUE.search(text[clause_start:start]):
+        return True
+    return bool(_STATE_AFTER.match(text[end:clause_end])) and not _acted(text, clause_start, clause_end, actions)
 
 
 def _says_otherwise(proposal: str, write: Commitment, spans: Spans) -> bool:
@@ -678,7 +786,7 @@ def _about_the_record_in_view(
         if (
             proposes(proposal, c.words, spans=spans)
             and _fully_named(proposal, rest, spans, mine)
-            and not _stated_but_not_agreed(proposal, [t for w in [c, *context] for t in w.terms], id_pattern, own, spans)
+            and not _stated_but_not_agreed(proposal, list(c.terms), id_pattern, own, spans, made=_terms_of(context))
         ):
             found.setdefault(c.tool, []).append(i)
     return {ones[0] for ones in found.values() if len(ones) == 1}
@@ -802,8 +910,10 @@ def bound_writes(
         return set()
 
     def conflicts(chosen: Iterable[int]) -> list[str]:
-        terms = [t for c in [*(wanted[i] for i in chosen), *context] for t in c.terms]
-        return _stated_but_not_agreed(proposal, terms, id_pattern, set(own), told if reported else spans, pattern, reported)
+        terms = _terms_of(wanted[i] for i in chosen)
+        return _stated_but_not_agreed(
+            proposal, terms, id_pattern, set(own), told if reported else spans, pattern, reported, made=_terms_of(context)
+        )
 
     if conflicts(offered):
         return set()

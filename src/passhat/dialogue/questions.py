@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from passhat.dialogue.text import cue, question_start, reported_at, sentences
+from passhat.dialogue.text import cue, negated_at, question_start, reported_at, sentences
 
 CONFIRM_QUESTION = cue(
     r"shall i",
@@ -37,6 +37,7 @@ CONFIRM_QUESTION = cue(
     r"(?:would|will|does) (?:that|this) (?:work|help|be (?:ok|okay|alright|fine))",
     r"sounds? good",
     r"(?:ok|okay|alright|all right|good to go)\s*\?\s*$",  # "I'll short-pay INV-1 and email Northmoor. OK?"
+    r"(?<![\w ])yes(?: to (?:both|all(?: (?:two|three|four|five))?|these|everything|that|this|it))?\s*\?\s*$",  # "Yes to both?"
 )
 # a request for the yes itself, worded as a request ("I just need your go-ahead", "Could you confirm you'd like me to
 # go ahead with these steps."): its "need" or "could you" asks for no detail
@@ -127,7 +128,8 @@ def answered(text: str, actions: re.Pattern[str] | None = None) -> list[tuple[in
             paragraph = _pointed_at(text, start)
             own = [(s, e) for s, e in spans if paragraph <= s and e <= start]
             # the offer is in its paragraph (earlier ones recap); a quoted text (a notice drafted above) is wording, no offer
-            stated = any(_acts(text[s:e], actions) and not _QUOTED_LINE.match(text, s) for s, e in own)
+            # ("No audit note or notifications. Shall I go ahead with all three?" states what is not done: the list above it is the offer)
+            stated = any(_offers(text, s, e, actions) and not _QUOTED_LINE.match(text, s) for s, e in own)
             before = [(s, e) for s, e in spans if e <= start and (s >= paragraph or not stated and _acts(text[s:e], actions))]
             out += [
                 (s, e) for s, e in before if not (_reports(text, s, e, actions) or _declined_for(text, (s, e), before, actions))
@@ -211,6 +213,11 @@ def _reports(text: str, start: int, end: int, actions: re.Pattern[str] | None) -
 
 def _acts(sentence: str, actions: re.Pattern[str] | None) -> bool:
     return bool(actions and actions.search(sentence))
+
+
+def _offers(text: str, start: int, end: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether ``text[start:end]`` names an action of the writes un-negated ("No audit note" names none)."""
+    return bool(actions) and any(not negated_at(text, m.start(), m.end()) for m in actions.finditer(text, start, end))
 
 
 def _points_back(part: str, actions: re.Pattern[str] | None, before: str = "") -> bool:

@@ -65,7 +65,7 @@ _WH_ASKS = re.compile(r"[,;:]\s*(?:what|which)\b[^.?!,;:]{0,40}\b(?:should|would
 _CHOICE = re.compile(r"(?<!yes )\bor\b")  # "to your Visa or your gift card?": the customer must choose ("OR" is a state)
 _READ_VERBS = r"(?:located|found|checked|verified|reviewed|pulled|looked|noted|received|authenticated|identified|confirmed)"
 _REPORT = cue(
-    r"(?:has|have) (?:now )?(?:been|gone through)",
+    r"(?<!nothing )(?<!no one )(?:has|have) (?:now )?(?:been|gone through)",  # not "Nothing has been changed"
     r"(?:i|we)'?(?:ve| have) (?:now |just |successfully )?"
     rf"(?!{_READ_VERBS}\b)(?:\w+ed|made|sent|put|set|gone ahead)",
     r"is now",
@@ -114,6 +114,8 @@ _FAILURE = cue(
     r"was(?:n'?t| not) able to",
     r"could(?:n'?t| not) (?:be )?(?:complete|process|change|update|make|do)",
 )
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b"
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
 _UNSEEN = r"(?! (?:yet )?(?:confirm|say|tell|see|be sure)\b)"  # "I can't confirm it from here": not known, not refused
 _CANT = r"(?:can'?t|cannot|can not)"
 # "You can't do anything on that file": what the customer may do, with no particular action, tells their access
@@ -141,6 +143,11 @@ _REFUSAL = cue(
     r"(?:can|could) only be",
     r"only\b[^.?!]{0,40}\bcan be",
     r"no longer (?:be )?(?:possible|allowed|eligible)",
+    # a refusal said as the rule that holds ("But the rule is firm: ...", "so not before 2025-12-15") or as the no itself
+    r"(?:rule|policy|limit|deadline)s? (?:is|are|stays?|remains?) (?:firm|fixed|strict|final|non-negotiable)",
+    rf"\bnot (?:before|until|earlier than|sooner than) (?:\d|the \d|{_MONTH}|{_WEEKDAY})",
+    r"(?:the answer|that)(?:'s| is| has to be| must be| will have to be) (?:a )?no(?=\s*[.!,;:\u2014\u2013-]|\s*$| from\b| for (?:now|today|the moment)\b)",
+    r"(?:i|we)(?:'m| am| are)? (?:going to )?(?:have|need) to (?:say no|decline|turn (?:it|this|that|you) down)",
 )
 # what a check looks for besides the record itself: "no possible duplicates found" reports a clean check
 _CHECKED = r"(?:possible|other|further|additional|duplicates?|dupes?|issues?|problems?|errors?|conflicts?|discrepanc\w*|flags?|concerns?|warnings?|exceptions?)"
@@ -231,6 +238,7 @@ class Lexicon:
     cues: Mapping[str, re.Pattern[str]]
     which: str | None = None  # the slot "which one?" asks for: the kind of record a request is about
     refind: Callable[[str], str | None] | None = None  # the record slot a "not found" is about (None: who they are)
+    nouns: Mapping[str, re.Pattern[str]] = dataclasses.field(default_factory=dict)  # per slot: other words naming one
 
     @functools.cached_property
     def actions(self) -> re.Pattern[str] | None:
@@ -254,6 +262,8 @@ class Reading:
     working: bool = False  # "let me check", nothing to answer yet
     question: bool = False  # any other question to the customer
     says: bool = False  # states something besides asking (an "anything else?" alone says nothing)
+    stated: str = ""  # the sentences that state, not those that ask, offer or ask for a yes: where an answer is read
+    done_text: str = ""  # the message cut where an offer begins ("say if you want it marked"): a write said done is in it
     ids: tuple[str, ...] = ()
     text: str = ""
     id_pattern: str | None = None
@@ -269,7 +279,10 @@ class Reading:
         """Which of the ``wanted`` writes this message says are done."""
         if not self.report:
             return set()
-        return bound_writes(self.text, wanted, done, self.id_pattern, own, reported=True)
+        said = bound_writes(self.text, wanted, done, self.id_pattern, own, reported=True)
+        if not said or self.done_text == self.text:
+            return said
+        return said & bound_writes(self.done_text, wanted, done, self.id_pattern, own, reported=True)  # not what is only offered
 
     @property
     def informative(self) -> bool:
@@ -284,6 +297,13 @@ class Reading:
             or self.failure
             or self.handoff
         )
+
+    @property
+    def tells(self) -> bool:
+        """Something told, whatever is offered or declined beside it ("Net: you get $8.62 back. Want me to place
+        it?", "It ran out on 31 May, so I can't book for her."): a message an answer may be read in (in ``stated``).
+        A question or a request for a detail waits for the customer, so it tells nothing yet."""
+        return self.says and not (self.asks or self.question or self.working or self.not_found or self.failure or self.handoff)
 
 
 def _sentences(text: str) -> list[str]:
@@ -329,6 +349,7 @@ def _which_of_named(before: str, sentence: str, slots: frozenset[str], lexicon: 
     if not slots or which is None:
         return slots
     kinds = {m.end(): slot for slot in lexicon.cues for m in re.finditer(rf"\b{re.escape(slot.rstrip('s'))}s?\b", before, re.I)}
+    kinds |= {m.end(): slot for slot, noun in lexicon.nouns.items() for m in noun.finditer(before)}  # "two Visa cards"
     if not kinds:
         return slots
     rest = _EMPHASIS.sub("", sentence[: which.start()] + " " + sentence[which.end() :])
@@ -372,11 +393,15 @@ _EMPHASIS = re.compile(r"\*+|`+|(?<!\w)_+|_+(?!\w)")
 
 def _opens_request(sentence: str) -> bool:
     """A line that opens a list of what the customer is asked for: "To look into it I need:", "Two quick questions:"."""
-    return sentence.rstrip("*_ ").endswith(":") and bool(_ASKING.search(sentence) or _LIST_OF_ASKS.search(sentence))
+    bare = _EMPHASIS.sub("", sentence)  # "__Verification first:__": the label under its markup
+    return bare.rstrip().endswith(":") and bool(_ASKING.search(bare) or _LIST_OF_ASKS.search(bare) or _HEADING_ASKS.search(bare))
 
 
 _HEADING = re.compile(r"\s*#{1,6}\s")
-_HEADING_ASKS = re.compile(r"\bplease\b|\bverif(?:y|ication)\b|\bneeded\b|\bneed from you\b", re.I)
+# "please" that asks ("please verify yourself"), not one that only points at what follows ("Please note:")
+_HEADING_ASKS = re.compile(
+    r"\bplease\b(?! (?:note|be aware|remember|keep in mind|see)\b)|\bverif(?:y|ication)\b|\bneeded\b|\bneed from you\b", re.I
+)
 
 
 def _asking_heading(sentence: str) -> bool:
@@ -399,6 +424,14 @@ _INSTRUCTION = re.compile(
     re.I,
 )
 
+# a status that a terse report says of where something goes ("Return instructions coming by email.", "Refund arriving
+# in 3-5 days.", "Refund goes to the gift card"): it moves somewhere, so it names no detail asked ("billing zip, please")
+_UNDER_WAY = re.compile(
+    r"\b[a-z]+ing (?:by|to|in|from|on|at|via|through|within|soon|shortly|now|today|tomorrow|next|your way|separately)\b"
+    r"|\b(?:goes|comes|arrives|lands|ships|heads|stays|remains|returns|moves|posts)\b",
+    re.I,
+)
+
 
 def _terse_request(sentence: str) -> bool:
     """A short sentence with no verb, value or label, ended like a sentence (a heading such as "**Order
@@ -407,6 +440,8 @@ def _terse_request(sentence: str) -> bool:
     if lead := _LEAD_IN.match(sentence):
         sentence = sentence[lead.end() :]
     if _INSTRUCTION.match(sentence):
+        return False
+    if _UNDER_WAY.search(sentence):
         return False
     words = re.findall(r"[A-Za-z']+", sentence)
     ended = sentence.rstrip("*_` ").endswith((".", "!")) or "please" in sentence.lower()
@@ -441,6 +476,47 @@ def _reports(body: str, said: list[str]) -> bool:
     """Whether the message says something was done: a cue anywhere in what it states, a line opening with it, or a
     table cell that checks a step off."""
     return bool(_REPORT.search(body)) or any(_REPORT_LINE.match(_EMPHASIS.sub("", s)) or _CHECKED_CELL.search(s) for s in said)
+
+
+# a sentence that is all courtesy or progress while the agent works, answering nothing: "Thanks for your patience!",
+# "I'll be right back.", "I'm checking your order now." ("Thanks, it's pending." answers)
+_WHILE_WORKING = re.compile(
+    r"\W*(?:(?:thanks?|thank you)(?: so| very)?(?: much)?(?: for (?:your |the )?(?:patience|waiting|wait|bearing with me))?"
+    r"|(?:i |we )?appreciate (?:your|the) patience"
+    r"|(?:i'?ll|i will|we'?ll|we will) be (?:right )?back(?: with you)?(?: in a (?:moment|second|sec|minute))?"
+    r"|(?:this|it) (?:should|will|won'?t|shouldn'?t) (?:only )?take (?:long|a (?:moment|second|sec|minute))"
+    r"|(?:i'?m|i am|we'?re|we are) (?:now |just )?(?:looking|checking|pulling|searching|reviewing)\b[^.?!:;,\u2014\u2013]*"
+    r")\W*",
+    re.I,
+)
+
+
+def _still_working(said: list[str]) -> bool:
+    """Whether the agent is still at work: it says so ("let me check", "one moment") and says nothing after that but
+    more of the same. A turn's messages reach the customer joined, so "Thank you, one moment." followed by the answer
+    ("It's with the endpoint group, status assigned.") has answered."""
+    last = max((i for i, s in enumerate(said) if _WORKING.search(s)), default=None)
+    return last is not None and all(_WHILE_WORKING.fullmatch(s) for s in said[last + 1 :])
+
+
+# what the agent only offers or could do, from where it says so: "Status not changed — say if you want it marked",
+# "If you have new paperwork, I can hand you to our records office" (not "I can confirm it's cancelled")
+_ONLY_OFFERED = cue(
+    r"if you(?:'d)? (?:want|like|prefer|wish|already|have|need)\b",
+    r"(?:say|tell me|let me know|just ask) if\b",
+    r"(?<!you )(?:i|we) (?:can|could)(?!n'?t| not)(?! (?:confirm|see|tell|say)\b)\b",
+)
+
+
+def _without_offers(text: str) -> str:
+    """The message with each sentence cut where an offer in it begins: what it may report done."""
+    kept, at = [], 0
+    for start, end in sentences(text):
+        offer = _ONLY_OFFERED.search(text, start, end)
+        if offer:
+            kept.append(text[at : offer.start()])
+            at = end
+    return "".join([*kept, text[at:]])
 
 
 def read_message(text: str, lexicon: Lexicon) -> Reading:
@@ -485,9 +561,11 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
         asks=asks,
         anything_else=bool(open_parts),
         closing=bool(_CLOSING.search(text)) and "?" not in text,
-        working=bool(_WORKING.search(body)) and not (proposal or asks or question),
+        working=_still_working([s for s in rest if s not in confirming]) and not (proposal or asks or question),
         question=question,
         says=any("?" not in s for s in rest),
+        done_text=_without_offers(text),
+        stated=" ".join(s for s, slots in zip(rest, asked, strict=True) if "?" not in s and not slots and s not in confirming),
         ids=ids,
         text=original,
         id_pattern=id_pattern,

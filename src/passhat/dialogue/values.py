@@ -79,6 +79,15 @@ def _number_words(text: str) -> list[tuple[int, int, int]]:
     return found
 
 
+def small_number_spellings(word: str) -> tuple[str, ...]:
+    """A number under twenty as a word and as digits, when ``word`` is one ("five" and "5"), else just the word: a
+    phrase told with its count in the other spelling ("for 5 seconds" for "for five seconds") says the same."""
+    low = word.lower()
+    if low in _UNITS:
+        return (low, str(_UNITS.index(low)))
+    return (low, _UNITS[int(low)]) if low.isdigit() and int(low) < len(_UNITS) else (low,)
+
+
 def _words_value(words: str) -> int | None:
     spoken = re.sub(r"^a\s+", "one ", words.lower())
     if spoken in ("and", "a"):

@@ -66,12 +66,15 @@ class ConversationKit:
     missing: Callable[[str, Goal, str], bool]  # whether a goal needs a slot the customer's words so far lack
     profile: Callable[[Customer], Action | None] = lambda customer: None  # read right after authentication
     which: str | None = None  # the slot a bare "which one?" asks for: the record a request is about
+    # per slot: words that name one such thing besides the slot's name ("Visa ending in 4698" a payment method), so
+    # "Which of those?" after them asks for that slot
+    nouns: Mapping[str, re.Pattern[str]] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.slots or self.slots[0] != IDENTITY:
             raise ValueError(f"a conversation kit's slots start with {IDENTITY!r}")
-        if unknown := (set(self.cues) | set(self.questions) | {self.which} - {None}) - set(self.slots):
-            raise ValueError(f"cues or questions for slots the kit does not declare: {sorted(unknown)}")
+        if unknown := (set(self.cues) | set(self.questions) | set(self.nouns) | {self.which} - {None}) - set(self.slots):
+            raise ValueError(f"cues, questions or nouns for slots the kit does not declare: {sorted(unknown)}")
 
 
 def joined(*parts: str) -> str:

@@ -351,4 +351,4 @@ class Domain:
     def lexicon(self) -> Lexicon:
         """How the reader reads this domain's conversations: its action words, ids and the cues of its slots."""
         words = tuple(sorted({w for ws in self.proposal_keywords.values() for w in ws}))
-        return Lexicon(words, self.id_pattern, self.kit.cues, self.kit.which, self.kit.refind)
+        return Lexicon(words, self.id_pattern, self.kit.cues, self.kit.which, self.kit.refind, self.kit.nouns)

@@ -179,3 +179,28 @@ def identified(history: Sequence[Call], tools: Collection[str]) -> list[str]:
         if call.name in tools and result.get("status") == "ok" and isinstance(data, str) and data not in found:
             found.append(data)
     return found
+
+
+def checked_first(checks: dict[str, str], key: str) -> Callable[[sqlite3.Connection, Call, list[Call]], str | None]:
+    """A rule's check for a policy that names the reads to make before a write ("read the duplicate check before
+    you decide"): the write breaks it unless each tool of ``checks`` (tool -> what it checks, as the reason says it)
+    ran successfully earlier in the conversation on the same record, the value of the ``key`` argument in any case
+    and spacing; in any order, and any time before the write. A write without the key is left to the tool."""
+
+    def check(db: sqlite3.Connection, call: Call, history: list[Call]) -> str | None:
+        record = _record_key(call.args.get(key))
+        if not record:
+            return None
+        done = {c.name for c in history if (c.result or {}).get("status") == "ok" and _record_key(c.args.get(key)) == record}
+        missing = [what for tool_name, what in checks.items() if tool_name not in done]
+        if not missing:
+            return None
+        return (
+            f"{call.name} was called for {call.args[key]} before {' and '.join(missing)} for it, which the policy requires first"
+        )
+
+    return check
+
+
+def _record_key(value: Any) -> str:
+    return "".join(str(value).split()).upper() if value is not None else ""

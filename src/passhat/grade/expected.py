@@ -89,9 +89,16 @@ def expected_rows(domain: Domain, task: Task, outcome: str = PRIMARY) -> Settled
 
 
 def _replay(env: Environment, domain: Domain, task: Task, outcome: str) -> list[Event]:
-    """The outcome's calls and the operator's hand-offs, on the path a trial's calls take."""
+    """The outcome's calls and the operator's hand-offs, on the path a trial's calls take. Each call is preceded by
+    the domain's reads before it (not returned: they change nothing), as a careful agent makes them, so a rule that
+    asks for a check before a write holds for the ground truth as for a trial."""
     path = ToolPath(env, task.guards, conversation_id=f"{task.id}/ground-truth")
-    return [path.execute(a.tool, dict(a.args)) for a in ground_truth_calls(domain, task, outcome)] + path.settle()
+    events = []
+    for action in ground_truth_calls(domain, task, outcome):
+        for read in domain.lookups(env.db, action):
+            path.execute(read.tool, dict(read.args))
+        events.append(path.execute(action.tool, dict(action.args)))
+    return events + path.settle()
 
 
 def required_facts(domain: Domain, task: Task, outcome: str = PRIMARY) -> list[TaskFact]:

@@ -492,7 +492,7 @@ def _stated(
         for word in words if column in row else ():
             for s, e in names_phrase(sentence.text, word):
                 at = Mention("status", word, s, e)
-                predicate = _PREDICATE.search(sentence.text, 0, at.start) or (
+                predicate = _said_of_field(sentence.text, at, column) or (
                     column in columns.holders and _HANDED.search(sentence.text, 0, at.start)
                 )
                 stated = sentence.of(at, record) and predicate
@@ -560,9 +560,21 @@ _KINDS = (_DATE, _CLOCK_TIME, _MONEY)
 # ("they are paid into" says it of someone else)
 _PREDICATE = re.compile(
     r"(?<!\bthey)(?<!\bhe)(?<!\bshe)(?:\s+(?:is|are|was|were|been|now|remains?|stays?|marked(?:\s+as)?|have|has|had)\b"
-    r"|'s|'re|'ve|:)\s+(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$",
+    r"|'s|'re|'ve)\s+(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$",
     re.I,
 )
+# a value given as a label gives it, after a colon or a dash: "Status: paid", "INC-1081: hardware", "INC-1081 — network"
+_SEPARATOR = re.compile(r"(?::|\s-|[—–])\s*(?:(?:now|already|just|currently|still|also)\s+)*[\"'“]?$")
+# the value as the subject of a clause of its own, so a word of another field: "…: network rejected it" (the group
+# that did), "— network won't take it"; or said of another record named right after it
+_OWN_CLAUSE = re.compile(
+    r"\s+(?:[a-z]+ed|has|have|had|is|are|was|were|will|would|can|could|did|does|do|says|said|sent|gave|took"
+    r"|put|kept|left|sees|saw|thinks|thought|won't|can't|didn't|doesn't|isn't|wasn't)\b"
+    r"|\s+[A-Za-z]+\s+(?=#?[A-Z]{2,}-?\d)",  # or as a word of another record: "INV-71011 — paid invoice INV-60311 …"
+    re.I,
+)
+
+
 # who has a record, said as where it went: "INC-1201 is with the network team", "has gone to endpoint"
 _HANDED = re.compile(r"\b(?:with|to)\s+(?:the\s+)?$", re.I)
 # a word of the values used as a verb of something else: "is assigned to the network team" says no status
@@ -584,6 +596,19 @@ _ATTRIBUTED = re.compile(
     r"\byou(?:'ve|\s+have)?\s+(?:said|mentioned|wrote|thought|asked|told|gave|remembered|believed?)\b|\baccording\s+to\s+you\b",
     re.I,
 )
+
+
+def _said_of_field(text: str, at: Mention, column: str) -> bool:
+    """Whether a word of the column's values is said as what the record holds for that column: after a verb of
+    being ("is cancelled"), after the column's own name ("category network"), or after a colon or a dash when
+    it is not the subject of a clause of its own ("INC-1081: network" says the category; "INC-1081, sticking
+    keys: network rejected it" says who rejected it). A possessive ("network's queue") names an owner, not a value."""
+    before = text[: at.start]
+    if re.search(r"['’]s$", text[at.start : at.end]):
+        return False
+    if _PREDICATE.search(before) or re.search(rf"\b{re.escape(column.replace('_', ' '))}\s+$", before, re.I):
+        return True
+    return bool(_SEPARATOR.search(before)) and not _OWN_CLAUSE.match(text, at.end)
 
 
 def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:

@@ -145,7 +145,7 @@ def _figures_headline(report: Report) -> str:
             "only 1 judged trial, so no pass^k with k &gt; 1</span></p>"
         )
     last = f"pass^{n} {_fmt(m.pass_hat_k[n], m.ci.pass_hat_k[n])}"
-    return f"<p class=headline>{first} &nbsp; vs &nbsp; {last} <span class=note>over {scope} (95% bootstrap intervals)</span></p>"
+    return f"<p class=headline>{first} &nbsp; vs &nbsp; {last} <span class=note>over {scope} (95% intervals)</span></p>"
 
 
 def _gate(report: Report) -> str:

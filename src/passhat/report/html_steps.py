@@ -10,6 +10,8 @@ from passhat.report.model import ScenarioReport, StepReliability, TaskSteps
 from passhat.report.numbers import html_figure as _fmt
 from passhat.report.svg import COLORS, Series, line_chart
 
+PLANS_IN_VIEW = 10  # the plans gone wrong a reader sees unfolded: the worst, a screen or two of the table
+
 
 def steps_section(steps: StepReliability | None) -> Iterator[str]:
     """The section in pieces, a task's plan at a time (a large run has thousands), or a note that no trial recorded
@@ -58,18 +60,24 @@ def _kinds(steps: StepReliability) -> str:
 
 
 def _plans(tasks: Sequence[TaskSteps]) -> Iterator[str]:
-    """The plans where some step went wrong first, least observed first, in view; the plans right at every step of
-    every trial folded away under one line (a large run's table is most of the page, and mostly those)."""
+    """The PLANS_IN_VIEW least observed plans where some step went wrong first, in view; the other plans that went
+    wrong, and those right at every step of every trial, each folded away under one line (a large run's table was
+    most of its page: 11,500 of the default run's 19,700 px, with 30 plans gone wrong)."""
     wrong = sorted((t for t in tasks if t.first_wrong), key=lambda t: t.observed)
     right = [t for t in tasks if not t.first_wrong]
     yield (
         f"<h3>Each task's plan</h3><p>{len(wrong)} of {len(tasks)} plans went wrong at some step, the least observed first.</p>"
     )
     if wrong:
-        yield from _plan_table(wrong)
-    if right:
-        yield f"<details><summary>{len(right)} plans right at every step of every trial</summary>"
-        yield from _plan_table(right)
+        yield from _plan_table(wrong[:PLANS_IN_VIEW])
+    yield from _folded(wrong[PLANS_IN_VIEW:], "more plans that went wrong, in the same order")
+    yield from _folded(right, "plans right at every step of every trial")
+
+
+def _folded(tasks: Sequence[TaskSteps], what: str) -> Iterator[str]:
+    if tasks:
+        yield f"<details><summary>{len(tasks)} {what}</summary>"
+        yield from _plan_table(tasks)
         yield "</details>"
 
 

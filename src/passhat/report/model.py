@@ -54,7 +54,7 @@ DeltaMetric = Annotated[str, Field(pattern=r"^(avg_reward|pass\^[0-9]+|pass@[0-9
 
 
 class Intervals(Strict):
-    """95% bootstrap intervals over scenarios, one resample for every figure."""
+    """95% intervals over scenarios (metrics.intervals: a Wilson interval on the effective sample size joined with a Bayesian bootstrap), one set for every figure."""
 
     avg_reward: Interval
     pass_hat_k: dict[int, Interval]

@@ -61,7 +61,7 @@ def not_predicted(m: Metrics) -> str | None:
 
 
 def attach_group_intervals(metrics: dict[str, Any], counts: Counts, tags: Mapping[str, Sequence[str]]) -> None:
-    """Give every by_persona / by_tag entry its own bootstrap intervals ("ci"), in place."""
+    """Give every by_persona / by_tag entry its own intervals ("ci", as the run's), in place."""
     for key, labels in (("by_persona", _persona), ("by_tag", _tagger(tags))):
         for label, group in slices(counts, labels).items():
             metrics[key][label]["ci"] = run_intervals(group).to_json()

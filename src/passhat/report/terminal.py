@@ -177,7 +177,7 @@ def headline(report: Report) -> str:
         f"[bold]pass^1 {with_ci(m.avg_reward, m.ci.avg_reward)} vs pass^{n} "
         f"{with_ci(m.pass_hat_k[n], m.ci.pass_hat_k[n])}[/]: a request succeeds on one try "
         f"{m.avg_reward:.1%} of the time, on all {n} tries {m.pass_hat_k[n]:.1%} "
-        f"({scope}, 95% bootstrap intervals)"
+        f"({scope}, 95% intervals)"
     )
 
 

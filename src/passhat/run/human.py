@@ -32,7 +32,10 @@ from passhat.run_config import RunConfig, task_fingerprint
 from passhat.store import ResultStore, TrialRecord
 from passhat.vocabulary import HUMAN
 
-Trail = Callable[..., None]  # (action, by, **details): where a session's actions are recorded with the person's account
+# (action, by, **details): where a session's actions are recorded with the person's account. Blocking (it may wait
+# for a lock that a request holds while it hands the person's words to the event loop), so it is called in a worker
+# thread, never in the loop: there it would wait for that request, and the request for the loop.
+Trail = Callable[..., None]
 
 
 @dataclasses.dataclass
@@ -81,8 +84,8 @@ class HumanRuns:
         self._taken: set[tuple[str, str, str, int]] = set()  # (run, task, persona, trial) of the sessions under way
         self.sessions: dict[str, HumanSession] = {}
 
-    def start(self, account: str, domain_name: str, task_id: str, persona: str) -> HumanSession:
-        """A new session of the scenario, its trial under way; UserError naming what is unknown. Call it in the
+    async def start(self, account: str, domain_name: str, task_id: str, persona: str) -> HumanSession:
+        """A new session of the scenario, its trial under way; UserError naming what is unknown. Await it in the
         event loop the trials are to run in."""
         domain = load_checked_domain(domain_name)
         task = domain.tasks.get(task_id)
@@ -94,7 +97,8 @@ class HumanRuns:
         replay_ground_truths(domain, [task])  # what its grading needs, worked out before the person begins
         trial = self._next_trial(run.store, task_id, persona)
         try:  # recorded before it starts: a trail that cannot record it refuses it
-            self._trail("human_trial_started", account, run=run.store.run_id, task=task_id, persona=persona, trial=trial)
+            details = {"run": run.store.run_id, "task": task_id, "persona": persona, "trial": trial}
+            await asyncio.to_thread(self._trail, "human_trial_started", account, **details)
         except BaseException:
             self._taken.discard((run.store.run_id, task_id, persona, trial))
             raise
@@ -116,9 +120,9 @@ class HumanRuns:
         finally:
             self._taken.discard((session.run_id, spec.task.id, spec.persona.name, spec.trial))
             session.customer.ended = True
-        self._trail(
-            "human_trial_stored", session.account, run=store.run_id, task=spec.task.id, persona=spec.persona.name,
-            trial=spec.trial, state=session.state, reward=row.reward,
+        await asyncio.to_thread(
+            self._trail, "human_trial_stored", session.account, run=store.run_id, task=spec.task.id,
+            persona=spec.persona.name, trial=spec.trial, state=session.state, reward=row.reward,
         )  # fmt: skip
 
     def _run(self, domain: Domain) -> _HumanRun:
@@ -152,10 +156,13 @@ class HumanRuns:
         return found
 
     async def aclose(self) -> None:
-        """Close every run's store and model clients (sessions still talking are cut: their trials are not stored)."""
+        """Close every run's store and model clients (sessions still talking are cut: their trials are not stored; a
+        stored one's trail record is waited for)."""
+        playing = [s.playing for s in self.sessions.values() if s.playing is not None]
         for session in self.sessions.values():
-            if session.playing is not None:
+            if session.playing is not None and session.record is None:
                 session.playing.cancel()
+        await asyncio.gather(*playing, return_exceptions=True)
         for run in self._runs.values():
             run.store.close()
             await run.hub.aclose()

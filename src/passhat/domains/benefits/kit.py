@@ -35,11 +35,24 @@ CUES = {
     "payment": cue(
         r"which (?:card|payment method)",
         r"what (?:card|payment method)",
-        r"where (?:should|would you like) (?:the|your) (?:refund|money)",
+        r"where (?:should|shall|would you like|do you want) (?:the |your )?(?:refund|money|\$)",
+        # "Where should it go: club credit or the Visa ending 6482?", "Visa ending 6482 or club credit?"
+        r"where (?:should|shall|would you like|do you want) (?:it|this|that)\b[^?]*\b(?:card|credit|visa|amex|mastercard)\b",
+        r"(?:card|credit|\d{4})\b[^.?!]{0,60}\bor\b[^.?!]{0,60}\b(?:card|credit|visa|amex|mastercard)\b[^.!]*\?",
         r"club credit\?",
         r"last four of the one",
         r"card you'?d like (?:refunded|to use|the (?:refund|money))",
         r"(?<![\w ])payment method\W*$",
+    ),
+}
+
+# what names a payment method besides "payment": "which of those?" after two card endings asks for the card
+NOUNS = {
+    "payment": cue(
+        r"(?:visa|mastercard|amex|american express|discover)\b",
+        r"ending (?:in )?\d{4}\b",
+        r"club credit\b",
+        r"payment methods?\b",
     ),
 }
 
@@ -141,6 +154,7 @@ KIT = ConversationKit(
     slots=SLOTS,
     which="charge",
     cues=CUES,
+    nouns=NOUNS,
     phrasings=PHRASINGS,
     slips=slips,
     identify=identify,

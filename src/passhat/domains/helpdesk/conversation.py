@@ -89,9 +89,9 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
         known = known_error_of(db, a.get("known_error_id", ""))
         spoken = (Term("phrase", known["symptom"], "known error"),) if known else ()
         terms.append(Term("id", a.get("known_error_id", ""), "known error", alternatives=spoken))
-    for arg in ("category", "group", "priority"):
-        if arg in a:
-            terms.append(Term("phrase", str(a[arg]), arg))
+    for arg, values in (("category", CATEGORIES), ("group", GROUPS), ("priority", PRIORITIES)):
+        if arg in a:  # another value of the closed set said beside it conflicts: "… as network. Shall I make it hardware?"
+            terms.append(Term("phrase", str(a[arg]), arg, unlike=tuple(v for v in values if v != a[arg])))
     return terms
 
 

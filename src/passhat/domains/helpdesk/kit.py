@@ -26,7 +26,8 @@ CUES = {
         r"birth ?date",
         r"when (?:were you|you were) born",
         r"verify (?:who you are|your identity|who'?s calling)",
-        r"authenticat",
+        r"\bauthenticat(?:e|ing)\b",  # "authenticate you", not "the authenticator app" a workaround names
+        r"\bauthentication\b(?! (?:app|code|token))",
     ),
     "incident": cue(
         r"incident (?:number|id|reference|no\b)",

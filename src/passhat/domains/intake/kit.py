@@ -39,6 +39,7 @@ CUES = {
     "when": cue(
         r"what (?:new )?(?:date|day|time)",
         r"which (?:date|day|time)",
+        r"(?:which|what) (?:week|month|part of the (?:day|week))\b",  # "which week should I look at for open times?"
         r"when would you like",
         r"(?:new|preferred) (?:date|day|time)",
         r"date ?(?:and|/|\+|or) ?time",

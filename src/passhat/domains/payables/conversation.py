@@ -128,8 +128,9 @@ def proposal_terms(db: sqlite3.Connection, action: Action) -> list[Term]:
 
 def lookups(db: sqlite3.Connection, action: Action) -> list[Action]:
     """The reads a careful agent makes before proposing ``action``: for a decision to pay, the whole three-way
-    match (invoice, order, receipts, variance, tolerance, duplicates); for a hold, the variance and the
-    duplicates; for an escalation, the variance; for a posting or a status, the invoice; for a vendor's notice, the vendor."""
+    match (invoice, order, receipts, variance, tolerance, duplicates); for a hold or an escalation, the variance
+    and the duplicates (the duplicate check is what the checked-first rule asks before any decision); for a
+    posting or a status, the invoice; for a vendor's notice, the vendor."""
     invoice = invoice_of(db, str(action.args.get("invoice_id", "")))
     if invoice is None:
         return []
@@ -152,7 +153,7 @@ def lookups(db: sqlite3.Connection, action: Action) -> list[Action]:
     if action.tool == "hold_invoice":
         return [read["get_invoice"], read["variance"], read["duplicates"]]
     if action.tool == "escalate_invoice":
-        return [read["get_invoice"], read["variance"]]
+        return [read["get_invoice"], read["variance"], read["duplicates"]]
     if action.tool in ("post_to_ledger", "update_status"):
         return [read["get_invoice"]]
     if action.tool == "notify" and action.args.get("recipient") == "vendor":

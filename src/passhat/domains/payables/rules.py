@@ -11,7 +11,7 @@ import sqlite3
 from typing import Any
 
 from passhat.domains.model import Call, Rule
-from passhat.domains.toolkit import identified
+from passhat.domains.toolkit import checked_first, identified
 
 from .tools import (
     TOOLS,
@@ -26,6 +26,7 @@ from .tools import (
 WRITES = tuple(fn.__name__ for fn in TOOLS if fn.__passhat_tool__.write)
 INVOICE_WRITES = tuple(w for w in WRITES if w != "transfer_to_controller")
 PAYING = ("approve_invoice", "adjust_invoice")  # the decisions that let money go out
+DECIDING = (*PAYING, "hold_invoice", "escalate_invoice")  # "an invoice is decided once": the policy's four decisions
 PAYMENT_REVIEW = 5000.0  # a payment over this needs a second person's approval (four eyes), with the human gate on
 
 
@@ -140,6 +141,14 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("approval-limit", "Approve or adjust only amounts within the clerk's approval limit.", PAYING, approval_limit),
     Rule("matched-amount", "Adjust an invoice only to its matched amount.", ("adjust_invoice",), matched_amount_only),
+    # "Read before you decide: ... and the duplicate check": the one read nothing else stands in for (a variance can
+    # be worked out from the order and the receipts, and a duplicate hold needs none), so the one a decision needs
+    Rule(
+        "checked-first",
+        "Decide an invoice only after its duplicate check.",
+        DECIDING,
+        checked_first({"check_duplicates": "its duplicate check"}, "invoice_id"),
+    ),
 )
 
 

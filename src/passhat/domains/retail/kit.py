@@ -51,19 +51,34 @@ CUES = {
         r"gift card or",
         r"payment method\b.{0,40}\bor\b",
         r"(?:pa(?:y|id|ying)|charg\w*|refund\w*)\b.{0,30}?\b(?:with|by|using|via)\b.{0,80}\bor\b",  # "paid using the gift card, or the card on file?"
+        # where the money goes: "Where should it go: the Discover card ending 8698, or your gift card?"
+        r"where (?:should|shall|would you like|do you want) (?:the )?(?:refund|money|difference|credit|\$)",
+        r"where (?:should|shall|would you like|do you want) (?:it|this|that)\b[^?]*\b(?:card|paypal|credit|account)\b",
+        r"(?:card|paypal|credit)\b[^.?!]{0,60}\bor\b[^.?!]{0,60}\b(?:card|paypal|credit)\b[^.!]*\?",  # a choice of two
     ),
     "address": cue(
         r"(?:new|shipping|delivery|correct|full|updated) address",
         r"what address",
         r"which address",
         r"(?<!mail )address (?:should|would|do|you)",  # not "the email address you used"
-        r"where (?:should|would|do) (?:we|you|i)\b(?![^.?!]*\b(?:money|refund|credit)\b)",
+        r"where (?:should|would|do) (?:we|you|i)\b(?![^?!]*(?:\b(?:money|refund|credit|card|paypal)\b|\$))",  # not the money's
     ),
     "reason": cue(
         r"\breason",
         r"why (?:do|did|would) you(?:'d)? (?:want|like|need)",
         r"why you(?:'d| would) like",
         r"what(?:'s| is) wrong with",
+    ),
+}
+
+# what names a payment method besides "payment": "which of those?" after "one ending in 4698 and one ending in 9591"
+# asks for the card, not the order
+NOUNS = {
+    "payment": cue(
+        r"(?:visa|mastercard|amex|american express|discover|paypal)\b",
+        r"(?:gift|credit|debit) cards?\b",
+        r"ending (?:in )?\d{4}\b",
+        r"payment methods?\b",
     ),
 }
 
@@ -180,10 +195,8 @@ def answer(slot: str, goal: Goal, voice: Voice) -> str:
         old = voice.say("items", items=_items_words(goal.items)) if goal.items else ""
         new = voice.say("new_items", items=_items_words(goal.new_items)) if goal.new_items else ""
         return joined(old, new)
-    if slot == "payment":
-        ids = _payment_ids(goal.actions or goal.forbidden)
-        words = joined(goal.payment or "", f"({', '.join(dict.fromkeys(ids))})" if ids else "")
-        return voice.say("payment", payment=words) if words else ""
+    if slot == "payment":  # as a shopper names it ("my Visa ending in 4698"), never by the backend's id for it
+        return voice.say("payment", payment=goal.payment) if goal.payment else ""
     if slot == "address":
         address = ", ".join(v for v in (goal.address or {}).values() if v)
         return voice.say("address", address=address) if address else ""
@@ -234,6 +247,7 @@ KIT = ConversationKit(
     slots=SLOTS,
     which="order",
     cues=CUES,
+    nouns=NOUNS,
     phrasings=PHRASINGS,
     slips=slips,
     identify=identify,

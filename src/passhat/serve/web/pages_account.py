@@ -81,10 +81,10 @@ async def login(request: Request) -> Response:
     name, password, next_url = field(form, "name").strip(), field(form, "password"), safe_next(field(form, "next"))
     attempt = accounts(request).reserve_attempt(name, client_address(request))
     if attempt is None:
-        return throttled(request, name)
+        return await throttled(request, name)
     account = await run_in_threadpool(accounts(request).check_password, name, password)
     if account is None:
-        failed(request, name, "password")
+        await failed(request, name, "password")
         context = {"next": next_url, "error": "Wrong name or password (or the account is disabled).", "name": name}
         return render(request, "account_login.html", context, 401)
     accounts(request).attempt_succeeded(attempt)
@@ -96,20 +96,20 @@ async def login(request: Request) -> Response:
     return response
 
 
-def throttled(request: Request, name: str) -> Response:
+async def throttled(request: Request, name: str) -> Response:
     """The 429 page of an attempt the throttle refused: too many sign-ins failed lately for ``name`` or from this
     address (audited)."""
     now = accounts(request).clock()
     until = accounts(request).refused_until(name, client_address(request)) or now  # the window may just have ended
-    audit(request, "sign-in refused (throttled)", name=name[:64], address=client_address(request))
+    await audit(request, "sign-in refused (throttled)", name=name[:64], address=client_address(request))
     when = datetime.fromtimestamp(until, UTC).strftime("%H:%M:%S UTC")
     message = f"Too many failed sign-ins for this account or from this address. Try again after {when}."
     return error_page(request, 429, message, {"Retry-After": str(max(1, int(until - now)))})
 
 
-def failed(request: Request, name: str, factor: str) -> None:
+async def failed(request: Request, name: str, factor: str) -> None:
     """Audit a failed factor; its reserved attempt stays counted as a failure."""
-    audit(request, "sign-in failed", name=name[:64], factor=factor, address=client_address(request))
+    await audit(request, "sign-in failed", name=name[:64], factor=factor, address=client_address(request))
 
 
 async def totp_page(request: Request) -> Response:
@@ -154,9 +154,9 @@ async def second_factor(request: Request, template: str, enrolling: bool) -> Res
     next_url = safe_next(field(form, "next"))
     attempt = accounts(request).reserve_attempt(account.name, client_address(request))
     if attempt is None:
-        return throttled(request, account.name)
+        return await throttled(request, account.name)
     if not accounts(request).check_code(account.name, field(form, "code").strip()):
-        failed(request, account.name, "code")
+        await failed(request, account.name, "code")
         context = (enrolment(account) if enrolling else {}) | {"next": next_url, "error": "Wrong or already used code."}
         return render(request, template, context, 401)
     if enrolling:
@@ -166,14 +166,14 @@ async def second_factor(request: Request, template: str, enrolling: bool) -> Res
     response = redirect(next_url)
     set_session_cookie(request, response, accounts(request).start_session(account.name, "signed_in"))
     request.state.operator = Operator(account.name, account.role)
-    audit(request, "signed in", enrolled_now=enrolling, address=client_address(request))
+    await audit(request, "signed in", enrolled_now=enrolling, address=client_address(request))
     return response
 
 
 @requires("viewer")
 async def logout(request: Request) -> Response:
     accounts(request).end_session(request.cookies["passhat_session"])
-    audit(request, "signed out")
+    await audit(request, "signed out")
     response = redirect("/login")
     clear_session_cookie(request, response)
     return response

@@ -59,12 +59,15 @@ async def tester(request: Request) -> Response:
     if persona not in PERSONAS:
         raise UserError(f"unknown persona {persona[:40]!r}; choose from {', '.join(PERSONAS)}.")
     task = domain.tasks.get(task_id)
-    if task_id and task is None:
-        raise UserError(f"there is no task {task_id[:40]!r} in domain {domain_name!r}.")
+    # a task of another domain is what the picker sends once the person changed the domain: its tasks are listed
+    problem = (
+        f"There is no task {task_id[:40]!r} in domain {domain_name!r}: pick one of its tasks." if task_id and not task else ""
+    )
     brief = render_brief(domain, task, PERSONAS[persona]) if task else None
     context = {
         "agent": runs.agent, "domains": domain_names(), "domain": domain_name, "tasks": list(domain.tasks.values()),
         "task": task, "personas": list(PERSONAS), "persona": persona, "brief": brief, "idle_timeout": runs.idle_timeout,
+        "problem": problem,
     }  # fmt: skip
     return render(request, "tester.html", context)
 
@@ -77,7 +80,7 @@ async def start(request: Request) -> Response:
         return error_page(request, 404, NO_AGENT)
     form = await request.form()
     field = {name: str(form.get(name, "")) for name in ("domain", "task", "persona")}
-    session = runs.start(request.state.operator.name, field["domain"], field["task"], field["persona"])
+    session = await runs.start(request.state.operator.name, field["domain"], field["task"], field["persona"])
     return RedirectResponse(f"/tester/session/{session.id}", status_code=303)
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -283,11 +284,16 @@ def error_page(request: Request, status_code: int, message: str, headers: dict[s
     return response
 
 
-def audit(request: Request, action: str, **details: Any) -> None:
+async def audit(request: Request, action: str, **details: Any) -> None:
     """Append ``{"action", "by", "at", **details}`` to the runs folder's audit trail; ``by`` is the signed-in
-    operator's name, or "anonymous" (a failed sign-in names the account tried in ``details``)."""
-    with audited(request, action, **details):
-        pass
+    operator's name, or "anonymous" (a failed sign-in names the account tried in ``details``). In a worker thread:
+    the trail's lock may be held by a request waiting for the event loop (a tester's message, handed to its trial)."""
+
+    def append() -> None:
+        with audited(request, action, **details):
+            pass
+
+    await run_in_threadpool(append)
 
 
 def audited(request: Request, action: str, **details: Any) -> AbstractContextManager[dict[str, Any]]:

@@ -1,0 +1,132 @@
+"""Proposals as models wrote them while playing the agent (issue 21, markdown, terse and chatty rounds), each once
+turned down by the customer: a return listing the item kept beside the one returned, a numbered plan followed by what
+will not be done, a recap of the charge and of the approval threshold beside a refund, an appointment left alone
+beside the one cancelled, "Yes to both?". A yes to each agrees to what it offers; the same wording with the kept item
+returned, a step left out, another card or another appointment offered does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from passhat.dialogue.proposals import bound_writes
+from passhat.dialogue.reading import read_message
+from passhat.domains import load_domain
+from passhat.env import Environment, tool_registry
+from passhat.guard.confirmation import commitment_for
+
+
+def bound(domain_name: str, task_id: str, text: str) -> list[tuple[str, str]]:
+    """The task's ground-truth writes (tool, first argument) a yes to ``text`` agrees to, as the customer reads it."""
+    domain = load_domain(domain_name)
+    task, env, tools = domain.tasks[task_id], Environment(domain), tool_registry(domain)
+    try:
+        actions = [a for g in task.goals for a in g.actions]
+        wanted = [commitment_for(tools[a.tool], a.args, env.db, domain) for a in actions]
+    finally:
+        env.close()
+    chosen = bound_writes(text, wanted, [], domain.id_pattern, (task.customer.customer_id,))
+    return [(actions[i].tool, str(next(iter(actions[i].args.values())))) for i in sorted(chosen)]
+
+
+RETURN = (
+    "### Proposed return\n\n- **Return:** V-50175 — Ergonomic Office Chair (black, leather, adjustable armrests)\n"
+    "- {kept}\n- **Refund:** **$274.50** to your **PayPal** account\n\n**Shall I submit this return?** (yes / no)"
+)
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "**Keep:** V-45881 — Denim Jeans",
+        "❌ **Not returning:** V-45881 — Denim Jeans (you keep these)",
+        "**Jeans (V-45881):** stay with you, not returned",
+    ],
+)
+def test_the_item_said_as_kept_beside_the_one_returned_is_context(kept):
+    assert bound("retail", "retail-047", RETURN.format(kept=kept)) == [("return_items", "#R2144957")]
+
+
+@pytest.mark.parametrize("kept", ["**Return:** V-45881 — Denim Jeans", "**Also returning:** V-45881 (keep the receipt)"])
+def test_a_second_item_returned_is_no_return_of_the_chair_alone(kept):
+    assert bound("retail", "retail-047", RETURN.format(kept=kept)) == []
+
+
+PLAN = "Thanks, **Hugo** — verified (BW-US, approval limit $5,000.00).\n\n## INV-71003 — Northmoor Packaging (NMP-5530)\n\n| Check | Result |\n|---|---|\n| Invoice total | **$1,261.20** |\n| Purchase order | PO-4103 (packaging, BW-US) |\n| Goods receipt | GR-8103 — 600 cartons and 48 tapes received in full |\n| Matched amount | $1,258.80 |\n| Variance | **$2.40** (0.19%) — tape billed at $3.15 vs $3.10 on the PO |\n| Tolerance | 5% capped at $100.00 (packaging default) |\n| Duplicates | none found |\n\n**Within tolerance**, within your approval limit, and not over $5,000, so no second approval is needed.\n\n### Proposed actions\n1. **Approve** INV-71003 (Northmoor Packaging) — pay in full, **$1,261.20**\n2. **Post** INV-71003 to the ledger\n3. **Mark** INV-71003 status **ready for payment**\n\nNo audit note or notifications. **Shall I go ahead with all three — yes?**"
+
+
+def test_a_plan_followed_by_what_will_not_be_done_binds_every_step_listed():
+    writes = [("approve_invoice", "INV-71003"), ("post_to_ledger", "INV-71003"), ("update_status", "INV-71003")]
+    assert bound("payables", "pay-035", PLAN) == writes
+
+
+def test_a_plan_that_leaves_a_step_out_of_its_list_binds_no_write_it_does_not_list():
+    assert ("update_status", "INV-71003") not in bound(
+        "payables", "pay-035", PLAN.replace("3. **Mark** INV-71003 status **ready for payment**\n", "")
+    )
+
+
+BENEFIT = (
+    "Verified, Anselm. CH-52701: tow on 2025-06-14, $380.00 charged to Visa ending 6482. You held Plus that day "
+    "(2024-11-25 to 2025-11-24), so it applies. Plus pays 50%: refund $190.00, you pay $190.00.\n"
+    "Refunds over $150 need a colleague's approval, so it will be passed on once I submit it.\n"
+    "Proposal: apply Plus benefit to CH-52701, refund $190.00 to {where}. Confirm?"
+)
+
+
+def test_the_charge_recapped_and_the_approval_threshold_are_context_beside_a_refund():
+    assert bound("benefits", "benefits-027", BENEFIT.format(where="your club credit")) == [("apply_plan_benefit", "CH-52701")]
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "your Visa ending 6482",  # the card recapped, offered as where the refund goes
+        "your club credit; the $190.00 would be charged to Visa ending 6482",  # a charge to the card, offered
+    ],
+)
+def test_a_refund_offered_to_the_recapped_card_is_no_refund_to_club_credit(where):
+    assert bound("benefits", "benefits-027", BENEFIT.format(where=where)) == []
+
+
+CANCEL = "Here's what I'd do:\n\n- Cancel appointment {cancel} on your own file (Greer Pryce)\n\n{other}\n\nShall I go ahead?"
+
+
+@pytest.mark.parametrize(
+    "other",
+    [
+        "Your other appointment that day, AP-5229 with Ilse Varga at 14:00, stays exactly as it is.",
+        "AP-5229 won't be touched.",
+    ],
+)
+def test_another_appointment_said_as_left_alone_is_context(other):
+    assert bound("intake", "intake-039", CANCEL.format(cancel="AP-5230", other=other)) == [("cancel_appointment", "AP-5230")]
+
+
+@pytest.mark.parametrize(
+    "cancel, other",
+    [
+        ("AP-5229 and AP-5230", "The rest stays as it is."),  # both cancelled: no yes to one alone
+        ("AP-5229", "AP-5230 stays booked."),  # the other one cancelled
+    ],
+)
+def test_the_appointment_wanted_left_alone_or_cancelled_with_another_is_not_agreed_to(cancel, other):
+    assert bound("intake", "intake-039", CANCEL.format(cancel=cancel, other=other)) == []
+
+
+SHORT_PAY = (
+    "That is what I proposed. Restated:\n1. Adjust INV-71033 (Northmoor Packaging) to $372.00, surcharge left out.\n"
+    "2. Email Northmoor Packaging that INV-71033 is short-paid to $372.00 because the express freight surcharge is not on "
+    "the order.\n{ask}"
+)
+
+
+@pytest.mark.parametrize("ask", ["Yes to both?", "Yes?", "Yes to all?"])
+def test_a_bare_yes_question_after_a_plan_asks_for_the_yes_to_it(ask):
+    text = SHORT_PAY.format(ask=ask)
+    assert read_message(text, load_domain("payables").lexicon).proposal
+    assert bound("payables", "pay-029", text) == [("adjust_invoice", "INV-71033"), ("notify", "INV-71033")]
+
+
+@pytest.mark.parametrize("ask", ["Yes, the surcharge was not on the order.", "I said yes to both."])
+def test_a_yes_said_in_a_statement_asks_for_nothing(ask):
+    assert not read_message(SHORT_PAY.format(ask=ask), load_domain("payables").lexicon).proposal
