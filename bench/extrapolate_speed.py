@@ -38,7 +38,7 @@ def default_run(folder: Path) -> Path:
 
 def counts_of(run_dir: Path) -> list[tuple[int, int]]:
     with ResultStore.open(run_dir) as store:
-        return list(scenario_counts(t.to_outcome() for t in store.trial_rows()).values())
+        return list(scenario_counts(t.to_result() for t in store.trial_rows()).values())
 
 
 def time_calls(run_dir: Path, calls: int) -> None:

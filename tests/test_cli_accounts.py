@@ -178,7 +178,11 @@ def test_the_customer_option_keeps_its_old_name_hidden() -> None:
     assert names["--user-temperature"] == names["--customer-temperature"]
 
 
-def test_the_old_customer_flag_still_chooses_the_customer(tmp_path: Path) -> None:
+def test_the_old_customer_flag_still_chooses_the_customer_and_says_its_new_name(tmp_path: Path) -> None:
     for flag in ("--user", "--customer"):
         result = CliRunner().invoke(main, ["run", flag, "nobody", "--trials", "1", "--out", str(tmp_path)])
         assert result.exit_code == 2 and "unknown simulated customer 'nobody'" in result.output, result.output
+        assert ("note: --user is now --customer" in result.stderr) is (flag == "--user")
+    both = CliRunner().invoke(main, ["run", "--user", "scripted", "--customer", "scripted", "--out", str(tmp_path)])
+    assert both.exit_code == 2 and "give --customer once (--user is its old name)" in both.output
+    assert not tmp_path.exists() or not list(tmp_path.iterdir())  # refused before any run was made

@@ -12,11 +12,11 @@ import pytest
 from click.testing import CliRunner
 
 from passhat.cli import main
-from passhat.metrics.gate import Gate, decide, planned_trials
+from passhat.metrics.gate import Gate, decide
 from passhat.metrics.summary import scenario_counts
-from passhat.run.config import RunConfig
 from passhat.run.early_stop import EarlyStop
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore, TrialRecord
 
 TASKS = "retail-001,retail-002,retail-016,retail-020,retail-036"
@@ -88,12 +88,12 @@ def test_early_stop_needs_a_gate(tmp_path):
 
 def _run(tmp_path: Path, name: str, gate: Gate, early: bool, agent: str) -> tuple[object, list[TrialRecord], int]:
     config = RunConfig(tasks=TASKS.split(","), personas=["baseline", "incoherent"], trials=6, seed=3, agent=agent)
-    planned = planned_trials(config.model_dump())
+    planned = config.planned_trials()
     with ResultStore.create(tmp_path / name, name, config.model_dump()) as store:
         stopper = EarlyStop(gate, planned) if early else None
         asyncio.run(execute(config, store, 4, early_stop=stopper))
         trials = store.trials()
-    return decide(gate, scenario_counts(t.to_outcome() for t in trials), planned), trials, stopper.skipped if stopper else 0
+    return decide(gate, scenario_counts(t.to_result() for t in trials), planned), trials, stopper.skipped if stopper else 0
 
 
 @pytest.mark.parametrize(
@@ -170,7 +170,7 @@ def test_skipped_trials_are_reported_so_a_progress_bar_ends_full(tmp_path):
     config = RunConfig(tasks=TASKS.split(","), personas=["baseline", "incoherent"], trials=6, seed=3, agent="reference:hasty")
     ran, skipped = [], []
     with ResultStore.create(tmp_path / "s", "s", config.model_dump()) as store:
-        stopper = EarlyStop(Gate(6, 0.99), planned_trials(config.model_dump()))
+        stopper = EarlyStop(Gate(6, 0.99), config.planned_trials())
         asyncio.run(execute(config, store, 4, ran.append, stopper, on_skip=lambda: skipped.append(1)))
     assert skipped and len(skipped) == stopper.skipped
     assert len(ran) + len(skipped) == 5 * 2 * 6

@@ -22,6 +22,7 @@ from passhat.metrics.ablation import FIGURES, AblationTrial, NothingCompared, ab
 from passhat.report.ablation import Ablation, ablation_document, ablation_table
 from passhat.run.ablation import ablation_id, ablation_runs
 from passhat.run.runner import new_config
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
@@ -193,7 +194,7 @@ def test_a_figure_without_trials_to_measure_is_none_and_no_common_trial_is_an_er
 def synthetic_document() -> Ablation:
     plan = configurations(["idempotency"])  # off (= without-idempotency), only-idempotency (= all)
     result = ablation_figures({"off": OFF, "only-idempotency": GUARDED}, "off", k=2)
-    config = {"domain": "retail", "agent": "reference:flaky", "faults": {"lost_response": 0.2}, "seed": 0, "trials": 2}
+    config = RunConfig(agent="reference:flaky", faults={"lost_response": 0.2}, trials=2, tasks=["t1"], personas=["p"])
     return ablation_document("ablate-x", config, ["idempotency"], plan, result)
 
 

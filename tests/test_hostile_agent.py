@@ -32,8 +32,8 @@ from passhat.env import tool_registry
 from passhat.env.tools import MAX_ARGUMENT_DEPTH, argument_problem, validate_args
 from passhat.guard import GUARDS, AuditLog
 from passhat.llm import ModelHub
-from passhat.run.config import RunConfig
 from passhat.run.trial import TrialSpec, run_trial
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import INFRA_ERROR, USER_SIMULATOR_ERROR, Event
 from passhat.untrusted import add_secret, escape_text, storable

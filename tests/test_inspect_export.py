@@ -22,8 +22,8 @@ from passhat.cli import main
 from passhat.export import write_inspect_log
 from passhat.export.inspect_log import inspect_log_name
 from passhat.report import build_report
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig, stored_config
 from passhat.store import ResultStore, TrialRecord
 
 TASKS, PERSONAS, TRIALS = ["retail-001", "retail-003"], ["baseline", "impatient"], 3
@@ -41,7 +41,7 @@ def flaky_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def export(out: Path, path: Path, run: str = "flaky") -> Path:
     with ResultStore.open(out / run) as store:
-        write_inspect_log(path, store.run_id, store.created, store.config, store.trials())
+        write_inspect_log(path, store.run_id, store.created, stored_config(store), store.trials())
     return path
 
 
@@ -105,8 +105,8 @@ def record(task: str, trial: int, **fields) -> TrialRecord:
 
 
 def hand_made_run(tmp_path: Path, trials: list[TrialRecord], planned: int = 1) -> Path:
-    config = RunConfig(agent="llm:openai/gpt-test", personas=["baseline"], tasks=["t1"], trials=planned).model_dump()
-    with ResultStore.create(tmp_path / "hand", "hand", config) as store:
+    config = RunConfig(agent="llm:openai/gpt-test", personas=["baseline"], tasks=["t1"], trials=planned)
+    with ResultStore.create(tmp_path / "hand", "hand", config.model_dump()) as store:
         for trial in trials:
             store.record(trial)
     return tmp_path
@@ -174,7 +174,7 @@ def test_trials_are_read_once_as_a_stream(tmp_path):
             seen.append(i)
             yield record("t1", i)
 
-    config = RunConfig(personas=["baseline"], tasks=["t1"], trials=50).model_dump()
+    config = RunConfig(personas=["baseline"], tasks=["t1"], trials=50)
     assert write_inspect_log(tmp_path / "log.json", "r", 0.0, config, stream()) == 50
     assert seen == list(range(50))
     assert len(inspect_log.read_eval_log(str(tmp_path / "log.json")).samples) == 50
@@ -188,7 +188,7 @@ def test_a_failed_export_leaves_the_previous_log_and_no_partial_file(tmp_path):
         yield record("t1", 0)
         raise RuntimeError("store went away")
 
-    config = RunConfig(personas=["baseline"], tasks=["t1"], trials=2).model_dump()
+    config = RunConfig(personas=["baseline"], tasks=["t1"], trials=2)
     with pytest.raises(RuntimeError):
         write_inspect_log(path, "r", 0.0, config, broken())
     assert path.read_text() == "previous"
@@ -245,8 +245,8 @@ def test_inspects_file_name_parser_reads_the_task_and_the_eval_task_id(flaky_run
     """A run id of passhat's own shape ("20261201-120000-abcd"): Inspect reads a file name's id up to its first "-"."""
     run_id = "20261201-120000-abcd"
     with ResultStore.open(flaky_run / "flaky") as store:
-        name = inspect_log_name(run_id, store.created, store.config)
-        write_inspect_log(tmp_path / name, run_id, store.created, store.config, store.trials())
+        name = inspect_log_name(run_id, store.created, stored_config(store))
+        write_inspect_log(tmp_path / name, run_id, store.created, stored_config(store), store.trials())
     (listed,) = inspect_log.list_eval_logs(str(tmp_path))
     header = inspect_log.read_eval_log(listed, header_only=True)
     assert (listed.task, listed.task_id) == ("passhat-retail", header.eval.task_id)

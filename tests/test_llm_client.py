@@ -25,7 +25,7 @@ from passhat.llm.model import Sampling
 from passhat.llm.openai_client import environment_proxy
 from passhat.llm.request_body import RequestBody
 from passhat.llm.retry import RetryPolicy
-from passhat.run.config import RunConfig
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 ASK = Conversation([{"role": "user", "content": "hello"}])

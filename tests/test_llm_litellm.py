@@ -29,7 +29,7 @@ from test_llm_agent import ASK_EMAIL, DONE, EMAIL, KEY, ORDER, PROPOSAL, cancel_
 from passhat.errors import UserError
 from passhat.llm import Conversation, ModelHub, ModelUnavailable, UnreadableAnswer, role_models
 from passhat.llm.litellm_client import load_sdk
-from passhat.run.config import RunConfig
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 try:

@@ -16,7 +16,7 @@ from passhat.customers.llm import OPENING, LLMUser
 from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.llm import ModelHub
-from passhat.run.config import RunConfig
+from passhat.run_config import RunConfig
 
 RETAIL = load_domain("retail")
 TASK = RETAIL.tasks["retail-001"]

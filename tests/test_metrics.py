@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from passhat.metrics import (
-    TrialOutcome,
+    TrialResult,
     headline_ks,
     pass_at_curve,
     pass_at_k,
@@ -164,11 +164,11 @@ def test_n_1000_half_successes_deep_tail() -> None:
 
 def outcome(
     task: str, persona: str, trial: int, reward: int | None, signature: str | None = None, infra: bool = False
-) -> TrialOutcome:
-    return TrialOutcome(task, persona, trial, reward, signature, infra)
+) -> TrialResult:
+    return TrialResult(task, persona, trial, reward, signature, infra)
 
 
-def sample_outcomes() -> list[TrialOutcome]:
+def sample_outcomes() -> list[TrialResult]:
     """t1/calm 4/4, t1/angry 2/4 (+1 infra error), t2/calm 1/3 (+1 user simulator error), t2/angry 0/4."""
     rows = [outcome("t1", "calm", i, 1) for i in range(4)]
     rows += [outcome("t1", "angry", i, 1) for i in range(2)]

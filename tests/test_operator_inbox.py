@@ -31,10 +31,10 @@ from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.env import Environment
 from passhat.guard.inbox import STOPPED_NOTE, Inbox, InboxStore, Ticket
-from passhat.run.config import RunConfig
 from passhat.run.seeding import trial_seed
 from passhat.run.tool_path import trial_tool_path
 from passhat.run.trial import TrialOutput, TrialSpec, run_trial
+from passhat.run_config import RunConfig
 from passhat.serve import McpDomainServer
 from passhat.serve.mcp_server import endpoint
 from passhat.store import ResultStore

@@ -23,8 +23,8 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from passhat.cli import main
 from passhat.export import otel
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore, TrialRecord
 
 TASKS, PERSONAS, TRIALS = ["retail-001", "retail-003"], ["baseline"], 2

@@ -19,9 +19,9 @@ from test_steps import steps_of
 from test_workers import KILL_MARKER, assert_interrupted_and_resumed, started_and_stopped
 
 from passhat.cli import main
-from passhat.run.config import RunConfig
 from passhat.run.ray_executor import RETRIES
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 ray = pytest.importorskip("ray")

@@ -17,7 +17,7 @@ from pydantic.dataclasses import is_pydantic_dataclass
 
 from passhat.cli import main
 from passhat.metrics.conservative import conservative
-from passhat.metrics.summary import OutcomeTally, TrialOutcome, scenario_counts, summarize
+from passhat.metrics.summary import ResultTally, TrialResult, scenario_counts, summarize
 from passhat.report import build_report
 from passhat.report.embedding import Mark, ReportedTrials, embedded_trials
 from passhat.report.html import render_html
@@ -117,11 +117,11 @@ def test_the_junit_xml_written_in_pieces_is_one_document(run: Path) -> None:
 
 def test_a_tally_of_the_outcomes_is_read_as_the_outcomes_are() -> None:
     outcomes = [
-        TrialOutcome(t.task_id, t.persona, t.trial, t.reward, t.signature, t.infra_error is not None)
+        TrialResult(t.task_id, t.persona, t.trial, t.reward, t.signature, t.infra_error is not None)
         for (task, persona), verdicts in RUN.items()
         for t in (record(task, persona, i, v) for i, v in enumerate(verdicts))
     ]
-    tally = OutcomeTally()
+    tally = ResultTally()
     for o in outcomes:
         tally.add(o)
     assert summarize(tally, {"t1": ["x"]}) == summarize(outcomes, {"t1": ["x"]})

@@ -18,6 +18,8 @@ from passhat.report.caveats import run_caveats
 from passhat.report.state_diff import row_changes
 from passhat.report.svg import LEGEND_ROW, SWATCH, SWATCH_GAP, WIDTH, Box, stacked_bars, text_width
 from passhat.report.terminal import MARK, diff_text
+from passhat.run_config import RunConfig
+from passhat.vocabulary import HUMAN
 
 EARLY = {"early_stop": "k=8,min=0.9"}
 SIX = {(f"t{i}", "a"): 0.9 for i in range(6)}
@@ -127,16 +129,16 @@ def test_guard_compare_shows_each_whole_runs_caveats(tmp_path):
 
 def test_one_rule_decides_for_every_reader():
     counts = {(f"t{i}", "a"): (4, 5) for i in range(6)}
-    config = {"tasks": [f"t{i}" for i in range(6)], "personas": ["a"], "trials": 8}
+    config = RunConfig(tasks=[f"t{i}" for i in range(6)], personas=["a"], trials=8)
     full = run_caveats("r", config, {s: (7, 8) for s in counts})
     assert (full.complete, full.warnings, full.fit_refused, full.comparison_refused) == (True, [], None, None)
     incomplete = run_caveats("r", config, counts)
     assert not incomplete.complete and incomplete.fit_refused is None and incomplete.comparison_refused is None
-    stopped = run_caveats("r", {**config, **EARLY}, counts)
+    stopped = run_caveats("r", config.model_copy(update=EARLY), counts)
     assert stopped.fit_refused and stopped.comparison_refused and stopped.stop_decision.meets is False
     tiny = run_caveats("r", config, {s: (1, 2) for s in counts})
     assert "at least 3" in tiny.fit_refused and tiny.comparison_refused is None
-    unplanned = run_caveats("r", {}, counts)  # a store not written by `passhat run`
+    unplanned = run_caveats("r", config.model_copy(update={"user": HUMAN}), counts)  # people chose what to play
     assert unplanned.complete and unplanned.planned_trials is None and unplanned.warnings == []
 
 

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from passhat.cli import main
-from passhat.metrics.gate import decide, parse_gate, planned_trials
+from passhat.metrics.gate import decide, parse_gate
 from passhat.metrics.summary import scenario_counts
 from passhat.report import build_report, print_report, write_json
 from passhat.report.guard_section import comparison_table
@@ -27,6 +27,7 @@ from passhat.report.json_report import report_json
 from passhat.report.junit import junit_xml
 from passhat.report.model import Report, report_schema
 from passhat.report.terminal_usage import print_plumbing
+from passhat.run_config import stored_config
 from passhat.store import ResultStore, TrialRecord
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "report-json.md"
@@ -102,7 +103,9 @@ def built(folder: Path, gate: str | None = None) -> tuple[Report, list[TrialReco
         trials = store.trials()
         section = None
         if gate:
-            decision = decide(parse_gate(gate), scenario_counts(t.to_outcome() for t in trials), planned_trials(store.config))
+            decision = decide(
+                parse_gate(gate), scenario_counts(t.to_result() for t in trials), stored_config(store).planned_trials()
+            )
             section = {**decision.to_json(), "ci": None}
         return build_report(store, {"t1": ["writes:1"], "t2": ["writes:1"]}, trials, gate=section), trials
 
@@ -226,8 +229,14 @@ def test_schema_report_prints_the_schema_and_writes_it_with_out(tmp_path):
     into_a_folder = invoke("schema", "report", "--output", tmp_path)
     assert into_a_folder.exit_code == 2 and "--output" in into_a_folder.output and "Traceback" not in into_a_folder.output
     path.unlink()
-    assert invoke("schema", "report", "--out", path).exit_code == 0 and path.read_text() == printed.output  # the old name
-    assert invoke("schema", "report", "-o", path, "--out", path).exit_code == 2
+    old = invoke("schema", "report", "--out", path)  # the old name: --out names the runs folder on every other command
+    assert old.exit_code == 0 and path.read_text() == printed.output
+    assert "note: --out is now -o/--output" in old.stderr and "note:" not in written.stderr
+    for both in (["-o", path, "--out", path], ["--out", path, "--output", path]):
+        twice = invoke("schema", "report", *both)
+        assert twice.exit_code == 2 and "give -o/--output once (--out is its old name)" in twice.output
+    shown = invoke("schema", "report", "--help").output
+    assert "-o, --output FILE" in shown and shown.count("--out") == shown.count("--output")  # the old name is hidden
 
 
 def schema_fields() -> tuple[set[str], set[str]]:

@@ -479,7 +479,9 @@ def test_reports_read_the_store_and_call_metrics_only():
         "passhat.file_writes",
         "passhat.lazy",
         "passhat.vocabulary",
-    )  # leaf modules: errors, writing a file whole or not at all, a package's names loaded on first use, shared Literals
+        "passhat.run_config",
+    )  # leaf modules: errors, writing a file whole or not at all, a package's names loaded on first use, shared Literals;
+    # and the record a stored run's configuration is read through
     assert {"guard_section.py", "html.py", "faults.py", "guard.py"} <= set(_imports(SRC / "report")) | set(
         _imports(SRC / "metrics")
     )

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from test_workers import INTERRUPTED, STORED_BEFORE_STOP, _count, wait_until_stored
 
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 PASSHAT = str(Path(sys.executable).parent / "passhat")

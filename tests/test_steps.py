@@ -25,8 +25,8 @@ from passhat.metrics.steps import step_reliability, tally_steps
 from passhat.report import build_report, print_report
 from passhat.report.html import render_html
 from passhat.report.model import Report
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore, TrialRecord
 from passhat.store.results import STORE_FILE, _digest
 from passhat.trajectory import Event
@@ -244,6 +244,7 @@ def record(task: str, i: int, reward: int, steps: dict | None, grade: dict | Non
 
 
 CONFIG = {"domain": "retail", "agent": "synthetic", "user": "scripted", "mode": "strict", "seed": 0, "trials": 2}
+CONFIG |= {"tasks": ["t1", "t2"], "personas": ["baseline"]}  # what every passhat stored
 
 
 def two_tasks(folder: Path) -> Path:

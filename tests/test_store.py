@@ -4,6 +4,7 @@ run, a trial and its audit entries in one transaction, and a store a kill left h
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import sqlite3
@@ -18,8 +19,8 @@ from test_web_queries import PERSONAS, TASKS, synthetic_run, trial
 
 from passhat.cli import main
 from passhat.errors import UserError
-from passhat.metrics import TrialOutcome
-from passhat.run.config import RunConfig
+from passhat.metrics import TrialResult
+from passhat.run_config import RunConfig
 from passhat.store import STORE_FILE, DuplicateTrialError, ResultStore, TrialRecord, list_runs
 from passhat.store.results import SCHEMA_VERSION
 from passhat.trajectory import USER_SIMULATOR_ERROR
@@ -102,7 +103,7 @@ def test_light_rows_carry_every_trial_s_verdict_and_records_fetch_only_the_chose
         for t in trials:
             store.record(t)
         rows = store.trial_rows()
-        assert [r.to_outcome() for r in rows] == [t.to_outcome() for t in store.trials()]
+        assert [r.to_result() for r in rows] == [t.to_result() for t in store.trials()]
         assert [(r.key, r.seed) for r in rows] == [(t.key, t.seed) for t in store.trials()]
         assert list(store.records([("t2", "calm", 0), ("t1", "calm", 1), ("t9", "calm", 0)])) == [trials[0], trials[2]]
 
@@ -124,8 +125,8 @@ def test_a_reports_pass_gets_every_trial_with_only_the_events_a_fault_or_a_guard
 
 
 def test_to_outcome() -> None:
-    assert judged(reward=0, signature="no_write").to_outcome() == TrialOutcome("t1", "calm", 0, 0, "no_write", False)
-    assert infra().to_outcome() == TrialOutcome("t1", "calm", 0, None, "infra_error", True)
+    assert judged(reward=0, signature="no_write").to_result() == TrialResult("t1", "calm", 0, 0, "no_write", False)
+    assert infra().to_result() == TrialResult("t1", "calm", 0, None, "infra_error", True)
 
 
 def test_record_validates_reward() -> None:
@@ -228,7 +229,7 @@ def test_update_config_is_stored(tmp_path: Path) -> None:
 
 
 def test_stored_config_validates_with_run_config_and_names_the_file(tmp_path: Path) -> None:
-    from passhat.run.config import stored_config
+    from passhat.run_config import stored_config
 
     good = RunConfig(tasks=["retail-001"], personas=["baseline"]).model_dump()
     with ResultStore.create(tmp_path / "good", "good", good) as store:
@@ -237,6 +238,47 @@ def test_stored_config_validates_with_run_config_and_names_the_file(tmp_path: Pa
         with pytest.raises(UserError, match="invalid run configuration") as err:
             stored_config(store)
     assert str(tmp_path / "bad" / STORE_FILE) in str(err.value) and "trials" in str(err.value)
+
+
+# what a store of an older passhat holds: the run's first keys, none of those added since (paraphrase, the turn
+# bounds, the operator, the gates, the fingerprint, the version, the import)
+OLD_KEYS = {"domain", "agent", "user", "mode", "seed", "tasks", "personas", "trials"}
+
+
+def readers(out: Path) -> list[list[str]]:
+    """Each command that reads a stored run's configuration, on the run "r" under ``out``."""
+    return [
+        ["report", "r", "--json", str(out / "r.json")],
+        ["gate", "r", "--k", "2", "--min-pass-hat-k", "0.5"],
+        ["compare", "r", "r"],
+        ["export", "r", "-o", str(out / "r.eval.json")],
+        ["export", "r", "--format", "otel", "-o", str(out / "r.otel.json")],
+    ]
+
+
+def test_a_run_stored_by_an_older_passhat_opens_in_every_reader_with_the_records_defaults(tmp_path: Path) -> None:
+    synthetic_run(tmp_path, "r", [trial(t, p, i) for t in TASKS for p in PERSONAS for i in range(2)], planned=2)
+    with ResultStore.open(tmp_path / "r") as store:
+        assert set(store.config) == OLD_KEYS
+    for args in readers(tmp_path):
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path)], catch_exceptions=False)
+        assert result.exit_code == 0, (args, result.output)
+    assert set(json.loads((tmp_path / "r.json").read_text())["config"]) == OLD_KEYS  # the report shows what is stored
+    metadata = json.loads((tmp_path / "r.eval.json").read_text())["eval"]["metadata"]
+    assert metadata["paraphrase"] == 0 and metadata["operator"] == "simulated"  # the export, the record's defaults
+    listed = CliRunner().invoke(main, ["runs", "--out", str(tmp_path)])
+    assert listed.exit_code == 0 and "12/12" in listed.output and "unreadable" not in listed.output
+
+
+def test_a_damaged_run_configuration_is_a_user_error_naming_the_store_in_every_reader(tmp_path: Path) -> None:
+    synthetic_run(tmp_path, "r", [trial("t1", "baseline", 0)], planned="many", personas="all", colour="blue")
+    for args in [*readers(tmp_path), ["certify", "r", "-o", str(tmp_path / "record.json")]]:
+        result = CliRunner().invoke(main, [*args, "--out", str(tmp_path)])
+        assert result.exit_code == 2, (args, result.output)
+        assert f"{tmp_path / 'r' / STORE_FILE} holds an incomplete or invalid run configuration" in result.output
+        assert "trials" in result.output and "colour" in result.output and "bug" not in result.output
+    listed = CliRunner().invoke(main, ["runs", "--out", str(tmp_path)])
+    assert listed.exit_code == 0 and "unreadable" in listed.output and "invalid run configuration" in listed.output
 
 
 CHILD = textwrap.dedent(

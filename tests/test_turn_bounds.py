@@ -25,9 +25,9 @@ from passhat.customers.base import UserTurn
 from passhat.customers.personas import PERSONAS
 from passhat.domains import load_domain
 from passhat.errors import UserError
-from passhat.run.config import RunConfig
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import HEAD_BYTES, TrialOutput, TrialSpec, TurnBounds, run_trial
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore, TrialRecord
 from passhat.trajectory import INFRA_ERROR, USER_SIMULATOR_ERROR, Event
 from passhat.untrusted import add_secret

@@ -27,8 +27,8 @@ from web_support import make_app, signed_in
 from passhat.cli import main
 from passhat.metrics.summary import scenario_counts
 from passhat.report.numbers import num
-from passhat.run.config import RunConfig
 from passhat.run.runner import execute
+from passhat.run_config import RunConfig
 from passhat.serve.web import pages_runs
 from passhat.serve.web.queries import LIVE_RECOMPUTE_S, RunCache
 from passhat.store import ResultStore, TrialRecord
@@ -162,7 +162,7 @@ def test_the_grid_counts_each_scenario_as_the_store_does_and_links_its_trials(cl
         page.text,
     )
     with ResultStore.open(out / "flaky") as store:
-        counts = scenario_counts(t.to_outcome() for t in store.trial_rows())
+        counts = scenario_counts(t.to_result() for t in store.trial_rows())
     assert {(t, p): (int(c), int(n)) for t, p, _, c, n in cells} == counts
     task, persona, link, _, judged = cells[0]
     listed = client.get(html.unescape(link))

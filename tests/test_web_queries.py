@@ -69,7 +69,7 @@ def out(tmp_path: Path) -> Path:
 def test_counts_by_sql_equal_the_reports_counts_of_judged_trials(out):
     with RunReader.open(out, "mixed") as reader:
         counts = reader.counts()
-        expected = scenario_counts(t.to_outcome() for t in reader.store.trial_rows())
+        expected = scenario_counts(t.to_result() for t in reader.store.trial_rows())
     assert counts == expected
     assert counts[("t3", "baseline")] == (1, 2)  # the infra and the simulator error are not judged
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from passhat.metrics.gate import parse_gate
-from passhat.run.config import RunConfig
 from passhat.run.evaluate import evaluate
 from passhat.run.runner import execute
 from passhat.run.workers import RETRIES, share, worker_count
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 PASSHAT = str(Path(sys.executable).parent / "passhat")

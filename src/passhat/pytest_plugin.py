@@ -32,7 +32,7 @@ import pytest
 if TYPE_CHECKING:
     from passhat.metrics.gate import Gate
     from passhat.report.model import Report
-    from passhat.run.config import RunConfig
+    from passhat.run_config import RunConfig
 
 MARKER = "passhat"
 GATE_ARGUMENTS = ("k", "min_pass_hat_k", "gate_persona")
@@ -104,7 +104,7 @@ def planned_run(marker: pytest.Mark, test: str) -> PlannedRun:
     try:
         gate = _gate({name: options.pop(name) for name in GATE_ARGUMENTS if name in options})
         config = _run_config(options)
-        check_gate(gate, config.model_dump(), "k / gate_persona")
+        check_gate(gate, config, "k / gate_persona")
     except ValidationError as exc:  # a ValueError too: first
         raise usage("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())) from None
     except (UserError, ValueError) as exc:
@@ -148,7 +148,7 @@ def pytest_runtest_call(item: pytest.Item) -> None:
 
 
 def _known_arguments() -> set[str]:
-    from passhat.run.config import RunConfig
+    from passhat.run_config import RunConfig
 
     return (set(RunConfig.model_fields) - RECORDED) | set(GATE_ARGUMENTS) | {"concurrency"}
 
@@ -171,8 +171,8 @@ def _gate(arguments: dict[str, Any]) -> Gate | None:
 def _run_config(options: dict[str, Any]) -> RunConfig:
     """The run's configuration from the marker's options, as `passhat run` makes it from its flags."""
     from passhat.domains import DEFAULT_DOMAIN, domain_ref
-    from passhat.run.config import RunConfig
     from passhat.run.runner import new_config
+    from passhat.run_config import RunConfig
 
     flags = {name: ",".join(map(str, value)) if isinstance(value, list | tuple) else value for name, value in options.items()}
     flags.setdefault("personas", "all")

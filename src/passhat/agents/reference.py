@@ -24,7 +24,7 @@ from passhat.agents.susceptibility import INJECTABLE, Heeding, Susceptibility, t
 from passhat.dialogue import is_affirmative
 from passhat.dialogue.facts import Fact
 from passhat.domains.facts import FactError, derive_fact, worded
-from passhat.domains.model import AcceptableOutcome, Action, Call, FactSpec, Goal
+from passhat.domains.model import Action, Call, EndState, FactSpec, Goal
 from passhat.env import tool_registry
 from passhat.grade.harm import open_candidates
 from passhat.trajectory import Event
@@ -225,7 +225,7 @@ class ReferenceAgent:
             self._writes = {id(g): writes for g, writes in zip(self._task.goals, per_goal, strict=True)}
         return self._writes[id(goal)]
 
-    def _chosen_outcome(self) -> AcceptableOutcome:
+    def _chosen_outcome(self) -> EndState:
         """The acceptable outcome this trial reaches: drawn only where there is a choice, so that one-outcome
         tasks use the random source exactly as before."""
         outcomes = self._task.acceptable

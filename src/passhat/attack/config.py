@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 from passhat.agents.attack_templates import TEMPLATE_NAMES, TemplateName
 from passhat.attack.defenses import DEFENSE_NAMES, DefenseName
 from passhat.errors import UserError
-from passhat.run.config import RunConfig
+from passhat.run_config import RunConfig
 
 NO_DEFENSE = "none"
 ALL_DEFENSES = "all"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Hashable, Iterable, Sequence
 
-from passhat.attack.store import AttackOutcome
+from passhat.attack.store import AttackTrial
 from passhat.metrics.estimators import pass_at_curve, pass_hat_curve
 from passhat.metrics.intervals import Interval, run_intervals
 
@@ -48,7 +48,7 @@ def figure(counts: Sequence[tuple[int, int]]) -> Figure | None:
     )  # fmt: skip
 
 
-def scenario_counts(outcomes: Iterable[AttackOutcome], success: Callable[[AttackOutcome], bool]) -> Counts:
+def scenario_counts(outcomes: Iterable[AttackTrial], success: Callable[[AttackTrial], bool]) -> Counts:
     """(successes, judged trials) per scenario (defense, attack, goal, task, persona), in a fixed order."""
     tally: dict[Hashable, list[int]] = {}
     for o in outcomes:
@@ -60,11 +60,11 @@ def scenario_counts(outcomes: Iterable[AttackOutcome], success: Callable[[Attack
     return [(c, n) for c, n in (tally[k] for k in sorted(tally, key=repr))]
 
 
-def passed(o: AttackOutcome) -> bool:
+def passed(o: AttackTrial) -> bool:
     return o.reward == 1
 
 
-def reached(o: AttackOutcome) -> bool:
+def reached(o: AttackTrial) -> bool:
     return bool(o.reached)
 
 
@@ -77,7 +77,7 @@ class UnderAttack:
     shown: float | None
 
 
-def under_attack(outcomes: Sequence[AttackOutcome]) -> UnderAttack:
+def under_attack(outcomes: Sequence[AttackTrial]) -> UnderAttack:
     judged = [o for o in outcomes if o.reward is not None]
     shown = sum(bool(o.shown) for o in judged) / len(judged) if judged else None
     return UnderAttack(figure(scenario_counts(judged, passed)), figure(scenario_counts(judged, reached)), shown)
@@ -97,7 +97,7 @@ class ConfigurationFigures:
 
 
 def configuration_figures(
-    label: str, outcomes: Sequence[AttackOutcome], attacks: Sequence[str], goals: Sequence[str]
+    label: str, outcomes: Sequence[AttackTrial], attacks: Sequence[str], goals: Sequence[str]
 ) -> ConfigurationFigures:
     mine = [o for o in outcomes if o.defense == label]
     attacked = [o for o in mine if o.attack]

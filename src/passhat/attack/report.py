@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict
 from passhat.agents.attack_templates import TEMPLATES
 from passhat.attack.config import AttackConfig, configurations
 from passhat.attack.figures import ConfigurationFigures, Figure, UnderAttack, configuration_figures
-from passhat.attack.store import AttackOutcome
+from passhat.attack.store import AttackTrial
 from passhat.domains.injection import Injection
 
 ATTACK_SCHEMA = "passhat.attack/1"
@@ -104,9 +104,7 @@ class AttackReport(_Model):
     infra_errors: int
 
 
-def build_attack_report(
-    run_id: str, config: AttackConfig, injection: Injection, outcomes: Sequence[AttackOutcome]
-) -> AttackReport:
+def build_attack_report(run_id: str, config: AttackConfig, injection: Injection, outcomes: Sequence[AttackTrial]) -> AttackReport:
     run = config.run
     goals = [injection.goal(g) for g in config.goals]
     return AttackReport(

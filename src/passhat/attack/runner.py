@@ -20,7 +20,7 @@ from passhat.agents.base import Agent, AgentFactory, AgentSetup
 from passhat.attack.config import AttackConfig, Configuration, configurations, parse_attacks, parse_defenses, parse_names
 from passhat.attack.defenses import DefendedAgent, Defenses, Detector, Interventions, instruction_heuristic, planned_tools
 from passhat.attack.proof import injection_problems
-from passhat.attack.store import AttackKey, AttackOutcome, AttackRecord, AttackStore
+from passhat.attack.store import AttackKey, AttackRecord, AttackStore, AttackTrial
 from passhat.attack.world import AttackWorld, Exposure, attack_world
 from passhat.customers import resolve_user
 from passhat.customers.base import UserFactory
@@ -178,9 +178,9 @@ class _Agents:
             self._world.release(self._db)
 
 
-def _outcome(spec: AttackSpec) -> AttackOutcome:
+def _outcome(spec: AttackSpec) -> AttackTrial:
     """The trial's outcome before it is judged: its key and seed."""
-    return AttackOutcome(*spec.key, spec.trial.seed, reward=None, signature=None, reached=None, shown=None)
+    return AttackTrial(*spec.key, spec.trial.seed, reward=None, signature=None, reached=None, shown=None)
 
 
 def new_attack_config(attacks: str, goals: str, defense: str, **run_options: object) -> AttackConfig:

@@ -62,7 +62,7 @@ AttackKey = tuple[str, str, str, str, str, int]  # (defense, attack, goal, task_
 
 
 @dataclasses.dataclass(frozen=True)
-class AttackOutcome:
+class AttackTrial:
     """One trial of the suite as the figures read it. ``attack`` and ``goal`` are "" for a clean (baseline) trial,
     whose ``reached`` and ``shown`` are None; ``shown``: whether any read showed the agent the attack's text.
     ``reward`` is None exactly when the trial could not be judged (``infra_error``)."""
@@ -91,7 +91,7 @@ class AttackOutcome:
 class AttackRecord:
     """A trial as stored: its outcome and its events."""
 
-    outcome: AttackOutcome
+    outcome: AttackTrial
     events: list[dict[str, Any]]
     started: float
     finished: float
@@ -178,7 +178,7 @@ class AttackStore(HeldStore):
         rows = self._conn.execute("SELECT defense, attack, goal, task_id, persona, trial FROM trials WHERE infra_error IS NULL")
         return {tuple(r) for r in rows}  # type: ignore[misc]
 
-    def outcomes(self) -> list[AttackOutcome]:
+    def outcomes(self) -> list[AttackTrial]:
         """Every stored trial's outcome (no transcripts), in key order."""
         order = "ORDER BY defense, attack, goal, task_id, persona, trial"
         rows = self._conn.execute(f"SELECT {COLUMNS}, interventions FROM trials {order}")
@@ -191,10 +191,10 @@ class AttackStore(HeldStore):
         return json.loads(row[0]) if row else []
 
 
-def _outcome(row: tuple[Any, ...]) -> AttackOutcome:
+def _outcome(row: tuple[Any, ...]) -> AttackTrial:
     *key, seed, reward, signature, reached, shown, infra, interventions = row
     done = json.loads(interventions)
-    return AttackOutcome(
+    return AttackTrial(
         *key, seed, reward, signature, _bool(reached), _bool(shown), infra, tuple(done["refused"]), done["withheld"]
     )
 

@@ -24,9 +24,9 @@ from passhat.errors import UserError
 from passhat.metrics.gate import Gate
 from passhat.report import build_report
 from passhat.report.json_report import report_json
-from passhat.run.config import task_fingerprint
 from passhat.run.runner import passhat_version
 from passhat.run.stored import gate_section, gated_tasks, task_tags
+from passhat.run_config import RunConfig, stored_config, task_fingerprint
 from passhat.store import ResultStore
 
 KIND = "passhat acceptance record"  # every record says what it is: its seal can never pass for an audit entry's
@@ -62,10 +62,10 @@ class NotCertifiable(Exception):
 def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, Any]:
     """The acceptance record of a stored run under ``gate`` (unsigned). require_met: refuse (NotCertifiable) a run
     the gate does not accept, as `certify` does; `verify` re-derives whatever the run now says."""
-    config = store.config
-    if config.get("imported"):
+    config = stored_config(store)
+    if config.imported is not None:
         raise UserError(
-            f"run {store.run_id!r} was imported from {config['imported'].get('source')} (`passhat import`): an "
+            f"run {store.run_id!r} was imported from {config.imported.source} (`passhat import`): an "
             "acceptance record pins the passhat domain, task files and customer simulator a run was judged with, and "
             "another harness judged this one; its report, compare and gate still apply."
         )
@@ -82,14 +82,14 @@ def record_of(store: ResultStore, gate: Gate, require_met: bool) -> dict[str, An
         "certified_at": time.time(),
         "passhat_version": passhat_version(),
         "agent": agent_identity(config),
-        "domain": domain_identity(config["domain"], config.get("tasks_dir")),
+        "domain": domain_identity(config.domain, config.tasks_dir),
         "tasks": task_identity(config),
         "simulator": simulator_identity(config),
-        "seed": config["seed"],
-        "mode": config["mode"],
-        "guards": config.get("guard", []),
-        "faults": config.get("faults", {}),
-        "config": config,
+        "seed": config.seed,
+        "mode": config.mode,
+        "guards": config.guard,
+        "faults": config.faults,
+        "config": store.config,  # as stored, keys of older passhats left out: the signed record pins the store's own
         "trials": trial_identity(store),
         "gate": document.get("gate"),
         "standing": {key: document.get(key) for key in STANDING},
@@ -101,11 +101,11 @@ def _domain_gone(why: str) -> None:
     raise UserError(f"no record of a run whose domain is gone: {why}")
 
 
-def agent_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+def agent_identity(config: RunConfig) -> dict[str, Any]:
     """The agent's reference, and a digest of what passhat can read of it: a python: agent's module file, a
     reference agent's code, or else (a model, a service) the settings it was reached with."""
-    spec = str(config["agent"]).strip()
-    settings = {key: config.get(key) for key in AGENT_FIELDS}
+    spec = config.agent.strip()
+    settings = {key: getattr(config, key) for key in AGENT_FIELDS}
     kind: DigestKind
     if spec.startswith("python:"):
         path = _module_file(spec.removeprefix("python:").partition(":")[0])
@@ -153,22 +153,22 @@ def _domain_file(path: Path) -> bool:
     return path.is_file() and path.suffix not in (".yaml", ".pyc") and "__pycache__" not in path.parts
 
 
-def task_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+def task_identity(config: RunConfig) -> dict[str, Any]:
     """Each of the run's tasks' definition digest, and the fingerprint over them all that the run stored when it
     started: a record is only made of a run whose tasks are still the ones it ran."""
-    loaded = load_domain(config["domain"], config.get("tasks_dir")).tasks
-    tasks = [loaded[t] for t in config["tasks"] if t in loaded]
+    loaded = load_domain(config.domain, config.tasks_dir).tasks
+    tasks = [loaded[t] for t in config.tasks if t in loaded]
     return {
         "fingerprint": task_fingerprint(tasks),
-        "fingerprint_at_run": config.get("tasks_fingerprint"),
-        "each": {t: json_digest(loaded[t].model_dump(mode="json")) if t in loaded else None for t in config["tasks"]},
+        "fingerprint_at_run": config.tasks_fingerprint,
+        "each": {t: json_digest(loaded[t].model_dump(mode="json")) if t in loaded else None for t in config.tasks},
     }
 
 
-def simulator_identity(config: Mapping[str, Any]) -> dict[str, Any]:
+def simulator_identity(config: RunConfig) -> dict[str, Any]:
     """The customer simulator's settings and each persona's definition."""
-    personas = {p: json_digest(dataclasses.asdict(PERSONAS[p])) if p in PERSONAS else None for p in config["personas"]}
-    return {**{key: config.get(key) for key in SIMULATOR_FIELDS}, "personas": personas}
+    personas = {p: json_digest(dataclasses.asdict(PERSONAS[p])) if p in PERSONAS else None for p in config.personas}
+    return {**{key: getattr(config, key) for key in SIMULATOR_FIELDS}, "personas": personas}
 
 
 def trial_identity(store: ResultStore) -> dict[str, Any]:
@@ -193,9 +193,9 @@ class Suite:
     personas: Mapping[str, Any] | None = None
 
     @classmethod
-    def of_config(cls, config: Mapping[str, Any]) -> Suite:
-        simulator = {key: config.get(key) for key in SIMULATOR_FIELDS}
-        return cls(str(config["domain"]), simulator, tuple(config["tasks"]), config.get("tasks_fingerprint"))
+    def of_config(cls, config: RunConfig) -> Suite:
+        simulator = {key: getattr(config, key) for key in SIMULATOR_FIELDS}
+        return cls(config.domain, simulator, tuple(config.tasks), config.tasks_fingerprint)
 
     @classmethod
     def of_record(cls, record: Mapping[str, Any]) -> Suite:

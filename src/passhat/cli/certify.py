@@ -48,10 +48,12 @@ def certify(run_id: str, output: Path, gate_spec: str | None, pem: Path | None, 
     from passhat.certify.signing import sign
     from passhat.metrics.gate import Gate
     from passhat.report.terminal_stats import print_gate
+    from passhat.run_config import stored_config
 
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
-        gate = run_gate(gate_spec, early_stop=False) or Gate(int(store.config["trials"]), 0.9)
-        check_gate(gate, store.config, "--gate")
+        config = stored_config(store)
+        gate = run_gate(gate_spec, early_stop=False) or Gate(config.trials, 0.9)
+        check_gate(gate, config, "--gate")
         try:
             record = record_of(store, gate, require_met=True)
         except NotCertifiable as refused:
@@ -87,11 +89,12 @@ def verify(cert: Path, pem: Path | None, out: Path) -> None:
     the files as they are now. Exit 0 verified, 1 not verified (each difference named)."""
     from passhat.certify.record import differences, record_of
     from passhat.certify.signing import signature_problem
+    from passhat.run_config import stored_config
 
     record, signature = read_record(cert)
     problems = [p for p in [signature_problem(record, signature, pem)] if p]
     with ResultStore.open(existing_run_dir(out, str(record["run_id"]), f"the run of {cert}")) as store:
-        check_gate(record_gate(record), store.config, f"the record {cert}")
+        check_gate(record_gate(record), stored_config(store), f"the record {cert}")
         now = record_of(store, record_gate(record), require_met=False)
     problems.extend(differences(record, now))
     if record.get("passhat_version") != now["passhat_version"]:

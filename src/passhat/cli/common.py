@@ -12,7 +12,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import urlsplit
@@ -28,6 +28,7 @@ from passhat.run.stored import task_tags
 if TYPE_CHECKING:  # the metrics and reports load numpy and scipy: imported by the commands that use them
     from passhat.metrics.gate import Gate
     from passhat.report.model import Report
+    from passhat.run_config import RunConfig
 
 # Logs and CI output are read later and wider than a terminal: do not wrap tables at 80 columns there.
 console = Console(width=None if sys.stdout.isatty() else 130)
@@ -297,15 +298,52 @@ def run_gate(spec: str | None, early_stop: bool) -> Gate | None:
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def renamed_option(name: str, old: str, dest: str, **settings: Any) -> Callable[[Command], Command]:
-    """An option under its new name, with its old name kept hidden for a release (both set ``dest``): scripts that
-    still say ``--user`` keep working while help and docs say ``--customer``. The name given on the command line wins
-    over the other's default."""
+class OldName(click.Option):
+    """A renamed option's old spelling, hidden. It sets the same variable, yet is parsed under a key of its own: click
+    reads the options of one variable as one, so without it neither could tell which spelling was typed."""
+
+    def _key(self) -> str:
+        return f"{self.name} (old name)"
+
+    def add_to_parser(self, parser: Any, ctx: click.Context) -> None:
+        name, self.name = self.name, self._key()
+        try:
+            super().add_to_parser(parser, ctx)
+        finally:
+            self.name = name
+
+    def consume_value(self, ctx: click.Context, opts: Any) -> Any:
+        mine = {k: v for k, v in opts.items() if k != self.name}
+        if self._key() in opts:
+            mine[str(self.name)] = opts[self._key()]
+        return super().consume_value(ctx, mine)
+
+
+def renamed_option(names: str | tuple[str, ...], old: str, dest: str, **settings: Any) -> Callable[[Command], Command]:
+    """An option under its new ``names`` ("--customer", or ("-o", "--output")), with its old name kept hidden for a
+    release (both set ``dest``): scripts that still say ``--user`` keep working, told on stderr what the name is now,
+    while help and docs say ``--customer``. The name given on the command line wins over the other's default; both
+    given is a usage error (exit 2), as neither would be the one meant."""
+    names = (names,) if isinstance(names, str) else names
+    new = "/".join(names)
+
+    def given(flag: str) -> Callable[[click.Context, click.Parameter, Any], Any]:
+        def check(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+            if ctx.get_parameter_source(dest) is not click.core.ParameterSource.COMMANDLINE:
+                return value  # this spelling was not typed (the source is the one just read for it)
+            if ctx.meta.setdefault(f"passhat.renamed.{dest}", flag) != flag:
+                raise click.UsageError(f"give {new} once ({old} is its old name).", ctx)
+            if flag == old:
+                note = f" {old} is now {new}; the old name still works for now."
+                err.print(Text.assemble(("note:", "yellow"), note), soft_wrap=True)
+            return value
+
+        return check
 
     def add(command: Command) -> Command:
         hidden = {k: v for k, v in settings.items() if k not in ("help", "show_default")}
-        command = click.option(old, dest, hidden=True, **hidden)(command)
-        return click.option(name, dest, **settings)(command)
+        command = click.option(old, dest, cls=OldName, hidden=True, callback=given(old), **hidden)(command)
+        return click.option(*names, dest, callback=given(new), **settings)(command)
 
     return add
 
@@ -391,7 +429,7 @@ def domain_options(purpose: str) -> Callable[[Command], Command]:
     return add
 
 
-def tags(config: Mapping[str, Any]) -> dict[str, list[str]]:
+def tags(config: RunConfig) -> dict[str, list[str]]:
     """Each task's tags of a stored run (its ``config``), with a note on stderr when its domain cannot be loaded any more."""
     return task_tags(config, gone=lambda why: err.print(Text.assemble(("note:", "yellow"), f" {why}"), soft_wrap=True))
 

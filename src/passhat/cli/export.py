@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.text import Text
@@ -13,6 +14,9 @@ from passhat.cli import main
 from passhat.cli.common import FilePath, err, existing_run_dir, is_folder, out_option, output_file_problem, shown
 from passhat.errors import UserError
 from passhat.store import ResultStore
+
+if TYPE_CHECKING:  # a run configuration loads the model clients: imported by the command when it runs
+    from passhat.run_config import RunConfig
 
 INSPECT_SUFFIXES = (".json", ".eval")
 
@@ -48,14 +52,17 @@ def export(run_id: str, log_format: str, output: str, otlp_endpoint: str | None,
     traces (a trace per trial)."""
     if otlp_endpoint is not None and log_format != "otel":
         raise UserError("--otlp-endpoint posts OpenTelemetry traces: use it with --format otel.")
+    from passhat.run_config import stored_config
+
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:
+        config = stored_config(store)
         if log_format == "otel":
-            _export_otel(store, Path(output), otlp_endpoint)
+            _export_otel(store, config, Path(output), otlp_endpoint)
         else:
-            _export_inspect(store, output)
+            _export_inspect(store, config, output)
 
 
-def _export_inspect(store: ResultStore, output: str) -> None:
+def _export_inspect(store: ResultStore, config: RunConfig, output: str) -> None:
     """``output`` as typed: a trailing slash names a folder that may not exist yet (`-o logs/` on a fresh clone), which
     the Path it becomes no longer shows."""
     from passhat.export.inspect_eval import write_inspect_eval
@@ -63,11 +70,11 @@ def _export_inspect(store: ResultStore, output: str) -> None:
 
     typed = Path(output)
     folder = output.endswith(("/", os.sep)) or is_folder(typed)
-    path = typed / inspect_log_name(store.run_id, store.created, store.config) if folder else typed
+    path = typed / inspect_log_name(store.run_id, store.created, config) if folder else typed
     naming = "an Inspect eval log is a .json or .eval file; name it so, or give a folder (one that exists, or a name ending in /)"
     _check_path(path, typed, INSPECT_SUFFIXES, naming)
     write = write_inspect_eval if path.suffix == ".eval" else write_inspect_log
-    written = _written(path, "eval log", lambda: write(path, store.run_id, store.created, store.config, store.iter_trials()))
+    written = _written(path, "eval log", lambda: write(path, store.run_id, store.created, config, store.iter_trials()))
     _done(f"Inspect eval log of run {store.run_id}", written, path)
     if not listed_by_inspect_view(path.name):
         err.print(
@@ -80,7 +87,7 @@ def _export_inspect(store: ResultStore, output: str) -> None:
         )
 
 
-def _export_otel(store: ResultStore, output: Path, endpoint: str | None) -> None:
+def _export_otel(store: ResultStore, config: RunConfig, output: Path, endpoint: str | None) -> None:
     from passhat.export.otel import otlp_headers, post_otel_traces, traces_url, write_otel_traces
 
     _check_path(output, output, (".json", ".jsonl"), "OTLP JSON traces are a .json or .jsonl file; name it so")
@@ -88,7 +95,7 @@ def _export_otel(store: ResultStore, output: Path, endpoint: str | None) -> None
     if endpoint is not None and url is None:  # checked before any work, as the headers are
         raise UserError(f"--otlp-endpoint {shown(endpoint)}: give an http:// or https:// URL, such as http://127.0.0.1:4318.")
     headers = otlp_headers(os.environ) if url is not None else {}
-    written = _written(output, "traces", lambda: write_otel_traces(output, store.run_id, store.config, store.iter_trials()))
+    written = _written(output, "traces", lambda: write_otel_traces(output, store.run_id, config, store.iter_trials()))
     _done(f"OpenTelemetry traces of run {store.run_id}", written, output)
     if url is not None:
         sent = post_otel_traces(url, headers, output)

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from passhat.metrics.summary import Scenario
     from passhat.report.model import Report
     from passhat.run.ablation import AblationRun
+    from passhat.run_config import RunConfig
 
 
 @main.group()
@@ -110,27 +111,29 @@ def guard_compare(run_ids: tuple[str, ...], intersection: bool, out: Path) -> No
     from passhat.report.caveats import run_caveats
     from passhat.report.guard_section import comparison_table
     from passhat.report.terminal import print_warnings
+    from passhat.run_config import stored_config
 
     with contextlib.ExitStack() as open_stores:  # each report reads its run's store as it is built
         stores = [open_stores.enter_context(ResultStore.open(existing_run_dir(out, r, "RUN_IDS"))) for r in run_ids]
-        reports, counts, left_out = _compared(run_ids, stores, intersection)
-    for run_id, store, run_counts in zip(run_ids, stores, counts, strict=True):  # each whole run, not the shared part
-        print_warnings(run_caveats(run_id, store.config, run_counts).warnings, console, prefix=f"{run_id}: ")
+        configs = [stored_config(store) for store in stores]
+        reports, counts, left_out = _compared(run_ids, list(zip(stores, configs, strict=True)), intersection)
+    for run_id, config, run_counts in zip(run_ids, configs, counts, strict=True):  # each whole run, not the shared part
+        print_warnings(run_caveats(run_id, config, run_counts).warnings, console, prefix=f"{run_id}: ")
     console.print(comparison_table(reports))
     if left_out:
         console.print(f"{left_out} scenarios not in every run were left out (--intersection).", highlight=False)
 
 
 def _compared(
-    run_ids: tuple[str, ...], stores: list[ResultStore], intersection: bool
+    run_ids: tuple[str, ...], runs: list[tuple[ResultStore, RunConfig]], intersection: bool
 ) -> tuple[list[Report], list[dict[Scenario, tuple[int, int]]], int]:
     """Each run's report over the scenarios every run has, each whole run's scenario counts, and how many
-    scenarios were left out."""
+    scenarios were left out (``runs``: each run's store and its configuration)."""
     from passhat.metrics.summary import scenario_counts
     from passhat.report import build_report
 
-    counts = [scenario_counts(t.to_outcome() for t in store.trial_rows()) for store in stores]
-    seeds = {r: s.config.get("seed") for r, s in zip(run_ids, stores, strict=True)}
+    counts = [scenario_counts(t.to_result() for t in store.trial_rows()) for store, _ in runs]
+    seeds = {r: config.seed for r, (_, config) in zip(run_ids, runs, strict=True)}
     if len(set(map(repr, seeds.values()))) > 1:
         raise UserError(
             "`passhat guard compare` compares runs on the same seeds, so each figure differs only by the guards or "
@@ -153,11 +156,11 @@ def _compared(
     reports = [
         build_report(
             store,
-            tags(store.config),
-            gated_tasks=gated_tasks(store.config),
+            tags(config),
+            gated_tasks=gated_tasks(config),
             scenarios=shared,
         )
-        for store in stores
+        for store, config in runs
     ]
     return reports, counts, left_out
 
@@ -238,7 +241,7 @@ def guard_ablate(
     except NothingCompared:
         console.print(f"ablation {name}: no trial could be judged in every configuration; see `passhat report {runs[0].run_id}`.")
         sys.exit(1)
-    document = ablation_document(name, base.model_dump(), guards, [run.configuration for run in runs], figures)
+    document = ablation_document(name, base, guards, [run.configuration for run in runs], figures)
     console.print(ablation_table(document))
     if figures.left_out:
         console.print(f"{figures.left_out} trials judged in some configurations but not all were left out.", highlight=False)

@@ -11,7 +11,7 @@ import gc
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.text import Text
@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # each command imports the metrics it uses when it runs: nump
     from passhat.metrics.summary import Scenario
     from passhat.report.caveats import RunCaveats
     from passhat.report.model import Report
+    from passhat.run_config import RunConfig
 
 
 @main.command()
@@ -80,14 +81,16 @@ def report(
     from passhat.report import build_report
     from passhat.report.html import write_html
     from passhat.report.junit import write_junit
+    from passhat.run_config import stored_config
 
     gate = run_gate(gate_spec, early_stop=False)
     with ResultStore.open(existing_run_dir(out, run_id, "RUN_ID")) as store:  # read in one pass, never held whole
-        check_gate(gate, store.config, "--gate")
+        config = stored_config(store)
+        check_gate(gate, config, "--gate")
         decision, section = None, None
         if gate:
-            decision, section = gate_section(gate, store.trial_rows(), store.config)
-        build = functools.partial(build_report, store, tags(store.config), None, gated_tasks(store.config), section)
+            decision, section = gate_section(gate, store.trial_rows(), config)
+        build = functools.partial(build_report, store, tags(config), None, gated_tasks(config), section)
         with _kept_from_collector(build) as doc:
             print_report_and_json(doc, json_path, full, bar=gate_spec is None, out=out)
             if html_path:  # every trial, from the report (the store for those it only counts), and embedded transcripts
@@ -121,14 +124,15 @@ def _kept_from_collector(build: Callable[[], Report]) -> Iterator[Report]:
         gc.unfreeze()
 
 
-def _stored_run(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict[Scenario, tuple[int, int]], RunCaveats]:
+def _stored_run(out: Path, run_id: str, flag: str) -> tuple[RunConfig, dict[Scenario, tuple[int, int]], RunCaveats]:
     """A stored run's configuration, (successes, judged trials) per scenario and caveats; no judged trial is a
     user error."""
     from passhat.metrics.summary import scenario_counts
     from passhat.report.caveats import run_caveats
+    from passhat.run_config import stored_config
 
     with ResultStore.open(existing_run_dir(out, run_id, flag)) as store:
-        config, counts = store.config, scenario_counts(t.to_outcome() for t in store.trial_rows())
+        config, counts = stored_config(store), scenario_counts(t.to_result() for t in store.trial_rows())
     if not counts:
         raise UserError(f"run {shown(run_id)} ({flag}) has no judged trial: there is nothing to measure.")
     return config, counts, run_caveats(run_id, config, counts)
@@ -142,7 +146,7 @@ def _stored_run(out: Path, run_id: str, flag: str) -> tuple[dict[str, Any], dict
 @out_option
 def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: Path) -> None:
     """Exit 0 when the run meets pass^k >= the bar, 1 when it does not, with a short reason."""
-    from passhat.metrics.gate import Gate, decide, gate_ci, planned_trials
+    from passhat.metrics.gate import Gate, decide, gate_ci
     from passhat.report.terminal import print_warnings
     from passhat.report.terminal_stats import print_gate
 
@@ -150,7 +154,7 @@ def gate_command(run_id: str, k: int, minimum: float, persona: str | None, out: 
     config, counts, caveats = _stored_run(out, run_id, "RUN_ID")
     check_gate(gate, config, "--k / --persona")
     print_warnings(caveats.warnings, console)
-    decision = decide(gate, counts, planned_trials(config))
+    decision = decide(gate, counts, config.planned_trials())
     print_gate(decision, console, gate_ci(gate, counts, decision))
     sys.exit(0 if decision.meets else 1)
 
@@ -209,7 +213,7 @@ def _compared(argument: str) -> tuple[str, Suite | None]:
     return argument, None
 
 
-def _config_suite(config: dict[str, Any]) -> Suite:
+def _config_suite(config: RunConfig) -> Suite:
     from passhat.certify.record import Suite
 
     return Suite.of_config(config)
@@ -250,7 +254,7 @@ def compare(run_a: str, run_b: str, intersection: bool, force: bool, out: Path, 
     config_a, a, caveats_a = _stored_run(out, run_a, "RUN_A")
     config_b, b, caveats_b = _stored_run(out, run_b, "RUN_B")
     suites = suite_a or _config_suite(config_a), suite_b or _config_suite(config_b)
-    gap = [config_a.get("user"), config_b.get("user")].count(HUMAN) == 1  # simulated against human customers
+    gap = [config_a.user, config_b.user].count(HUMAN) == 1  # simulated against human customers
     if gap:  # the customers are what is compared: everything else must be the same; only what people played counts
         suites = suites[0], dataclasses.replace(suites[1], simulator=suites[0].simulator)
         intersection = True
@@ -278,12 +282,12 @@ def compare(run_a: str, run_b: str, intersection: bool, force: bool, out: Path, 
         write_json({"run_a": run_a, "run_b": run_b, "caveats": warnings, **result.to_json(), **extra}, json_path)
 
 
-def _customer_gap(out: Path, a: tuple[str, dict[str, Any]], b: tuple[str, dict[str, Any]]) -> CustomerGap:
+def _customer_gap(out: Path, a: tuple[str, RunConfig], b: tuple[str, RunConfig]) -> CustomerGap:
     """The gap between the simulated run and the human one (either may be given first)."""
     from passhat.metrics.customers import customer_gap
     from passhat.vocabulary import HUMAN
 
-    (sim, _), (human, _) = (a, b) if b[1].get("user") == HUMAN else (b, a)
+    (sim, _), (human, _) = (a, b) if b[1].user == HUMAN else (b, a)
     return customer_gap(_stored_trials(out, sim), _stored_trials(out, human))
 
 

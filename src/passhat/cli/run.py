@@ -45,12 +45,12 @@ from passhat.grade.modes import MODES
 from passhat.openings import MAX_PARAPHRASES
 from passhat.run.executors import EXECUTORS, Executor, check_executor
 from passhat.run.stored import check_gate, gated_tasks
-from passhat.store import EncodedTrial, ResultStore, list_runs
+from passhat.store import STORE_FILE, EncodedTrial, ResultStore, RunEntry, list_runs
 
 if TYPE_CHECKING:  # the run machinery loads the model clients, numpy and scipy: imported by `run` when it runs
     from passhat.metrics.gate import Gate
-    from passhat.run.config import RunConfig
     from passhat.run.evaluate import Evaluation
+    from passhat.run_config import RunConfig
 
 PRICES_META = "passhat.prices"  # where --config leaves the file's price table for the run command
 REDRAWS_PER_SECOND = 4  # of the progress bar: often enough to look alive, rarely enough to cost nothing
@@ -232,9 +232,9 @@ def run(
 ) -> None:
     """Run an evaluation and print its report."""
     from passhat.report import build_report
-    from passhat.run.config import stored_config
     from passhat.run.evaluate import planned_total
     from passhat.run.runner import new_config, resume_check
+    from passhat.run_config import stored_config
 
     gate = run_gate(gate_spec, early_stop)
     check_executor(executor, ray_address)
@@ -255,7 +255,7 @@ def run(
             _check_operator(config, executor)
             for warning in resume_check(config, resume):
                 err.print(Text.assemble(("warning:", "yellow"), " ", warning), soft_wrap=True)
-            check_gate(gate, config.model_dump(), "--gate")
+            check_gate(gate, config, "--gate")
             problem = config.cache and output_file_problem(Path(config.cache), regular_only=True)
             if problem:
                 raise UserError(f"--cache {config.cache} (stored with the run): {problem}.")
@@ -275,7 +275,7 @@ def run(
             )
         config = new_config(**_as_stored(options), prices=ctx.meta.get(PRICES_META, {}))
         _check_operator(config, executor)
-        check_gate(gate, config.model_dump(), "--gate")
+        check_gate(gate, config, "--gate")
         run_id = checked_id(run_id or time.strftime("%Y%m%d-%H%M%S-") + secrets.token_hex(2), "--run-id")
         _make_out_folder(out)
         store = ResultStore.create(out / run_id, run_id, config.model_dump())
@@ -293,7 +293,7 @@ def run(
                 soft_wrap=True,
             )
             sys.exit(130)
-        report = build_report(store, tags(store.config), None, gated_tasks(store.config), result.gate_json())
+        report = build_report(store, tags(config), None, gated_tasks(config), result.gate_json())
     if early_stop:  # a note on the run, like its start's: the report after it leads with the verdict
         err.print(f"early stop: {result.skipped} of {result.planned} planned trials saved", highlight=False)
     print_report_and_json(report, json_path, full, bar=gate_spec is None, out=out)
@@ -427,39 +427,39 @@ def runs(out: Path) -> None:
             f"no runs in {out} (--out); `passhat run --out {out}` makes one.", highlight=False, markup=False, soft_wrap=True
         )
         return
+    readable, unreadable = _read_entries(out, entries)
     # Names and counts are folded or kept whole, never cut short: a cut name or "(early stop)" misleads.
     table = Table()
     for name in ("run", "created", "domain", "agent", "personas"):
         table.add_column(name, overflow="fold")
     table.add_column("trials", justify="right", no_wrap=True)
     table.add_column("done/planned", no_wrap=True)
-    for entry in entries:
-        if entry.error:
-            table.add_row(Text(entry.folder), Text("unreadable", style="red"), *["-"] * 5)
-            continue
-        cfg = entry.config
+    for entry, cfg in readable:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.created or 0))
-        progress = f"{entry.done}/{_planned_count(cfg)}" + ("\n(early stop)" if cfg.get("early_stop") else "")
-        personas = cfg.get("personas")
-        cells = (
-            entry.folder,
-            when,
-            cfg.get("domain", "?"),
-            cfg.get("agent", "?"),
-            ", ".join(map(str, personas)) if isinstance(personas, list) else "?",
-            cfg.get("trials", "?"),
-            progress,
-        )
+        planned = len(set(cfg.tasks)) * len(set(cfg.personas)) * cfg.trials
+        progress = f"{entry.done}/{planned}" + ("\n(early stop)" if cfg.early_stop else "")
+        cells = (entry.folder, when, cfg.domain, cfg.agent, ", ".join(cfg.personas), cfg.trials, progress)
         table.add_row(*(Text(str(cell)) for cell in cells))
+    for folder in unreadable:
+        table.add_row(Text(folder), Text("unreadable", style="red"), *["-"] * 5)
     console.print(table)
+    for folder, error in unreadable.items():
+        err.print(f"{folder}: {error}", highlight=False, markup=False, soft_wrap=True)
+
+
+def _read_entries(out: Path, entries: list[RunEntry]) -> tuple[list[tuple[RunEntry, RunConfig]], dict[str, str]]:
+    """The listed runs with their configurations, in list order, and each unreadable one's error by folder: a store
+    that cannot be opened, or one whose configuration is damaged."""
+    from passhat.run_config import parse_config
+
+    readable: list[tuple[RunEntry, RunConfig]] = []
+    unreadable: dict[str, str] = {}
     for entry in entries:
         if entry.error:
-            err.print(f"{entry.folder}: {entry.error}", highlight=False, markup=False, soft_wrap=True)
-
-
-def _planned_count(config: dict[str, Any]) -> str:
-    """tasks × personas × trials of a stored configuration, or "?" when it does not say."""
-    tasks, personas, trials = config.get("tasks"), config.get("personas"), config.get("trials")
-    if not (isinstance(tasks, list) and isinstance(personas, list) and isinstance(trials, int)):
-        return "?"
-    return str(len(set(map(str, tasks))) * len(set(map(str, personas))) * trials)
+            unreadable[entry.folder] = entry.error
+            continue
+        try:
+            readable.append((entry, parse_config(entry.config, out / entry.folder / STORE_FILE)))
+        except UserError as exc:
+            unreadable[entry.folder] = str(exc)
+    return readable, unreadable

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from passhat.cli import main
-from passhat.cli.common import OutputFile, err
+from passhat.cli.common import OutputFile, err, renamed_option
 from passhat.errors import UserError
 from passhat.file_writes import write_atomically
 
@@ -20,16 +20,13 @@ def schema() -> None:
 
 
 @schema.command("report")
-@click.option("-o", "--output", "out_path", type=OutputFile(), help="Write the schema to this file instead of printing it.")
-# --out names the runs folder on every other command; here it was the file. Kept hidden, for a release, as -o's alias.
-@click.option("--out", "old_out_path", type=OutputFile(), hidden=True)
-def schema_report(out_path: Path | None, old_out_path: Path | None) -> None:
+# --out names the runs folder on every other command; here it was the file, and is kept hidden for a release
+@renamed_option(
+    ("-o", "--output"), "--out", "out_path", type=OutputFile(), help="Write the schema to this file instead of printing it."
+)
+def schema_report(out_path: Path | None) -> None:
     """The JSON Schema of the JSON report (`report --json`, `run --json`); docs/report-json.md explains each field."""
     from passhat.report.model import report_schema  # the report's pydantic models: built only for this command
-
-    if out_path is not None and old_out_path is not None:
-        raise UserError("give the schema's file once: -o/--output (--out is its old name).")
-    flag, out_path = ("--output", out_path) if old_out_path is None else ("--out", old_out_path)
 
     text = json.dumps(report_schema(), indent=2) + "\n"
     if out_path is None:
@@ -38,5 +35,5 @@ def schema_report(out_path: Path | None, old_out_path: Path | None) -> None:
     try:
         write_atomically(out_path, text)
     except OSError as exc:
-        raise UserError(f"cannot write the schema to {out_path} ({flag}): {exc.strerror}.") from None
+        raise UserError(f"cannot write the schema to {out_path} (-o/--output): {exc.strerror}.") from None
     err.print(f"schema written to {out_path}", highlight=False, markup=False)

@@ -33,7 +33,7 @@ from passhat.dialogue.text import sentences
 from passhat.dialogue.values import names_identifier
 from passhat.domains.facts import derive_fact
 from passhat.domains.kit import IDENTITY, Voice, joined
-from passhat.domains.model import AcceptableOutcome, Action, Domain, Goal, Task
+from passhat.domains.model import Action, Domain, EndState, Goal, Task
 from passhat.env import Environment, tool_registry
 from passhat.guard.confirmation import commitment_for
 
@@ -510,7 +510,7 @@ def _plan(domain: Domain, task: Task) -> list[_GoalPlan]:
     return plan
 
 
-def _outcome_plan(domain: Domain, task: Task, outcome: AcceptableOutcome) -> list[_GoalPlan]:
+def _outcome_plan(domain: Domain, task: Task, outcome: EndState) -> list[_GoalPlan]:
     """The goals as one acceptable outcome carries them out."""
     tools = tool_registry(domain)
     env = Environment(domain)

@@ -59,13 +59,14 @@ class Customer(_Strict):
     customer_id: str
 
 
-Outcome = Literal["done", "refused", "answered", "transferred"]
+# how a correct agent resolves a goal (a task file names it under the key ``outcome``)
+Resolution = Literal["done", "refused", "answered", "transferred"]
 
 
 class Goal(_Strict):
     """One thing the customer wants, stated in order.
 
-    ``outcome`` says what a correct agent does: carry out ``actions`` (done), decline because the
+    ``outcome``, its Resolution, says what a correct agent does: carry out ``actions`` (done), decline because the
     policy forbids ``forbidden`` (refused), answer with the ``tell`` facts (answered), or hand the
     customer to a human (transferred, with the transfer among ``actions``). A domain subclasses this
     with the details its customers give (which record, what to change it to).
@@ -73,7 +74,7 @@ class Goal(_Strict):
 
     kind: str
     request: list[str] = Field(min_length=1)  # alternative first-person phrasings
-    outcome: Outcome
+    outcome: Resolution  # named as task files name it
     actions: list[Action] = Field(default_factory=list)
     lookups: list[Action] = Field(default_factory=list)  # reads an answer needs beyond the domain's own
     forbidden: list[Action] = Field(default_factory=list)
@@ -97,8 +98,9 @@ class Goal(_Strict):
         return [str(leaf) for v in values for leaf in (v if isinstance(v, list | tuple) else [v])]
 
 
-class AcceptableOutcome(_Strict):
-    """One acceptable end state of a task: the writes that reach it, in order, for the whole task.
+class EndState(_Strict):
+    """One acceptable end state of a task: the writes that reach it, in order, for the whole task. (A task file
+    lists them under ``outcomes``; a trial's grade names the one it reached in its ``outcome``.)
 
     The goals' own actions are always the first acceptable outcome (``PRIMARY``); a task file's ``outcomes``
     adds the others, for processes with more than one legitimate path (a workaround, or a hand-off to a group).
@@ -108,7 +110,7 @@ class AcceptableOutcome(_Strict):
     actions: list[Action] = Field(default_factory=list)
 
 
-PRIMARY = "primary"  # the label of the outcome the goals' own actions reach
+PRIMARY = "primary"  # the label of the end state the goals' own actions reach
 
 
 class Risk(_Strict):
@@ -153,7 +155,7 @@ class Task(_Strict):
     # Guards that are part of this scenario's world whatever the run's --guard says: with human_gate, the
     # correct outcome is the hand-off (a ticket the operator completes), and ground truth replays through it.
     guards: list[Literal["human_gate"]] = Field(default_factory=list)
-    outcomes: list[AcceptableOutcome] = Field(default_factory=list)  # acceptable end states besides the goals' own
+    outcomes: list[EndState] = Field(default_factory=list)  # acceptable end states besides the goals' own
     order: list[Ordering] = Field(default_factory=list)  # orders the calls of every trial must keep
     risks: list[Risk] = Field(default_factory=list)  # what wrong guesses at an ambiguous request do, and how badly
 
@@ -194,14 +196,14 @@ class Task(_Strict):
         return [a for g in self.goals for a in g.actions]
 
     @property
-    def acceptable(self) -> list[AcceptableOutcome]:
+    def acceptable(self) -> list[EndState]:
         """Every acceptable outcome, the primary (the goals' own actions) first."""
-        return [AcceptableOutcome.model_construct(label=PRIMARY, actions=self.actions), *self.outcomes]
+        return [EndState.model_construct(label=PRIMARY, actions=self.actions), *self.outcomes]
 
-    def outcome(self, label: str) -> AcceptableOutcome:
+    def end_state(self, label: str) -> EndState:
         return next(o for o in self.acceptable if o.label == label)
 
-    def goal_actions(self, outcome: AcceptableOutcome) -> list[list[Action]]:
+    def goal_actions(self, outcome: EndState) -> list[list[Action]]:
         """The outcome's writes, goal by goal, for those who carry the goals out in turn (customer and agent).
 
         A write equal to one of a goal's own actions belongs to that goal; any other belongs to a goal whose own
@@ -213,7 +215,7 @@ class Task(_Strict):
             per_goal[g].append(action)
         return per_goal
 
-    def goal_of(self, outcome: AcceptableOutcome) -> list[int]:
+    def goal_of(self, outcome: EndState) -> list[int]:
         """The goal (its index) each of the outcome's writes belongs to (see ``goal_actions``)."""
         if outcome.label == PRIMARY:
             return [g for g, goal in enumerate(self.goals) for _ in goal.actions]

@@ -11,14 +11,14 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from passhat.errors import UserError
 from passhat.export.inspect_log import write_inspect_log
+from passhat.run_config import RunConfig
 from passhat.store import TrialRecord
 
 
-def write_inspect_eval(path: Path, run_id: str, created: float, config: dict[str, Any], trials: Iterable[TrialRecord]) -> int:
+def write_inspect_eval(path: Path, run_id: str, created: float, config: RunConfig, trials: Iterable[TrialRecord]) -> int:
     """Write the run's `.eval` log to ``path`` (replaced whole or not at all); returns the samples (trials) written."""
     try:
         from inspect_ai.log import read_eval_log, write_eval_log

@@ -31,9 +31,9 @@ from typing import IO, Any
 
 import passhat
 from passhat.export.inspect_messages import chat_messages, last_agent_text
-from passhat.metrics import TrialOutcome, summarize
-from passhat.metrics.gate import planned_trials
+from passhat.metrics import TrialResult, summarize
 from passhat.metrics.summary import Scenario, is_judged
+from passhat.run_config import RunConfig
 from passhat.store import TrialRecord
 
 LOG_VERSION = 2  # the version of Inspect's log schema this file follows
@@ -42,11 +42,11 @@ LISTED_NAME = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}[:-]\d{2}[:-]\d{2}")  # how In
 Usage = dict[str, Any]  # Inspect's ModelUsage: input_tokens, output_tokens, total_tokens, total_cost
 
 
-def write_inspect_log(path: Path, run_id: str, created: float, config: dict[str, Any], trials: Iterable[TrialRecord]) -> int:
+def write_inspect_log(path: Path, run_id: str, created: float, config: RunConfig, trials: Iterable[TrialRecord]) -> int:
     """Write the run's eval log to ``path`` (replaced whole or not at all), reading ``trials`` once, in any
     order; returns the number of samples (trials) written."""
-    model = str(config.get("agent", "")).removeprefix("llm:")  # Inspect names models provider/model
-    planned = _planned(config)
+    model = config.agent.removeprefix("llm:")  # Inspect names models provider/model
+    planned = config.planned_trials()
     tally = Tally()
     with tempfile.TemporaryFile(dir=path.parent) as spool:
         for trial in trials:
@@ -71,7 +71,7 @@ def write_inspect_log(path: Path, run_id: str, created: float, config: dict[str,
     return len(tally.outcomes)
 
 
-def inspect_log_name(run_id: str, created: float, config: dict[str, Any]) -> str:
+def inspect_log_name(run_id: str, created: float, config: RunConfig) -> str:
     """The file name Inspect gives a log (its creation time, task and id, each without "_"): `inspect view` lists
     the .json logs of a folder only when their names start with such a time, and its parser reads the task id
     up to the first "-" of the last part, so the id there is the eval's task id, which has none."""
@@ -121,7 +121,7 @@ def inspect_sample(trial: TrialRecord, model: str) -> dict[str, Any]:
     operator = [e for e in trial.events if e["kind"] == "guard"]  # tickets resolved after the conversation
     if operator:
         sample["metadata"]["operator"] = operator
-    if is_judged(trial.to_outcome()):
+    if is_judged(trial.to_result()):
         sample["scores"] = _scores(trial)
     else:
         sample["error"] = _error(trial)
@@ -182,14 +182,14 @@ class Tally:
     """What the header needs from every trial, gathered as they stream past."""
 
     def __init__(self) -> None:
-        self.outcomes: list[TrialOutcome] = []
+        self.outcomes: list[TrialResult] = []
         self.graders: dict[str, list[int]] = defaultdict(list)  # score name -> the judged trials' values
         self.started: float | None = None
         self.finished: float | None = None
         self.usage: dict[str, dict[str, Usage]] = {"model_usage": {}, "role_usage": {}}
 
     def add(self, trial: TrialRecord) -> None:
-        outcome = trial.to_outcome()
+        outcome = trial.to_result()
         self.outcomes.append(outcome)
         if is_judged(outcome):
             for name, key in GRADERS.items():
@@ -210,7 +210,7 @@ class Tally:
         }
 
 
-def _eval_spec(run_id: str, created: float, config: dict[str, Any], model: str, scenarios: list[Scenario]) -> dict[str, Any]:
+def _eval_spec(run_id: str, created: float, config: RunConfig, model: str, scenarios: list[Scenario]) -> dict[str, Any]:
     return {
         "eval_id": run_id,
         "run_id": run_id,
@@ -226,35 +226,35 @@ def _eval_spec(run_id: str, created: float, config: dict[str, Any], model: str, 
             "samples": len(scenarios),
             "sample_ids": [sample_id(*s) for s in scenarios],
         },
-        "solver": str(config.get("agent", "")),
+        "solver": config.agent,
         "model": model,
-        "model_base_url": config.get("agent_base_url"),
+        "model_base_url": config.agent_base_url,
         "model_generate_config": _generate_config(config),
         "model_args": {},
-        "config": {"epochs": config.get("trials")},
+        "config": {"epochs": config.trials},
         "packages": {"passhat": passhat.__version__},
-        "metadata": config,
+        "metadata": config.model_dump(mode="json"),  # the stored configuration, older passhats' keys filled in
     }
 
 
-def _task(config: dict[str, Any]) -> str:
+def _task(config: RunConfig) -> str:
     """passhat/<domain>; a domain folder's stored path ends in the domain's name."""
-    return f"passhat/{Path(str(config.get('domain', ''))).name}"
+    return f"passhat/{Path(config.domain).name}"
 
 
-def _plan(config: dict[str, Any]) -> dict[str, Any]:
+def _plan(config: RunConfig) -> dict[str, Any]:
     """The agent as Inspect's one solver step, with the sampling temperature it was given."""
-    params = {"user": config.get("user"), "mode": config.get("mode")}
+    params = {"user": config.user, "mode": config.mode}
     return {
         "name": "plan",
-        "steps": [{"solver": str(config.get("agent", "")), "params": params, "params_passed": params}],
+        "steps": [{"solver": config.agent, "params": params, "params_passed": params}],
         "config": _generate_config(config),
     }
 
 
-def _generate_config(config: dict[str, Any]) -> dict[str, Any]:
+def _generate_config(config: RunConfig) -> dict[str, Any]:
     """Inspect's GenerateConfig of the agent's model: the sampling temperature it was given, if any."""
-    temperature = config.get("agent_temperature")
+    temperature = config.agent_temperature
     return {} if temperature is None else {"temperature": temperature}
 
 
@@ -282,18 +282,10 @@ def _eval_score(name: str, metrics: dict[str, float], scored: int, unscored: int
     }
 
 
-def _planned(config: dict[str, Any]) -> dict[Scenario, int]:
-    """The run's scenarios with their planned trials; none when the stored configuration does not say."""
-    try:
-        return planned_trials(config)
-    except (KeyError, TypeError, ValueError):
-        return {}
-
-
-def _status(config: dict[str, Any], planned: int, tally: Tally) -> str:
+def _status(config: RunConfig, planned: int, tally: Tally) -> str:
     """success when every planned trial is stored (one row per planned trial, judged or not), or early stopping
     left the rest out on purpose; cancelled for a run that was interrupted and not resumed."""
-    return "success" if config.get("early_stop") or len(tally.outcomes) >= planned else "cancelled"
+    return "success" if config.early_stop or len(tally.outcomes) >= planned else "cancelled"
 
 
 def _iso(timestamp: float | None) -> str:

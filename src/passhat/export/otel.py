@@ -31,6 +31,7 @@ import passhat
 from passhat.errors import UserError
 from passhat.file_writes import write_atomically
 from passhat.metrics.summary import is_judged
+from passhat.run_config import RunConfig
 from passhat.store import TrialRecord
 
 Attribute = str | bool | int | float | list[float]
@@ -67,7 +68,7 @@ class Span:
     error: str | None = None
 
 
-def write_otel_traces(path: Path, run_id: str, config: dict[str, Any], trials: Iterable[TrialRecord]) -> int:
+def write_otel_traces(path: Path, run_id: str, config: RunConfig, trials: Iterable[TrialRecord]) -> int:
     """Write the run's traces to ``path`` (replaced whole or not at all), reading ``trials`` once as a stream;
     returns the number of traces (trials) written. The file is JSON Lines, as OpenTelemetry's OTLP file exporter
     writes and the collector's file receiver reads: a line per trial, each an ExportTraceServiceRequest of its trace."""
@@ -143,7 +144,7 @@ def traces_url(endpoint: str) -> str | None:
     return endpoint.rstrip("/") + TRACES_PATH if parts.path in ("", "/") else endpoint
 
 
-def trial_spans(run_id: str, config: dict[str, Any], trial: TrialRecord) -> list[Span]:
+def trial_spans(run_id: str, config: RunConfig, trial: TrialRecord) -> list[Span]:
     """A trial's trace: the conversation span first, then its tool calls, model usage and operator tickets."""
     trace = _digest(run_id, trial.task_id, trial.persona, str(trial.trial), size=16)
     root = _digest(trace, "root", size=8)
@@ -161,22 +162,22 @@ def trial_spans(run_id: str, config: dict[str, Any], trial: TrialRecord) -> list
         children.append(_model_span(trace, _digest(trace, f"chat/{role}", size=8), root, role, usage, trial))
     events = (*messages, *_evaluations(trial))
     conversation = Span(
-        trace, root, None, f"invoke_agent {config.get('agent', '')}", INTERNAL, trial.started, trial.finished,
+        trace, root, None, f"invoke_agent {config.agent}", INTERNAL, trial.started, trial.finished,
         _conversation_attributes(run_id, config, trial), events, _verdict(trial),
     )  # fmt: skip
     return [conversation, *children]
 
 
-def _conversation_attributes(run_id: str, config: dict[str, Any], trial: TrialRecord) -> dict[str, Attribute]:
+def _conversation_attributes(run_id: str, config: RunConfig, trial: TrialRecord) -> dict[str, Attribute]:
     attributes: dict[str, Attribute] = {
         "gen_ai.operation.name": "invoke_agent",
-        "gen_ai.agent.name": str(config.get("agent", "")),
+        "gen_ai.agent.name": config.agent,
         "gen_ai.conversation.id": f"{run_id}/{trial.task_id}/{trial.persona}/{trial.trial}",
         "passhat.task": trial.task_id,
         "passhat.persona": trial.persona,
         "passhat.trial": trial.trial,
         "passhat.seed": trial.seed,
-        "passhat.judged": is_judged(trial.to_outcome()),
+        "passhat.judged": is_judged(trial.to_result()),
     }
     end = next((e["text"] for e in reversed(trial.events) if e["kind"] == "end"), None)
     optional = {"passhat.end": end, "passhat.reward": trial.reward, "passhat.signature": trial.signature}
@@ -193,7 +194,7 @@ def _verdict(trial: TrialRecord) -> str | None:
 def _evaluations(trial: TrialRecord) -> list[SpanEvent]:
     """The grade as GenAI evaluation results: the reward (explained by the failure signature), then each grader;
     none for a trial that could not be judged."""
-    if not is_judged(trial.to_outcome()):
+    if not is_judged(trial.to_result()):
         return []
     scores = {"reward": trial.reward == 1} | {name: bool(trial.grade[key]) for name, key in GRADERS.items() if key in trial.grade}
     return [
@@ -275,14 +276,14 @@ def _digest(*parts: str, size: int) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[: 2 * size]
 
 
-def _envelope(run_id: str, config: dict[str, Any], spans: list[dict[str, Any]]) -> dict[str, Any]:
+def _envelope(run_id: str, config: RunConfig, spans: list[dict[str, Any]]) -> dict[str, Any]:
     """An ExportTraceServiceRequest in OTLP JSON: the run is the resource, passhat the instrumentation scope."""
     resource = {
         "service.name": "passhat",
         "passhat.run_id": run_id,
-        "passhat.domain": Path(str(config.get("domain", ""))).name,
-        "passhat.user": str(config.get("user", "")),
-        "passhat.mode": str(config.get("mode", "")),
+        "passhat.domain": Path(config.domain).name,
+        "passhat.user": config.user,  # the customer simulator, under the name traces already carry
+        "passhat.mode": config.mode,
     }
     scope = {"name": "passhat", "version": passhat.__version__}
     return {

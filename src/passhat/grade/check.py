@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from passhat.dialogue.facts import tell
 from passhat.dialogue.proposals import Commitment, Term, named
 from passhat.domains.facts import worded
-from passhat.domains.model import PRIMARY, AcceptableOutcome, Action, Domain, Goal, Ordering, Task
+from passhat.domains.model import PRIMARY, Action, Domain, EndState, Goal, Ordering, Task
 from passhat.domains.where import defined_at
 from passhat.env import Environment, tool_registry
 from passhat.grade.asked import leaves, places, request_problems, rule_worded_facts
@@ -103,7 +103,7 @@ def replay_case(domain: Domain, task: Task, case: Case) -> CaseResult:
         auth = ground_truth_calls(domain, task)[0]
         events.append(_tool_event(path, auth, events))
         play = _Play(domain, env, path, case, events)
-        outcome = task.outcome(case.outcome)
+        outcome = task.end_state(case.outcome)
         planned = [r for a in outcome.actions for r in domain.lookups(env.db, a)] + [r for g in task.goals for r in g.lookups]
         for read in planned:
             play.make(read, write=False)
@@ -300,7 +300,7 @@ def cases_for(domain: Domain, task: Task, env: Environment) -> list[Case]:
     return cases + guesses + _order_cases(task)
 
 
-def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: AcceptableOutcome) -> list[Case]:
+def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: EndState) -> list[Case]:
     """The outcome's ground truth (strict and tau) and its perturbations."""
     writes = list(outcome.actions)
     cases = [Case("ground truth", writes), Case("ground truth (tau mode)", writes, mode="tau")]
@@ -356,7 +356,7 @@ def _outcome_cases(domain: Domain, task: Task, env: Environment, outcome: Accept
     return cases
 
 
-def _makes_another(task: Task, outcome: AcceptableOutcome, writes: list[Action]) -> bool:
+def _makes_another(task: Task, outcome: EndState, writes: list[Action]) -> bool:
     """Whether ``writes`` are, in some order, the writes of another acceptable outcome than ``outcome``."""
     key = sorted(a.model_dump_json() for a in writes)
     return any(sorted(a.model_dump_json() for a in o.actions) == key for o in task.acceptable if o.label != outcome.label)
@@ -381,7 +381,7 @@ def _order_cases(task: Task) -> list[Case]:
     return cases
 
 
-def _makes_both(task: Task, outcome: AcceptableOutcome, ordering: Ordering) -> bool:
+def _makes_both(task: Task, outcome: EndState, ordering: Ordering) -> bool:
     calls = [*outcome.actions, *(r for g in task.goals for r in g.lookups)]
     return all(any(p.matches(c.tool, c.args) for c in calls) for p in (ordering.before, ordering.after))
 

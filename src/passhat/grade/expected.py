@@ -53,7 +53,7 @@ def ground_truth_calls(domain: Domain, task: Task, outcome: str = PRIMARY) -> li
             f"task {task.id}: the customer's identity does not allow an authentication lookup: "
             f"{defined_at(domain.authenticate)} finds none in what {defined_at(domain.kit.identity_text)} says for the task's customer"
         )
-    return [auth, *task.outcome(outcome).actions]
+    return [auth, *task.end_state(outcome).actions]
 
 
 def expected_environment(domain: Domain, task: Task, outcome: str = PRIMARY) -> Environment:
@@ -119,7 +119,7 @@ def _derive_facts(domain: Domain, task: Task, outcome: str) -> list[TaskFact]:
     try:
         env.replay(ground_truth_calls(domain, task)[:1])  # the identity lookup, which the policy rules expect first
         out = []
-        for g, (goal, writes) in enumerate(zip(task.goals, task.goal_actions(task.outcome(outcome)), strict=True)):
+        for g, (goal, writes) in enumerate(zip(task.goals, task.goal_actions(task.end_state(outcome)), strict=True)):
             env.replay(writes)
             for i, spec in enumerate(goal.tell):
                 where = f"task {task.id}: goals[{g}].tell[{i}] ({spec.fact})" + (

@@ -23,7 +23,7 @@ from passhat.dialogue import mentions
 from passhat.dialogue.facts import STOPWORDS, Telling, contradicts, tell
 from passhat.dialogue.text import clause_at, negated_at
 from passhat.domains.facts import facts_of
-from passhat.domains.model import AcceptableOutcome, Domain, Task
+from passhat.domains.model import Domain, EndState, Task
 from passhat.env import Environment, diff_backends
 from passhat.grade.confirmation import unconfirmed_writes
 from passhat.grade.disclosure import judge_answers, policy_recited
@@ -52,7 +52,8 @@ class Grade:
     output_ok: bool
     trajectory_ok: bool
     details: dict[str, Any]
-    outcome: str | None = None  # the label of the acceptable outcome whose end state the trial reached; None: none
+    # the label of the EndState the trial reached; None: none. Named "outcome" as stored grades and reports name it
+    outcome: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return _fields(self)
@@ -114,7 +115,7 @@ class Findings:
 class Comparison:
     """The trial set against one acceptable outcome: how the backends differ, how the writes pair."""
 
-    outcome: AcceptableOutcome
+    outcome: EndState
     differences: list[Any]
     pairing: WritePairing
 
@@ -446,7 +447,7 @@ def _nothing_written_signature(task: Task, env: Environment, events: list[Event]
     return _ending_signature(events)
 
 
-def _targets(outcome: AcceptableOutcome, env: Environment) -> set[Any]:
+def _targets(outcome: EndState, env: Environment) -> set[Any]:
     return {a.args.get(env.tools[a.tool].meta.target) for a in outcome.actions if env.tools[a.tool].meta.target}
 
 

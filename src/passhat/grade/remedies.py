@@ -61,7 +61,7 @@ def _ground_truth(domain: Domain, task: Task, result: CaseResult) -> str:
 
 
 def _missing_write(domain: Domain, task: Task, result: CaseResult) -> str:
-    writes = task.outcome(result.case.outcome).actions
+    writes = task.end_state(result.case.outcome).actions
     last = writes[-1]
     meta = tool_registry(domain)[last.tool].meta
     target = f"{meta.target} = {last.args.get(meta.target)}" if meta.target else "the record it changes"

@@ -103,7 +103,7 @@ def _goal_calls(task: Task, label: str) -> list[tuple[list[Action], list[Action]
     agent reads what its forbidden calls would touch before refusing."""
     if label not in {o.label for o in task.acceptable}:
         raise KeyError(f"task {task.id} has no acceptable outcome labelled {label!r}")
-    per_goal = task.goal_actions(task.outcome(label))
+    per_goal = task.goal_actions(task.end_state(label))
     return [(goal.lookups, writes or goal.forbidden, writes) for goal, writes in zip(task.goals, per_goal, strict=True)]
 
 

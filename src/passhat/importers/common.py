@@ -23,8 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from passhat.errors import UserError
 from passhat.file_writes import LOCK_FILE
 from passhat.grade import Mode
-from passhat.run.config import ImportedFrom, ImportFormat, RunConfig
 from passhat.run.runner import passhat_version
+from passhat.run_config import ImportedFrom, ImportFormat, RunConfig
 from passhat.safe_files import cut, read_text_file, shown
 from passhat.store import ResultStore, TrialRecord
 

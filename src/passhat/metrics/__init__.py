@@ -11,7 +11,7 @@ from passhat.lazy import lazy_names
 
 if TYPE_CHECKING:
     from passhat.metrics.estimators import pass_at_curve, pass_at_k, pass_hat_curve, pass_hat_k
-    from passhat.metrics.summary import USER_SIMULATOR_ERROR, GroupStats, Summary, TrialOutcome, headline_ks, summarize
+    from passhat.metrics.summary import USER_SIMULATOR_ERROR, GroupStats, Summary, TrialResult, headline_ks, summarize
 
 _HOMES = {
     "pass_at_curve": "estimators",
@@ -21,7 +21,7 @@ _HOMES = {
     "USER_SIMULATOR_ERROR": "summary",
     "GroupStats": "summary",
     "Summary": "summary",
-    "TrialOutcome": "summary",
+    "TrialResult": "summary",
     "headline_ks": "summary",
     "summarize": "summary",
 }
@@ -33,7 +33,7 @@ __all__ = [
     "USER_SIMULATOR_ERROR",
     "GroupStats",
     "Summary",
-    "TrialOutcome",
+    "TrialResult",
     "headline_ks",
     "pass_at_curve",
     "pass_at_k",

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from passhat.metrics.summary import OutcomeTally, TrialOutcome, group_stats, tally_outcomes
+from passhat.metrics.summary import ResultTally, TrialResult, group_stats, tally_results
 
 
-def conservative(outcomes: Iterable[TrialOutcome] | OutcomeTally) -> dict[str, Any]:
+def conservative(outcomes: Iterable[TrialResult] | ResultTally) -> dict[str, Any]:
     """avg_reward and pass^k with infra errors as failures; None / {} when nothing was run."""
-    counts = tally_outcomes(outcomes).counts(infra_as_failures=True)
+    counts = tally_results(outcomes).counts(infra_as_failures=True)
     if not counts:
         return {"avg_reward": None, "pass_hat_k": {}}
     group = group_stats(list(counts.values())).to_json()

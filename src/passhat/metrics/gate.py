@@ -139,16 +139,6 @@ def decide(gate: Gate, counts: Mapping[Scenario, tuple[int, int]], planned: Mapp
     return Decision(gate, meets, lo, hi, len(bounds))
 
 
-def planned_trials(config: Mapping[str, object]) -> dict[Scenario, int]:
-    """Every scenario a run's stored configuration plans (tasks × personas) with its n trials; an imported run's plan
-    is what its source held, scenario by scenario (a source need not hold every task with every persona)."""
-    imported = config.get("imported")
-    if isinstance(imported, Mapping):
-        return {(str(t), str(p)): int(n) for t, p, n in imported["plan"]}
-    tasks, personas, trials = config["tasks"], config["personas"], config["trials"]
-    return {(t, p): int(trials) for t in tasks for p in personas}  # type: ignore[attr-defined, call-overload]
-
-
 def gate_ci(gate: Gate, counts: Mapping[Scenario, tuple[int, int]], decision: Decision) -> list[float] | None:
     """The 95% bootstrap interval of the gate's pass^k over its scenarios, once the run is finished."""
     gated = [cn for s, cn in counts.items() if gate.covers(s)]

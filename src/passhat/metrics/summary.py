@@ -21,7 +21,7 @@ Scenario = tuple[str, str]  # (task_id, persona)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)  # one per trial, held for a whole run: no __dict__ each
-class TrialOutcome:
+class TrialResult:
     """What metrics need from one trial; reward is 1 or 0 for a judged trial, None when not judged."""
 
     task_id: str
@@ -32,8 +32,8 @@ class TrialOutcome:
     infra_error: bool
 
 
-class Outcome(Protocol):
-    """What the figures read of a trial: a TrialOutcome, or a stored trial as it is (its infra error a message)."""
+class ResultLike(Protocol):
+    """What the figures read of a trial: a TrialResult, or a stored trial as it is (its infra error a message)."""
 
     @property
     def task_id(self) -> str: ...
@@ -126,13 +126,13 @@ class ScenarioVerdicts:
 
 
 @dataclasses.dataclass
-class OutcomeTally:
+class ResultTally:
     """Trial outcomes per scenario, added one at a time: what summarize(), conservative() and a report's scenario
     rows read of them, in a few lists per scenario, so that a report of a large run holds no object per trial."""
 
     scenarios: dict[Scenario, ScenarioVerdicts] = dataclasses.field(default_factory=dict)
 
-    def add(self, o: Outcome) -> bool:
+    def add(self, o: ResultLike) -> bool:
         """Count one trial; whether it was judged."""
         verdicts = self.scenarios.get((o.task_id, o.persona))
         if verdicts is None:
@@ -166,19 +166,19 @@ class OutcomeTally:
         return dict(sorted(tally.items(), key=lambda item: (-item[1], item[0])))
 
 
-def tally_outcomes(outcomes: Iterable[TrialOutcome] | OutcomeTally) -> OutcomeTally:
+def tally_results(outcomes: Iterable[TrialResult] | ResultTally) -> ResultTally:
     """The outcomes counted (a tally as it is)."""
-    if isinstance(outcomes, OutcomeTally):
+    if isinstance(outcomes, ResultTally):
         return outcomes
-    tally = OutcomeTally()
+    tally = ResultTally()
     for o in outcomes:
         tally.add(o)
     return tally
 
 
-def summarize(outcomes: Iterable[TrialOutcome] | OutcomeTally, tags: Mapping[str, Sequence[str]] | None = None) -> Summary:
+def summarize(outcomes: Iterable[TrialResult] | ResultTally, tags: Mapping[str, Sequence[str]] | None = None) -> Summary:
     """Summarize a run (its outcomes, or their tally); tags maps task_id to its task tags and fills Summary.by_tag."""
-    tally = tally_outcomes(outcomes)
+    tally = tally_results(outcomes)
     counts = tally.counts()
     overall = group_stats(list(counts.values())) if counts else None
     return Summary(
@@ -195,7 +195,7 @@ def summarize(outcomes: Iterable[TrialOutcome] | OutcomeTally, tags: Mapping[str
     )
 
 
-def is_judged(outcome: Outcome) -> bool:
+def is_judged(outcome: ResultLike) -> bool:
     """A trial that says something about the agent; its reward must then be 0 or 1."""
     if outcome.infra_error or outcome.signature == USER_SIMULATOR_ERROR:
         return False
@@ -231,9 +231,9 @@ def slices(
     return {label: groups[label] for label in sorted(groups)}
 
 
-def scenario_counts(outcomes: Iterable[TrialOutcome]) -> dict[Scenario, tuple[int, int]]:
+def scenario_counts(outcomes: Iterable[TrialResult]) -> dict[Scenario, tuple[int, int]]:
     """(successes, judged trials) per scenario, sorted; what every statistic beyond summarize() starts from."""
-    return tally_outcomes(outcomes).counts()
+    return tally_results(outcomes).counts()
 
 
 def _str_keys(curve: dict[int, float]) -> dict[str, float]:

@@ -6,7 +6,7 @@ The JSON (``--json``) is the document itself; docs/guards.md says what each fiel
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from rich import box
 from rich.markup import escape
@@ -18,6 +18,7 @@ from passhat.metrics.ablation import Estimate as FigureEstimate
 from passhat.metrics.intervals import LEVEL, REPS
 from passhat.report.model import Interval, Strict
 from passhat.report.numbers import num
+from passhat.run_config import RunConfig
 
 CELL = 11  # characters of a figure's column: "-43.8–-12.5", so that the table fits 130 columns with 8 figures
 HEADERS: dict[Figure, str] = {
@@ -98,7 +99,7 @@ class Ablation(Strict):
 
 def ablation_document(
     ablation_id: str,
-    config: Mapping[str, Any],
+    config: RunConfig,
     guards: Sequence[str],
     configurations: Sequence[Configuration],
     figures: AblationFigures,
@@ -108,11 +109,11 @@ def ablation_document(
     by_name = {c.name: c for c in figures.configurations}
     return Ablation(
         ablation_id=ablation_id,
-        domain=config["domain"],
-        agent=config["agent"],
-        faults=config["faults"],
-        seed=config["seed"],
-        trials_per_scenario=config["trials"],
+        domain=config.domain,
+        agent=config.agent,
+        faults=config.faults,
+        seed=config.seed,
+        trials_per_scenario=config.trials,
         guards=list(guards),
         k=figures.k,
         scenarios=figures.scenarios,

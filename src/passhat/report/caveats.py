@@ -13,9 +13,10 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from passhat.metrics.gate import Decision, decide, parse_gate, planned_trials
+from passhat.metrics.gate import Decision, decide, parse_gate
 from passhat.metrics.summary import Scenario
 from passhat.report.model import Report
+from passhat.run_config import RunConfig
 from passhat.vocabulary import HUMAN
 
 MIN_TRIALS_TO_EXTRAPOLATE = 3
@@ -105,14 +106,12 @@ class RunCaveats:
         }
 
 
-def run_caveats(run_id: str, config: Mapping[str, Any], counts: Mapping[Scenario, tuple[int, int]]) -> RunCaveats:
+def run_caveats(run_id: str, config: RunConfig, counts: Mapping[Scenario, tuple[int, int]]) -> RunCaveats:
     """The one place that decides what a run can be read as; counts: (successes, judged trials) per scenario."""
-    try:  # a human run plans nothing: its trials are the scenarios people chose to play
-        plan: dict[Scenario, int] | None = None if config.get("user") == HUMAN else planned_trials(config)
-    except (KeyError, TypeError, ValueError):
-        plan = None  # a store without a plan (not written by `passhat run`): nothing to compare with
-    early_stop = config.get("early_stop") or None
-    gate = early_stop or config.get("gate") or None
+    # a human run plans nothing: its trials are the scenarios people chose to play
+    plan = None if config.user == HUMAN else config.planned_trials()
+    early_stop = config.early_stop or None
+    gate = early_stop or config.gate or None
     stop_decision = _gate_decision(early_stop, counts, plan)
     return RunCaveats(
         run_id=run_id,
@@ -127,13 +126,12 @@ def run_caveats(run_id: str, config: Mapping[str, Any], counts: Mapping[Scenario
     )
 
 
-def imported_source(config: Mapping[str, Any]) -> str | None:
+def imported_source(config: RunConfig) -> str | None:
     """An imported run's source in words ("the tau2 file /x/results.json"), None for a run passhat ran: what the
     sentences that would suggest a resume say instead."""
-    imported = config.get("imported")
-    if not isinstance(imported, Mapping):
+    if config.imported is None:
         return None
-    return f"the {imported.get('format')} source {imported.get('source')}"
+    return f"the {config.imported.format} source {config.imported.source}"
 
 
 def _gate_decision(
@@ -163,4 +161,4 @@ def trials_scope(report: Report) -> str:
     n = report.metrics.trials_per_scenario
     if report.complete:
         return f"{n} trial{'s' if n != 1 else ''}"
-    return f"at least {n} of {report.config.get('trials', '?')} planned trials"
+    return f"at least {n} of {report.run_config.trials} planned trials"

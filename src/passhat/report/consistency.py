@@ -30,6 +30,7 @@ from passhat.metrics.consistency import (
 )
 from passhat.report.model import Consistency, Metrics, ScenarioColumns
 from passhat.report.numbers import html_figure, num, with_ci
+from passhat.run_config import RunConfig
 from passhat.store import TrialRecord
 from passhat.trajectory import USER_SIMULATOR_ERROR
 
@@ -43,8 +44,8 @@ RESOURCE_WORDS = {"turns": "turns", "tool_calls": "tool calls", "tokens": "token
 class ConsistencyReading:
     """The consistency tally of one report, fed by ``watch`` as the report's single pass reads the trials."""
 
-    def __init__(self, config: dict[str, Any]):
-        self.tally = ConsistencyTally(paraphrases=int(config.get("paraphrase") or 0))
+    def __init__(self, config: RunConfig):
+        self.tally = ConsistencyTally(paraphrases=config.paraphrase)
         self._plans: dict[tuple[str, str | None], Tools] = {}  # per task and outcome taken: its plan's tools
 
     def watch(self, trials: Iterable[TrialRecord]) -> Iterator[TrialRecord]:

@@ -15,6 +15,7 @@ from passhat.metrics.guard import guard_metrics
 from passhat.report.model import GuardFigures, Metrics, Report
 from passhat.report.numbers import num, per_100
 from passhat.report.reading import RunReading
+from passhat.run_config import RunConfig
 
 COMPARED = ("unconfirmed_writes", "duplicate_writes", "policy_violations", "refusals", "handoffs")
 UNITS = {
@@ -26,11 +27,11 @@ UNITS = {
 }
 
 
-def safety_metrics(config: dict[str, Any], reading: RunReading, gated_tasks: Iterable[str] | None = None) -> dict[str, Any]:
+def safety_metrics(config: RunConfig, reading: RunReading, gated_tasks: Iterable[str] | None = None) -> dict[str, Any]:
     """``{"faults": ..., "guard": ...}`` for the JSON report's metrics, measured whether or not either is on."""
     return {
         "faults": fault_metrics(reading.faults),
-        "guard": guard_metrics(config.get("guard", []), reading.guard, gated_tasks),
+        "guard": guard_metrics(config.guard, reading.guard, gated_tasks),
     }
 
 
@@ -73,9 +74,9 @@ def comparison_table(reports: Sequence[Report]) -> Table:
     table = Table(title="guarded vs unguarded (same seeds): a guard that wins by refusing everything loses helpfulness")
     table.add_column("figure")
     for r in reports:
-        cfg = r.config
-        faults = ",".join(f"{k}={v}" for k, v in cfg.get("faults", {}).items()) or "none"
-        header = f"{r.run_id}\nguard {','.join(cfg.get('guard', [])) or 'off'}\nfaults {faults}"
+        cfg = r.run_config
+        faults = ",".join(f"{k}={v}" for k, v in cfg.faults.items()) or "none"
+        header = f"{r.run_id}\nguard {','.join(cfg.guard) or 'off'}\nfaults {faults}"
         table.add_column(escape(header), justify="right")
     guards = [r.metrics.guard for r in reports]
     table.add_row("judged trials", *(str(g.trials) for g in guards))

@@ -119,10 +119,9 @@ def write_html(
 
 
 def _header(report: Report) -> str:
-    m, cfg = report.metrics, report.config
-    config = " ".join(
-        f"{escape(str(k))}={escape(str(v))}" for k, v in cfg.items() if k in ("domain", "agent", "user", "mode", "seed", "trials")
-    )
+    m, cfg = report.metrics, report.run_config
+    shown = {"domain": cfg.domain, "agent": cfg.agent, "user": cfg.user, "trials": cfg.trials, "seed": cfg.seed, "mode": cfg.mode}
+    config = " ".join(f"{k}={escape(str(v))}" for k, v in shown.items())
     parts = [f"<h1>passhat run {escape(report.run_id)}</h1><p class=note>{config}</p>"]
     parts += [f"<p class=warning>{escape(w)}</p>" for w in report.caveats]
     if not m.scenarios:

@@ -25,6 +25,7 @@ from passhat.report.guard_section import safety_metrics
 from passhat.report.model import Metrics, Report, ScenarioReport
 from passhat.report.reading import RunReading, read_run, simulator_noise
 from passhat.report.reliability import attach_group_intervals, reliability_metrics, scenario_stats
+from passhat.run_config import RunConfig, stored_config
 from passhat.store import ResultStore, TrialRecord
 
 DUMP: dict[str, Any] = {"indent": 2, "by_alias": True, "exclude_unset": True}  # how the report's JSON is written
@@ -46,13 +47,15 @@ def build_report(
     when a gate was given (its decision, and its ci or trials_saved); scenarios: only these are reported."""
     read = store.report_trials() if trials is None else trials
     kept = read if scenarios is None else (t for t in read if (t.task_id, t.persona) in scenarios)
-    consistency = ConsistencyReading(store.config)  # fed as the one pass goes by
-    document = _document(store, read_run(consistency.watch(kept)), tags, gated_tasks, consistency)  # uses the reading up
+    config = stored_config(store)
+    consistency = ConsistencyReading(config)  # fed as the one pass goes by
+    document = _document(store, config, read_run(consistency.watch(kept)), tags, gated_tasks, consistency)  # uses the reading up
     return Report.model_validate(document if gate is None else {**document, "gate": gate})
 
 
 def _document(
     store: ResultStore,
+    config: RunConfig,
     reading: RunReading,
     tags: Mapping[str, Sequence[str]] | None,
     gated_tasks: Iterable[str] | None,
@@ -61,19 +64,19 @@ def _document(
     """The report's parts, each typed as soon as it is made (the metrics, then a scenario at a time), so that no
     part is held twice, as figures and as its model, while the next is made."""
     counts = reading.verdicts.counts()
-    standing = run_caveats(store.run_id, store.config, counts)
+    standing = run_caveats(store.run_id, config, counts)
     return {
         "run_id": store.run_id,
         **standing.to_json(),
-        "config": store.config,
-        "metrics": _metrics(store, reading, counts, standing.fit_refused, tags, gated_tasks, consistency),
+        "config": store.config,  # as stored: a report (and a record signing it) shows what the store holds
+        "metrics": _metrics(config, reading, counts, standing.fit_refused, tags, gated_tasks, consistency),
         "scenarios": [SCENARIO.validate_python(scenario_stats(row)) for row in scenario_rows(reading)],
         "infra_error_example": infra_error_example(reading.first_infra_error),
     }
 
 
 def _metrics(
-    store: ResultStore,
+    config: RunConfig,
     reading: RunReading,
     counts: Mapping[Scenario, tuple[int, int]],
     fit_refused: str | None,
@@ -85,7 +88,7 @@ def _metrics(
     metrics.update(conservative=conservative(reading.verdicts), **usage_metrics(reading.usages))
     metrics["suspected_simulator_errors"] = simulator_noise(reading.suspects)
     attach_group_intervals(metrics, counts, tags or {})
-    metrics.update(safety_metrics(store.config, reading, gated_tasks))
+    metrics.update(safety_metrics(config, reading, gated_tasks))
     if steps := step_reliability(reading.steps):
         metrics["steps"] = steps
     if risky := risky_action_metrics(reading.harm):

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.dataclasses import dataclass
 
 from passhat.report.state_diff import RowChange
+from passhat.run_config import RunConfig
 from passhat.trajectory import Signature, SuspicionKind
 from passhat.vocabulary import HarmType as HarmName
 from passhat.vocabulary import Resource as ResourceName
@@ -570,6 +571,11 @@ class Report(Strict):
     scenarios: list[ScenarioReport]
     infra_error_example: str | None
     gate: GateSection | None = None
+
+    @property
+    def run_config(self) -> RunConfig:
+        """The configuration as a RunConfig, for every reader of it (``config`` is kept as stored, for the JSON)."""
+        return RunConfig.model_validate(self.config)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON document: JSON names ("class", "min"), and only the keys that were set (see the module)."""

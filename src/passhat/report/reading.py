@@ -13,7 +13,7 @@ from passhat.metrics.faults import FaultTally
 from passhat.metrics.guard import GuardTally
 from passhat.metrics.harm import HarmTally
 from passhat.metrics.steps import StepTally
-from passhat.metrics.summary import OutcomeTally, Scenario
+from passhat.metrics.summary import ResultTally, Scenario
 from passhat.metrics.usage import UsageTally
 from passhat.report.state_diff import row_changes
 from passhat.store.results import TrialRecord
@@ -30,7 +30,7 @@ class RunReading:
     scenario, its passes by the acceptable outcome taken. ``suspects``: the failed trials with signs that the
     simulated customer went wrong (grade/noise.py), with those signs."""
 
-    verdicts: OutcomeTally = dataclasses.field(default_factory=OutcomeTally)
+    verdicts: ResultTally = dataclasses.field(default_factory=ResultTally)
     usages: UsageTally = dataclasses.field(default_factory=UsageTally)
     faults: FaultTally = dataclasses.field(default_factory=FaultTally)
     guard: GuardTally = dataclasses.field(default_factory=GuardTally)

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from passhat.metrics import headline_ks
-from passhat.metrics.gate import Decision, Gate, decide, planned_trials
+from passhat.metrics.gate import Decision, Gate, decide
 from passhat.metrics.intervals import wilson
 from passhat.report.caveats import imported_source, stop_verdict, trials_scope
 from passhat.report.consistency import print_consistency
@@ -33,18 +33,18 @@ def print_report(report: Report, console: Console, full: bool = False, bar: bool
     long tables only when full (the HTML and JSON reports always hold them). bar: judge a run given no gate
     against the default bar (advice); out: the runs folder to name in the commands it suggests (None: the default).
     Names and messages from users, task files or models print as text."""
-    cfg, m = report.config, report.metrics
+    cfg, m = report.run_config, report.metrics
     verdict = lead(report, bar)
     for line in verdict:
         console.print(line, highlight=False, soft_wrap=True)
     console.print(
         Text.assemble(
             (f"run {report.run_id}", "bold"),
-            f"  domain={cfg['domain']} agent={cfg['agent']} user={cfg['user']} mode={cfg['mode']} seed={cfg['seed']}",
+            f"  domain={cfg.domain} agent={cfg.agent} user={cfg.user} mode={cfg.mode} seed={cfg.seed}",
         )
     )
-    if source := imported_source(cfg):  # another harness judged the trials: say whose figures these are
-        writer = cfg["imported"].get("writer")
+    if cfg.imported is not None:  # another harness judged the trials: say whose figures these are
+        source, writer = imported_source(cfg), cfg.imported.writer
         console.print(f"imported from {source}" + (f", written by {writer}" if writer else ""), highlight=False, markup=False)
     print_warnings(report.caveats, console)
     if m.scenarios and not stop_verdict(report):  # an early stop's verdict is its headline, printed first
@@ -123,7 +123,7 @@ def default_decision(report: Report) -> Decision:
     counts = {(s.task_id, s.persona): (s.passed, s.judged) for s in report.scenarios}
     if report.planned_trials is None:
         return decide(Gate(report.metrics.trials_per_scenario, BAR), counts)
-    return decide(Gate(int(report.config["trials"]), BAR), counts, planned_trials(report.config))
+    return decide(Gate(report.run_config.trials, BAR), counts, report.run_config.planned_trials())
 
 
 def next_step(report: Report, out: Path | None = None) -> str:

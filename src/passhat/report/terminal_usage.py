@@ -62,7 +62,7 @@ def nothing_judged(report: Report) -> str:
         )
     if not m.infra_errors:
         return "no trial could be judged"
-    if source := imported_source(report.config):
+    if source := imported_source(report.run_config):
         return f"no trial could be judged: all {m.infra_errors} trials are infra errors in {source}. First error: {report.infra_error_example}."
     return (
         f"no trial could be judged: all {m.infra_errors} trials ended as infra errors, so the model endpoint "

@@ -20,8 +20,8 @@ from passhat.errors import UserError
 from passhat.guard.ablation import Configuration, configurations
 from passhat.metrics.ablation import AblationTrial, TrialKey
 from passhat.metrics.summary import is_judged
-from passhat.run.config import RunConfig, stored_config
 from passhat.run.runner import OnTrial, execute, plan_trials
+from passhat.run_config import RunConfig, stored_config
 from passhat.store import STORE_FILE, ResultStore
 
 
@@ -87,4 +87,4 @@ def execute_run(run: AblationRun, concurrency: int, workers: int, on_trial: OnTr
 
 def judged_trials(store: ResultStore) -> dict[TrialKey, AblationTrial]:
     """A run's judged trials by key, with what the ablation's figures read of them."""
-    return {r.key: AblationTrial(r.reward, r.grade, r.events) for r in store.report_trials() if is_judged(r.to_outcome())}
+    return {r.key: AblationTrial(r.reward, r.grade, r.events) for r in store.report_trials() if is_judged(r.to_result())}

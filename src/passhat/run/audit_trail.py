@@ -39,6 +39,7 @@ from passhat.guard.audit import (
     repair_record,
     verify_folder,
 )
+from passhat.run_config import stored_config
 from passhat.store import STORE_FILE, EncodedTrial, ResultStore, TrialRecord
 from passhat.store.results import AuditRow, TrialKey
 
@@ -129,8 +130,7 @@ def verify_run(folder: Path, key: AuditKey | None, anchor: tuple[int, str] | Non
         unreadable = None
     head, head_problem = file.read_head()
     with ResultStore.open(folder) as store:
-        guards = store.config.get("guard")
-        audited = isinstance(guards, list) and "audit" in guards
+        audited = "audit" in stored_config(store).guard
         rows, digests = store.audit_state()
     if rows is None:  # a store older than keyed trails
         if not (audited or log_exists):

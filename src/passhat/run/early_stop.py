@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from passhat.metrics.gate import Decision, Gate, decide, scenario_bounds
-from passhat.metrics.summary import Scenario, TrialOutcome, is_judged, scenario_counts
+from passhat.metrics.summary import Scenario, TrialResult, is_judged, scenario_counts
 from passhat.run.trial import TrialSpec
 
 NEAR = 1e-9  # running sums within this of the bar are confirmed by an exact recomputation
 
 
 class EarlyStop:
-    def __init__(self, gate: Gate, planned: dict[Scenario, int], done: Iterable[TrialOutcome] = ()):
+    def __init__(self, gate: Gate, planned: dict[Scenario, int], done: Iterable[TrialResult] = ()):
         self.gate, self.planned = gate, planned
         self.counts = scenario_counts(done)
         self.skipped = 0
@@ -57,7 +57,7 @@ class EarlyStop:
     def skip(self) -> None:
         self.skipped += 1
 
-    def record(self, outcome: TrialOutcome) -> None:
+    def record(self, outcome: TrialResult) -> None:
         """Take in a finished trial's outcome and update the bounds of its scenario."""
         scenario = (outcome.task_id, outcome.persona)
         if scenario not in self._bounds_of or not is_judged(outcome):

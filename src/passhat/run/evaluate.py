@@ -9,12 +9,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 
-from passhat.metrics.gate import Decision, Gate, decide, planned_trials
-from passhat.metrics.summary import TrialOutcome, scenario_counts
-from passhat.run.config import RunConfig
+from passhat.metrics.gate import Decision, Gate, decide
+from passhat.metrics.summary import TrialResult, scenario_counts
 from passhat.run.early_stop import EarlyStop
 from passhat.run.executors import Executor
 from passhat.run.runner import OnSkip, OnTrial, execute
+from passhat.run_config import RunConfig
 from passhat.store import ResultStore
 
 
@@ -23,7 +23,7 @@ class Evaluation:
     """What a finished (not interrupted) run amounts to."""
 
     config: RunConfig  # as stored after the run (early_stop set or cleared)
-    outcomes: list[TrialOutcome]  # every stored trial's verdict (the report reads the rest from the store)
+    outcomes: list[TrialResult]  # every stored trial's verdict (the report reads the rest from the store)
     decision: Decision | None  # the gate's, when there is a gate
     skipped: int  # trials early stop left out in this invocation
     planned: int  # tasks × personas × trials
@@ -49,7 +49,7 @@ def gate_spec(gate: Gate) -> str:
 
 def planned_total(config: RunConfig) -> int:
     """Every trial the run plans: tasks × personas × trials."""
-    return sum(planned_trials(config.model_dump()).values())
+    return sum(config.planned_trials().values())
 
 
 def evaluate(
@@ -72,17 +72,17 @@ def evaluate(
     trial stored before it is committed. ``workers`` > 1: the trials run in that many worker processes;
     ``executor`` "ray": in that many Ray actors (on the cluster at ``ray_address``).
     """
-    planned = planned_trials(config.model_dump())
+    planned = config.planned_trials()
     stopper = None
     if gate is not None:
         config = _record(store, config, gate=gate_spec(gate))
     if gate is not None and early_stop:
-        stopper = EarlyStop(gate, planned, (t.to_outcome() for t in store.trial_rows()))
+        stopper = EarlyStop(gate, planned, (t.to_result() for t in store.trial_rows()))
         config = _record(store, config, early_stop=gate_spec(gate))
     asyncio.run(execute(config, store, concurrency, on_trial, stopper, on_skip, workers, executor, ray_address))
     skipped = stopper.skipped if stopper else 0
     config = _record(store, config, early_stop=gate_spec(gate) if gate is not None and skipped else None)
-    outcomes = [t.to_outcome() for t in store.trial_rows()]
+    outcomes = [t.to_result() for t in store.trial_rows()]
     decision = decide(gate, scenario_counts(outcomes), planned) if gate else None
     return Evaluation(config, outcomes, decision, skipped, sum(planned.values()))
 

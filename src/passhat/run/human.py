@@ -23,12 +23,12 @@ from passhat.customers.personas import PERSONAS
 from passhat.domains.model import Domain
 from passhat.errors import UserError
 from passhat.llm import ModelHub
-from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.judged import TrialJudge, replay_ground_truths
 from passhat.run.preflight import load_checked_domain
 from passhat.run.runner import passhat_version
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import TrialSpec
+from passhat.run_config import RunConfig, task_fingerprint
 from passhat.store import ResultStore, TrialRecord
 from passhat.vocabulary import HUMAN
 

@@ -25,8 +25,8 @@ from passhat.grade.steps import task_plan
 from passhat.guard.inbox import Inbox, InboxStore
 from passhat.llm import ModelHub, metering, scrub
 from passhat.metrics.consistency import conversation_of_events
-from passhat.run.config import RunConfig
 from passhat.run.trial import Pacing, TrialSpec, TurnBounds, run_trial, unjudged
+from passhat.run_config import RunConfig
 from passhat.store import EncodedTrial, TrialRecord
 from passhat.trajectory import INFRA_ERROR, Event
 

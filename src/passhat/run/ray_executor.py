@@ -37,8 +37,8 @@ from passhat.run.workers import RETRIES, TrialKey, WorkerSetup, share
 from passhat.store import EncodedTrial
 
 if TYPE_CHECKING:
-    from passhat.run.config import RunConfig
     from passhat.run.runner import TrialSink
+    from passhat.run_config import RunConfig
 
 CLOSE_SECONDS = 5.0  # how long the actors may take to close their model clients at the end of a run
 

@@ -22,7 +22,6 @@ from passhat.guard import parse_guards
 from passhat.guard.audit import signing_key
 from passhat.llm import role_models
 from passhat.run.audit_trail import RunTrail
-from passhat.run.config import RunConfig, task_fingerprint
 from passhat.run.early_stop import EarlyStop
 from passhat.run.executors import Executor
 from passhat.run.judged import AuditRecords, replay_ground_truths, trial_judge
@@ -30,6 +29,7 @@ from passhat.run.preflight import load_checked_domain
 from passhat.run.seeding import trial_seed
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
 from passhat.run.workers import WorkerPool, worker_count
+from passhat.run_config import RunConfig, task_fingerprint
 from passhat.store import EncodedTrial, ResultStore
 
 OnTrial = Callable[[EncodedTrial], None]
@@ -98,7 +98,7 @@ class TrialSink:
     def count(self, record: EncodedTrial) -> None:
         """Early stop hears of a finished trial (before it is written, so a caller can hand out the next one)."""
         if self._early_stop:
-            self._early_stop.record(record.to_outcome())
+            self._early_stop.record(record.to_result())
 
     def write(self, record: EncodedTrial, audit_records: AuditRecords) -> None:
         if self._trail:

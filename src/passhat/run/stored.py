@@ -9,67 +9,66 @@ that asked is told why, to say so in its own way.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from passhat.domains import load_domain
 from passhat.errors import UserError
 from passhat.safe_files import shown
 
-if TYPE_CHECKING:  # the metrics load numpy and scipy: a report command imports them when it runs
+if TYPE_CHECKING:  # the metrics load numpy and scipy, a run configuration the model clients: not for `--help`
     from passhat.metrics.gate import Decision, Gate
+    from passhat.run_config import RunConfig
     from passhat.store.results import TrialRow
 
 
-def task_tags(config: Mapping[str, Any], gone: Callable[[str], object]) -> dict[str, list[str]]:
+def task_tags(config: RunConfig, gone: Callable[[str], object]) -> dict[str, list[str]]:
     """Each task's tags: an imported run's as its source gave them (it has no passhat domain), any other's from its
     domain. Every report asks for them first (then for gated_tasks), so ``gone`` hears here, once, why both are left
     out when the domain is gone."""
-    if config.get("imported"):
-        return dict(config["imported"].get("tags", {}))
-    domain, tasks_dir = config.get("domain", ""), config.get("tasks_dir")
+    if config.imported is not None:
+        return dict(config.imported.tags)
     try:
-        tasks = load_domain(domain, tasks_dir).tasks
+        tasks = load_domain(config.domain, config.tasks_dir).tasks
     except UserError as exc:
         gone(f"the report leaves out the run's task tags and gated tasks: {exc}")
         return {}
     return {t.id: t.tags for t in tasks.values()}
 
 
-def gated_tasks(config: Mapping[str, Any]) -> set[str]:
+def gated_tasks(config: RunConfig) -> set[str]:
     """The tasks that declare a human gate of their own (``guards:`` in the task file); none when the domain is
     gone (task_tags said so), or the run was imported (no passhat domain: its name may be a built-in's)."""
-    if config.get("imported"):
+    if config.imported is not None:
         return set()
     try:
-        tasks = load_domain(config.get("domain", ""), config.get("tasks_dir")).tasks
+        tasks = load_domain(config.domain, config.tasks_dir).tasks
     except UserError:
         return set()
     return {t.id for t in tasks.values() if t.guards}
 
 
-def gate_section(gate: Gate, rows: Iterable[TrialRow], config: dict[str, Any]) -> tuple[Decision, dict[str, Any]]:
+def gate_section(gate: Gate, rows: Iterable[TrialRow], config: RunConfig) -> tuple[Decision, dict[str, Any]]:
     """The gate's decision on a stored run, and the report's gate section (the decision and the 95% interval of its
     pass^k): what `passhat report --gate` shows and `passhat certify` signs, computed one way for both."""
-    from passhat.metrics.gate import decide, gate_ci, planned_trials
+    from passhat.metrics.gate import decide, gate_ci
     from passhat.metrics.summary import scenario_counts
 
-    counts = scenario_counts(t.to_outcome() for t in rows)
-    decision = decide(gate, counts, planned_trials(config))
+    counts = scenario_counts(t.to_result() for t in rows)
+    decision = decide(gate, counts, config.planned_trials())
     return decision, {**decision.to_json(), "ci": gate_ci(gate, counts, decision)}
 
 
-def check_gate(gate: Gate | None, config: dict[str, Any], flag: str) -> None:
+def check_gate(gate: Gate | None, config: RunConfig, flag: str) -> None:
     """A gate the run cannot answer is a user error before any trial runs."""
     if gate is None:
         return
-    if gate.k > config["trials"]:
+    if gate.k > config.trials:
         raise UserError(
-            f"the gate's k = {gate.k} ({flag}) exceeds the run's {config['trials']} trials per scenario; "
+            f"the gate's k = {gate.k} ({flag}) exceeds the run's {config.trials} trials per scenario; "
             f"pass^k needs k <= n: lower k or run with --trials {gate.k} or more."
         )
-    if gate.persona is not None and gate.persona not in config["personas"]:
+    if gate.persona is not None and gate.persona not in config.personas:
         raise UserError(
-            f"the gate's persona {shown(gate.persona)} ({flag}) is not among the run's personas "
-            f"({', '.join(config['personas'])})."
+            f"the gate's persona {shown(gate.persona)} ({flag}) is not among the run's personas ({', '.join(config.personas)})."
         )

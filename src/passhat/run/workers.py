@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING
 
 from passhat.customers.personas import resolve_personas
 from passhat.llm import role_models, scrub
-from passhat.run.config import RunConfig
 from passhat.run.judged import AuditRecords, infra_error_trial, trial_judge
 from passhat.run.trial import HELD_PER_CONVERSATION, TrialSpec
+from passhat.run_config import RunConfig
 from passhat.store import EncodedTrial
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from passhat.trajectory import USER_SIMULATOR_ERROR, Signature
 from passhat.untrusted import storable, storable_json
 
 if TYPE_CHECKING:  # the metrics load numpy: `passhat runs` opens stores and needs none of them
-    from passhat.metrics.summary import TrialOutcome
+    from passhat.metrics.summary import TrialResult
 
 STORE_FILE = "results.sqlite"
 SCHEMA_VERSION = 4  # 2: per-trial model usage (tokens, cost, latency); 3: the audit table; 4: per-trial steps
@@ -141,11 +141,11 @@ class TrialRecord:
     def key(self) -> tuple[str, str, int]:
         return (self.task_id, self.persona, self.trial)
 
-    def to_outcome(self) -> TrialOutcome:
+    def to_result(self) -> TrialResult:
         """The part of the record that metrics read."""
-        from passhat.metrics.summary import TrialOutcome
+        from passhat.metrics.summary import TrialResult
 
-        return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None)
+        return TrialResult(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error is not None)
 
     def encoded(self) -> EncodedTrial:
         return EncodedTrial(_row(self))
@@ -166,11 +166,11 @@ class EncodedTrial:
     def reward(self) -> int | None:
         return self.row[4]
 
-    def to_outcome(self) -> TrialOutcome:
-        from passhat.metrics.summary import TrialOutcome
+    def to_result(self) -> TrialResult:
+        from passhat.metrics.summary import TrialResult
 
         task_id, persona, trial, _, reward, signature, infra_error = self.row[:7]
-        return TrialOutcome(task_id, persona, trial, reward, signature, infra_error is not None)
+        return TrialResult(task_id, persona, trial, reward, signature, infra_error is not None)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -190,10 +190,10 @@ class TrialRow:
     def key(self) -> tuple[str, str, int]:
         return (self.task_id, self.persona, self.trial)
 
-    def to_outcome(self) -> TrialOutcome:
-        from passhat.metrics.summary import TrialOutcome
+    def to_result(self) -> TrialResult:
+        from passhat.metrics.summary import TrialResult
 
-        return TrialOutcome(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error)
+        return TrialResult(self.task_id, self.persona, self.trial, self.reward, self.signature, self.infra_error)
 
 
 class ResultStore(HeldStore):

@@ -25,13 +25,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from passhat.errors import UserError
-from passhat.metrics.gate import Gate, decide, gate_ci, parse_gate, planned_trials
+from passhat.metrics.gate import Gate, decide, gate_ci, parse_gate
 from passhat.report.html import figure_sections, state_diff_table
 from passhat.report.model import GateSection, Report
 from passhat.report.numbers import num, with_ci
 from passhat.report.state_diff import row_changes
 from passhat.serve.web.queries import (
-    OUTCOMES,
+    JUDGEMENTS,
     PAGE_SIZE,
     SIGNATURES,
     NotFound,
@@ -164,14 +164,10 @@ def gate_section(reader: RunReader, spec: str) -> GateSection:
         gate: Gate = parse_gate(spec)
     except ValueError as exc:
         raise UserError(f"{spec[:80]!r} is not a gate: {exc}.") from None
-    config, counts = reader.store.config, reader.counts()
+    counts = reader.counts()
+    check_gate(gate, reader.config, "gate")
     try:
-        check_gate(gate, config, "gate")
-        plan = planned_trials(config)
-    except (KeyError, TypeError):  # a store without a plan: judged as finished
-        plan = None
-    try:
-        decision = decide(gate, counts, plan)
+        decision = decide(gate, counts, reader.config.planned_trials())
     except ValueError as exc:
         raise UserError(f"the gate {gate} cannot be decided on this run: {exc}.") from None
     return GateSection.model_validate({**decision.to_json(), "ci": gate_ci(gate, counts, decision)})
@@ -240,7 +236,7 @@ async def trials_page(request: Request) -> Response:
     except NotFound as exc:
         return not_found(request, exc)
     context = {"run_id": request.path_params["run_id"], "listing": listing, "which": which}
-    return page(request, "runs_trials.html", context | {"outcomes": OUTCOMES})
+    return page(request, "runs_trials.html", context | {"outcomes": JUDGEMENTS})
 
 
 def trial_view(t: TrialRecord) -> dict[str, Any]:

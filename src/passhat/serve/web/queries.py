@@ -40,6 +40,7 @@ from passhat.metrics.intervals import run_intervals
 from passhat.metrics.summary import Scenario
 from passhat.report.caveats import RunCaveats, run_caveats
 from passhat.report.model import Report
+from passhat.run_config import RunConfig, stored_config
 from passhat.store.results import JUDGED, STORE_FILE, ResultStore, TrialRecord, TrialRow
 from passhat.trajectory import Signature
 
@@ -55,10 +56,10 @@ CACHE_FOLDER = (".cache", "dashboard")
 RUN_ID = re.compile(r"[A-Za-z0-9][\w.-]{0,254}")  # what `passhat run --run-id` accepts: no path can hide in it
 
 PASSED = f"({JUDGED} AND reward = 1)"
-Outcome = Literal["passed", "failed", "unjudged"]
-OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+Judgement = Literal["passed", "failed", "unjudged"]  # how a stored trial was judged, as the trials page filters them
+JUDGEMENTS: tuple[Judgement, ...] = get_args(Judgement)
 SIGNATURES: tuple[str, ...] = get_args(Signature)
-OUTCOME_SQL: dict[Outcome, str] = {
+JUDGEMENT_SQL: dict[Judgement, str] = {
     "passed": PASSED,
     "failed": f"({JUDGED} AND reward = 0)",
     "unjudged": f"(NOT {JUDGED})",
@@ -175,15 +176,15 @@ class Grid:
 
 @dataclasses.dataclass(frozen=True)
 class TrialFilter:
-    """Which trials a trial list shows: a task, a persona, an outcome or a failure signature (each optional)."""
+    """Which trials a trial list shows: a task, a persona, a judgement or a failure signature (each optional)."""
 
     task: str | None = None
     persona: str | None = None
-    outcome: str | None = None  # one of OUTCOMES or SIGNATURES
+    outcome: str | None = None  # one of JUDGEMENTS or SIGNATURES; "outcome", as the page's address names it
 
     def __post_init__(self) -> None:
-        if self.outcome is not None and self.outcome not in OUTCOMES and self.outcome not in SIGNATURES:
-            raise UserError(f"outcome {self.outcome!r} is none of {', '.join(OUTCOMES)} or a failure signature.")
+        if self.outcome is not None and self.outcome not in JUDGEMENTS and self.outcome not in SIGNATURES:
+            raise UserError(f"outcome {self.outcome!r} is none of {', '.join(JUDGEMENTS)} or a failure signature.")
 
     def where(self) -> tuple[str, list[str]]:
         """The SQL condition (``1`` for every trial) and its parameters."""
@@ -192,8 +193,8 @@ class TrialFilter:
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(value)
-        if self.outcome in OUTCOME_SQL:
-            clauses.append(OUTCOME_SQL[self.outcome])  # type: ignore[index]
+        if self.outcome in JUDGEMENT_SQL:
+            clauses.append(JUDGEMENT_SQL[self.outcome])  # type: ignore[index]
         elif self.outcome is not None:
             clauses.append("signature = ?")
             params.append(self.outcome)
@@ -236,11 +237,12 @@ class Progress:
 
 
 class RunReader:
-    """One run's store, open for the reads of one request: ResultStore for its identity, configuration and whole
-    trials, and a query-only connection of its own for the counts and pages that ResultStore has no method for."""
+    """One run's store, open for the reads of one request: ResultStore for its identity and whole trials, its
+    configuration as a RunConfig, and a query-only connection of its own for the counts and pages that ResultStore
+    has no method for."""
 
-    def __init__(self, folder: Path, store: ResultStore, conn: sqlite3.Connection):
-        self.folder, self.store, self._conn = folder, store, conn
+    def __init__(self, folder: Path, store: ResultStore, config: RunConfig, conn: sqlite3.Connection):
+        self.folder, self.store, self.config, self._conn = folder, store, config, conn
 
     @classmethod
     @contextlib.contextmanager
@@ -250,10 +252,15 @@ class RunReader:
             store = ResultStore.open(folder)
         except UserError as exc:
             raise NotFound(f"{run_id} is not a readable passhat run: {exc}") from None
+        try:
+            config = stored_config(store)
+        except UserError as exc:
+            store.close()
+            raise NotFound(f"{run_id} is not a readable passhat run: {exc}") from None
         conn = sqlite3.connect(f"{store.path.resolve().as_uri()}?mode=rw", uri=True, timeout=30.0)
         try:
             conn.execute("PRAGMA query_only = ON")
-            yield cls(folder, store, conn)
+            yield cls(folder, store, config, conn)
         finally:
             conn.close()
             store.close()
@@ -283,7 +290,7 @@ class RunReader:
         )
 
     def caveats(self, counts: Mapping[Scenario, tuple[int, int]]) -> RunCaveats:
-        return run_caveats(self.run_id, self.store.config, counts)
+        return run_caveats(self.run_id, self.config, counts)
 
     def grid(self, number: int) -> Grid:
         """The scenario grid of page ``number`` of the run's tasks (GRID_TASKS a page, by task id)."""
@@ -305,7 +312,7 @@ class RunReader:
     def _personas(self) -> list[str]:
         """The run's personas in its configuration's order, then any other the store holds."""
         stored = [p for (p,) in self._conn.execute("SELECT DISTINCT persona FROM trials ORDER BY persona")]
-        planned = [p for p in self.store.config.get("personas", []) if p in stored]
+        planned = [p for p in self.config.personas if p in stored]
         return planned + [p for p in stored if p not in planned]
 
     def trials(self, which: TrialFilter, number: int) -> TrialPage:
@@ -399,7 +406,7 @@ def run_summary(reader: RunReader) -> RunSummary:
     """The runs list's line of a run: counts by one GROUP BY, the report's own estimators and intervals."""
     counts = reader.counts()
     caveats = reader.caveats(counts)
-    config, n = reader.store.config, caveats.min_trials
+    n = caveats.min_trials
     figures: dict[str, object] = {}
     if counts:
         every = list(counts.values())
@@ -409,8 +416,8 @@ def run_summary(reader: RunReader) -> RunSummary:
             figures |= {"pass_n": curve[n], "pass_n_ci": ci.pass_hat_k[n]}
     return RunSummary(
         run_id=reader.run_id,
-        domain=str(config.get("domain", "")) or None,
-        agent=str(config.get("agent", "")) or None,
+        domain=reader.config.domain or None,
+        agent=reader.config.agent or None,
         created=reader.store.created,
         stored=caveats.stored_trials,
         planned=caveats.planned_trials,
@@ -539,8 +546,8 @@ def build_run_report(reader: RunReader) -> Report:
     from passhat.report import build_report
     from passhat.run.stored import gated_tasks, task_tags  # the report commands' own reading of a run's domain
 
-    tags = task_tags(reader.store.config, gone=lambda why: print(f"note: {why}", file=sys.stderr))
-    return build_report(reader.store, tags, None, gated_tasks(reader.store.config))
+    tags = task_tags(reader.config, gone=lambda why: print(f"note: {why}", file=sys.stderr))
+    return build_report(reader.store, tags, None, gated_tasks(reader.config))
 
 
 def _read_report(path: Path, stamp: Stamp) -> Report | None:

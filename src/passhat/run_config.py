@@ -1,10 +1,15 @@
-"""A run's configuration: what was evaluated, under which seed. Stored with the run, so resume needs nothing else."""
+"""A run's configuration: what was evaluated, under which seed. Stored with the run, so resume needs nothing else.
+
+Every reader of a stored run reads its configuration through RunConfig (stored_config, parse_config), never by string
+key: a key added later has its default here, so the stores of older passhats still open, and a configuration that
+is not one is a damaged store, said once, naming the file."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from typing import Literal
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -16,6 +21,9 @@ from passhat.guard.operators import OperatorKind
 from passhat.llm import Price
 from passhat.openings import MAX_PARAPHRASES
 from passhat.store import ResultStore
+
+if TYPE_CHECKING:  # the metrics load numpy: every command reads a run configuration, few compute a figure
+    from passhat.metrics.summary import Scenario
 
 ImportFormat = Literal["jsonl", "tau2", "inspect"]
 
@@ -85,6 +93,13 @@ class RunConfig(BaseModel):
     passhat_version: str | None = None
     imported: ImportedFrom | None = None  # set by `passhat import`; None for a run passhat ran
 
+    def planned_trials(self) -> dict[Scenario, int]:
+        """Every scenario the run plans (tasks × personas) with its n trials; an imported run's plan is what its
+        source held, scenario by scenario (a source need not hold every task with every persona)."""
+        if self.imported is not None:
+            return {(task, persona): n for task, persona, n in self.imported.plan}
+        return {(task, persona): self.trials for task in self.tasks for persona in self.personas}
+
 
 def task_fingerprint(tasks: Iterable[Task]) -> str:
     """One hash over the selected tasks' full definitions (in the run's order): any edit changes it."""
@@ -97,11 +112,17 @@ def task_fingerprint(tasks: Iterable[Task]) -> str:
 
 def stored_config(store: ResultStore) -> RunConfig:
     """The store's configuration as a RunConfig; one edited into something invalid is a UserError naming the file."""
+    return parse_config(store.config, store.path)
+
+
+def parse_config(config: Mapping[str, Any], where: Path | str) -> RunConfig:
+    """A stored configuration (read from ``where``) as a RunConfig; keys missing from an older passhat's store take
+    their defaults, and anything else that does not fit is a UserError naming the file: the store is damaged."""
     try:
-        return RunConfig.model_validate(store.config)
+        return RunConfig.model_validate(config)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
         raise UserError(
-            f"{store.path} holds an incomplete or invalid run configuration ({problems}); it was edited by hand or "
+            f"{where} holds an incomplete or invalid run configuration ({problems}); it was edited by hand or "
             "written by an incompatible passhat: start a fresh run with `passhat run`."
         ) from None
