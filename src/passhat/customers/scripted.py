@@ -237,7 +237,7 @@ class ScriptedUser:
         lexicon = self._domain.lexicon
         readings = [read_message(text[start:end], lexicon) for start, end in sentences(text)]
         plain = " ".join(r.text for r in readings if not (r.failure or r.refusal))
-        done = [s.commitments[i] for s in self._goals for i in s.completed]
+        done = [s.commitments[i] for s in self._goals for i in s.completed if i >= 0]
         own = (self._task.customer.customer_id,)
         return all(
             len(bound_writes(plain, [s.commitments[i] for i in s.awaiting], done, lexicon.id_pattern, own, reported=True))
@@ -311,7 +311,7 @@ class ScriptedUser:
             if not state.completed:
                 return UserTurn(joined(self._voice.say("just_that"), self._request(state.goal)))
             lead = self._voice.say("rest_open")
-            done = [state.commitments[i] for i in state.completed]
+            done = [state.commitments[i] for i in state.completed if i >= 0]  # -1: an informational offer taken
             wanted = [state.commitments[i] for i in state.open_calls(self._live_outcomes())]
             rest = _undone_part(self._rng.choice(state.goal.request), done, wanted)
             return UserTurn(joined(lead, rest, self._voice.say("urgency")))
@@ -393,7 +393,7 @@ class ScriptedUser:
         ]
         # the message may also report the writes made so far, for this goal or an earlier one ("Done. Next, shall I ...?",
         # "Recap: KE-32's workaround was applied to INC-1221. Shall I resolve INC-1221?")
-        done = [s.commitments[i] for s in self._goals for i in s.completed]
+        done = [s.commitments[i] for s in self._goals for i in s.completed if i >= 0]
         wanted = [self._goals[g].commitments[i] for g, i in open_calls]
         reported = reported or not reading.proposal
         chosen = bound_writes(text, wanted, done, self._domain.id_pattern, own, reported=reported)

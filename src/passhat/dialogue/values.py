@@ -297,7 +297,7 @@ def _parse_amount(num: str, stated_currency: bool) -> Decimal | None:
 _DOLLARS_WORD = re.compile(r"\s+(?:US\s+)?(?P<unit>dollars?|euros?|pounds?|bucks)\b", re.I)
 _CENTS_WORD = re.compile(r"\s+cents?\b", re.I)
 _CENTS_JOIN = re.compile(r"\s*,?\s*(?:and\s+)?", re.I)
-_SPOKEN_CENTS_END = re.compile(r"\s*(?:[.,;:!?)]|$|\s(?:to|for|on|back|in|is|was|will|as|from|and|or|but)\b)", re.I)
+_SPOKEN_CENTS_END = re.compile(r"\s*(?:[.,;:!?()\u2014\u2013]|$|\s(?:to|for|on|back|in|is|was|will|as|from|and|or|but)\b)", re.I)
 
 
 def _worded_money(text: str) -> list[_Amount]:

@@ -93,8 +93,9 @@ def _replay(env: Environment, domain: Domain, task: Task, outcome: str) -> list[
     the domain's reads before it (not returned: they change nothing), as a careful agent makes them, so a rule that
     asks for a check before a write holds for the ground truth as for a trial."""
     path = ToolPath(env, task.guards, conversation_id=f"{task.id}/ground-truth")
-    events = []
-    for action in ground_truth_calls(domain, task, outcome):
+    identify, *writes = ground_truth_calls(domain, task, outcome)
+    events = [path.execute(identify.tool, dict(identify.args))]
+    for action in writes:
         for read in domain.lookups(env.db, action):
             path.execute(read.tool, dict(read.args))
         events.append(path.execute(action.tool, dict(action.args)))

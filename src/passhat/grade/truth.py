@@ -128,7 +128,7 @@ def misstatements(domain: Domain, events: list[Event]) -> list[Misstatement]:
     for event, text in said + written:
         alone = event if events[event].kind == "tool" else -1
         about = subjects.get(event, "")
-        for statement in _statements(domain, _claims_only(domain, plain(text)), timeline, columns, event, about):
+        for statement in _statements(domain, claims_only(domain, plain(text)), timeline, columns, event, about):
             last[(statement.record, statement.column, alone)] = (event, text, statement)
     return [
         Misstatement(
@@ -169,7 +169,7 @@ def _prose_arguments(domain: Domain) -> dict[str, tuple[str, ...]]:
 _QUOTED = re.compile(r'"[^"\n]*"|\u201c[^\u201d\n]*\u201d')
 
 
-def _claims_only(domain: Domain, text: str) -> str:
+def claims_only(domain: Domain, text: str) -> str:
     """The message with what it does not claim blanked out, offsets kept: the sentences of what a yes to it would
     agree to that offer an action (an offer to "refund $46.25" says nothing refunded yet; a finding recapped before
     "Shall I approve it?" is still a claim) and quoted text (a note's proposed wording: "Held as a duplicate")."""
@@ -177,10 +177,36 @@ def _claims_only(domain: Domain, text: str) -> str:
     actions = domain.lexicon.actions
     if actions is not None and read_message(text, domain.lexicon).proposal:  # the offers, not the findings recapped
         spans += [(s, e) for s, e in answered(text, actions) if actions.search(text, s, e) or asks_yes(text[s:e], actions)]
+    spans += _options(text, actions)
     chars = list(text)
     for start, end in spans:
         chars[start:end] = " " * (end - start)
     return "".join(chars)
+
+
+# what opens a list item or an option before its verb: "2) ", "- **", "or 2. ", "Option B: "
+_ITEM_OPENING = re.compile(r"[\s*_>#-]*(?:(?:or|either|then)\s+)?(?:(?:option\s+)?(?:\d+|[a-z])[.):]\s*)?[\s*_]*", re.I)
+
+
+def _options(text: str, actions: re.Pattern[str] | None) -> list[tuple[int, int]]:
+    """Sentences, list items and the parts of an either/or that open with an action in the imperative ("2) classify
+    INC-1361 as hardware and assign it to endpoint", "- **Assign INC-1391 to Applications**"): options put to the
+    customer, which say nothing of what the records hold, whether or not the message asks for a yes ("Which?").
+    "Assigned to endpoint ✅" reports, and stays."""
+    if actions is None:
+        return []
+    out = []
+    for start, end in sentences(text):
+        for opening in [start, *(m.end() for m in _OPTION_BREAK.finditer(text, start, end))]:
+            at = _ITEM_OPENING.match(text, opening).end()
+            verb = actions.match(text, at)
+            if verb and not text[verb.end() : verb.end() + 1].isalpha() and not _PAST.search(verb.group()):
+                out.append((at, end))
+    return out
+
+
+_PAST = re.compile(r"(?:ed|held|sent|paid|made|done)$", re.I)  # "Held as duplicate of INV-60313 …" reports
+_OPTION_BREAK = re.compile(r";\s*|\bor\s+(?=\d+[.)])", re.I)  # "…; or 2) classify …"
 
 
 def _replayed(domain: Domain, events: list[Event], texts: list[str]) -> _Timeline:
@@ -397,7 +423,7 @@ class _Sentence:
 
     def mentions(self, kind: _Kind, record: RowKey) -> list[Mention]:
         """The kind's values said in the sentence of ``record``, stated as facts."""
-        return [m for m in kind.finder(self.text) if self.of(m, record) and _claimed(self.text, m, self.dumps)]
+        return [m for m in kind.finder(self.text) if self.of(m, record) and claimed(self.text, m, self.dumps)]
 
     def beside(self, mention: Mention, record: RowKey) -> bool:
         """Whether a value stands in the clause of the record's id, or in the brackets after it ("AP-5102 (Dr Okafor,
@@ -420,7 +446,7 @@ class _Sentence:
                 m.direction is None
                 and m.step is None
                 and not _SUMMED.match(self.text, m.end)
-                and _claimed(self.text, m, self.dumps)
+                and claimed(self.text, m, self.dumps)
             ):
                 out.append(m)
         return out
@@ -524,7 +550,7 @@ def _stated(
         inside = any(o.start <= at.start and at.end <= o.end and (o.start, o.end) != (at.start, at.end) for _, o in said)
         if inside:
             continue  # a name within a longer one ("Laptop of Alba Moreau") names the thing, not its own row
-        if sentence.of(at, record) and sentence.beside(at, record) and _claimed(sentence.text, at, sentence.dumps):
+        if sentence.of(at, record) and sentence.beside(at, record) and claimed(sentence.text, at, sentence.dumps):
             yield column, at
     if not labelled:
         for at in sentence.attached_amounts(record):
@@ -540,7 +566,7 @@ def _stated(
                 stated = sentence.of(at, record) and predicate
                 stated = stated and not _VERB_USE.match(sentence.text, at.end)
                 stated = stated and not (labelled and not _column_named(sentence.text, at, column))
-                if stated and _claimed(sentence.text, at, sentence.dumps):
+                if stated and claimed(sentence.text, at, sentence.dumps):
                     yield column, at
 
 
@@ -653,7 +679,7 @@ def _said_of_field(text: str, at: Mention, column: str) -> bool:
     return bool(_SEPARATOR.search(before)) and not _OWN_CLAUSE.match(text, at.end)
 
 
-def _claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
+def claimed(text: str, at: Mention, dumps: list[tuple[int, int]]) -> bool:
     """Whether the value is stated as what the record holds: not asked, denied, hedged, proposed, quoted or dumped.
     A rounded amount ("about $1,800") is stated, to its step: "about" is no hedge of it."""
     text = unrounded(text, at)
