@@ -130,3 +130,60 @@ def test_a_bare_yes_question_after_a_plan_asks_for_the_yes_to_it(ask):
 @pytest.mark.parametrize("ask", ["Yes, the surcharge was not on the order.", "I said yes to both."])
 def test_a_yes_said_in_a_statement_asks_for_nothing(ask):
     assert not read_message(SHORT_PAY.format(ask=ask), load_domain("payables").lexicon).proposal
+
+
+KEPT_APPOINTMENT = (
+    "Cancel appointment AP-5228, your appointment with Dr Kofi Lindahl on 24 June 2025 at 2:30 pm. {other}"
+    "Would you like me to go ahead with the cancellation?"
+)
+
+
+@pytest.mark.parametrize(
+    "other, agreed",
+    [
+        ("Your other appointment with Dr Lindahl (AP-5227, on the twenty-fifth of June) stays as it is. ", True),
+        ("I'll also cancel the one on the twenty-fifth of June. ", False),  # another day offered
+    ],
+)
+def test_the_day_of_an_appointment_left_alone_is_context(other, agreed):
+    assert bool(bound("intake", "intake-037", KEPT_APPOINTMENT.format(other=other))) is agreed
+
+
+APPROVAL = (
+    "Verified, Devika. INV-71035, Brookvale Cable (BVC-4519), PO-4135, electrical. Variance 60.00 within tolerance. "
+    "Proposal: approve INV-71035 in full at 2,460.00, then post it to the ledger{also}. Confirm? y/n"
+)
+
+
+def test_a_record_of_another_kind_in_a_recap_of_findings_is_context():
+    assert bound("payables", "pay-031", APPROVAL.format(also="")) == [
+        ("approve_invoice", "INV-71035"),
+        ("post_to_ledger", "INV-71035"),
+    ]
+
+
+def test_a_record_of_another_kind_in_the_offer_itself_is_not_agreed_to():
+    assert bound("payables", "pay-031", APPROVAL.format(also=", and close PO-4135")) == []
+
+
+@pytest.mark.parametrize(
+    "domain, text",
+    [
+        (
+            "intake",
+            "Cancel appointment AP-5228 with Dr Kofi Lindahl on 24 June 2025. Is that the right one? If yes, just say so and I'll cancel it.",
+        ),
+        (
+            "payables",
+            "It can't be approved as billed: a short-pay can only be to the matched amount. Otherwise, a yes from you and I'll adjust INV-71021 to $720.00.",
+        ),
+    ],
+)
+def test_a_request_for_the_yes_in_other_words_asks_for_it(domain, text):
+    assert read_message(text, load_domain(domain).lexicon).proposal
+
+
+def test_nothing_i_can_do_is_a_refusal():
+    text = "Checked. File is clear: emergency contact, no authorization — nothing I can do for Thea's records."
+    assert read_message(text, load_domain("intake").lexicon).refusal
+    assert not read_message("Nothing I can see is wrong with the file.", load_domain("intake").lexicon).refusal

@@ -492,7 +492,7 @@ def _stated_but_not_agreed(
                 kinds
                 and (
                     _id_kind(_id_core(found.group(0))) in {*kinds, ""}
-                    or not (reported or _aside(proposal, found.start(), found.end()))
+                    or not (reported or _aside(proposal, found.start(), found.end()) or _recap(proposal, found.start(), actions))
                 )
                 and within(spans, found.start())
                 and not _agreed_id(_id_core(found.group(0)), agreed)
@@ -520,7 +520,7 @@ _LEFT_AFTER = re.compile(
 )
 
 
-def _left_as_is(text: str, start: int, end: int, id_pattern: str) -> bool:
+def _left_as_is(text: str, start: int, end: int, id_pattern: str | None = None) -> bool:
     """Whether an id is said, in its own line or sentence, as a record the writes leave alone (:data:`_LEFT_LABEL`,
     :data:`_LEFT_AFTER`, with no other record or "and" between: "cancel AP-1 and AP-2; the rest stays as it is" leaves
     neither): the item kept beside the one returned is context, not a term the proposal adds."""
@@ -531,7 +531,14 @@ def _left_as_is(text: str, start: int, end: int, id_pattern: str) -> bool:
         return True
     after = _LEFT_AFTER.match(text[end:line_end])
     between = text[end : end + after.end()] if after else ""
-    return bool(after) and not (re.search(id_pattern, between) or re.search(r"\b(?:and|or|plus|also)\b", between, re.I))
+    another = bool(id_pattern and re.search(id_pattern, between))
+    return bool(after) and not (another or re.search(r"\b(?:and|or|plus|also)\b", between, re.I))
+
+
+def _recap(text: str, at: int, actions: re.Pattern[str] | None) -> bool:
+    """Whether the sentence at ``at`` names none of the writes' actions: a recap of findings ("INV-71035, Brookvale
+    Cable (BVC-4519), PO-4135, electrical."), whose records of another kind are context."""
+    return actions is not None and not _acted(text, *sentence_at(text, at), actions)
 
 
 def _aside(text: str, start: int, end: int) -> bool:
@@ -661,7 +668,7 @@ def _other_values(proposal: str, every: list[Term], spans: Spans, actions: re.Pa
         m.value
         for m in dates_in(proposal)
         if days and within(spans, m.start) and not negated_at(proposal, m.start, m.end)
-        if not any(same_date(m.value, d) for d in days)
+        if not any(same_date(m.value, d) for d in days) and not _left_as_is(proposal, m.start, m.end)
     ]
     for other in {u for t in every if t.kind == "phrase" for u in t.unlike if u.lower() not in values}:
         out += [

@@ -52,6 +52,8 @@ CONFIRM_REQUEST = cue(
     r"yes/no",
     r"\(?y/n\)?",
     r"let me know if (?:you'?d like|you want) me to",
+    r"(?:a|your) (?:yes|go-ahead|go ahead|ok|okay)(?: from you)? and (?:i'?ll|i will|i can)\b",  # "a yes from you and I'll adjust it"
+    r"if (?:yes|so),? (?:just )?say so\b|say (?:so|yes|the word) and (?:i'?ll|i will)\b",  # "If yes, just say so and I'll cancel it."
     r"(?<!n't )(?<!not )(?<!cannot )(?<!unable to )confirm (?:that|this|and)",  # "I can't confirm that ..." asks nothing
     r"(?<!need )(?<!have )(?<!able )to confirm",  # "To confirm: ...", not "I need to confirm who I'm speaking with"
     GO_AHEAD.pattern,
@@ -171,7 +173,9 @@ def _aside(sentence: str, actions: re.Pattern[str] | None) -> bool:
 
 # the agent declining an action itself ("I'm afraid I can't cancel it", "**Not possible:** ..."), not any negation
 REFUSING = re.compile(
-    r"\b(?:can'?t|cannot|can not|unable to|won'?t be able|not (?:possible|allowed|able|permitted|eligible)|afraid)\b", re.I
+    r"\b(?:can'?t|cannot|can not|unable to|won'?t be able|not (?:possible|allowed|able|permitted|eligible)|afraid"
+    r"|nothing (?:i|we) (?:can|could|am able to) do)\b",
+    re.I,
 )
 
 

@@ -143,6 +143,7 @@ _REFUSAL = cue(
     r"(?:can|could) only be",
     r"only\b[^.?!]{0,40}\bcan be",
     r"no longer (?:be )?(?:possible|allowed|eligible)",
+    r"nothing (?:i|we) (?:can|could|am able to|are able to) do",  # "nothing I can do for Thea's records"
     # a refusal said as the rule that holds ("But the rule is firm: ...", "so not before 2025-12-15") or as the no itself
     r"(?:rule|policy|limit|deadline)s? (?:is|are|stays?|remains?) (?:firm|fixed|strict|final|non-negotiable)",
     rf"\bnot (?:before|until|earlier than|sooner than) (?:\d|the \d|{_MONTH}|{_WEEKDAY})",
