@@ -187,3 +187,18 @@ def test_nothing_i_can_do_is_a_refusal():
     text = "Checked. File is clear: emergency contact, no authorization — nothing I can do for Thea's records."
     assert read_message(text, load_domain("intake").lexicon).refusal
     assert not read_message("Nothing I can see is wrong with the file.", load_domain("intake").lexicon).refusal
+
+
+@pytest.mark.parametrize(
+    "text, asks",
+    [
+        (
+            "Which tow do you mean? You have two: CH-50201 on the second of June and CH-50202 on the ninth. Your Plus plan "
+            "ran from the tenth of May 2024 to the ninth of May 2025. Let me know which one and I'll take it from there.",
+            {"charge"},
+        ),
+        ("You have two plans on file, Classic and Plus. Which one?", {"plan"}),  # no question before: the last named
+    ],
+)
+def test_which_one_after_a_which_question_asks_what_that_question_asked(text, asks):
+    assert read_message(text, load_domain("benefits").lexicon).asks == asks

@@ -343,18 +343,27 @@ def _asks(sentence: str, acting: bool, lexicon: Lexicon, listed: bool = False) -
     return slots
 
 
+_WHICH_QUESTION = re.compile(r"\bwhich\b[^.?!\n]*\?", re.I)
+
+
 def _which_of_named(before: str, sentence: str, slots: frozenset[str], lexicon: Lexicon) -> frozenset[str]:
     """ "Which one" asks for one of the things last named before it ("You have several orders on file. Which one is
     it?" asks for the order, whatever else a cue reads into "which one"), unless the rest of the sentence asks more."""
     which = _WHICH_ONE.search(sentence)
     if not slots or which is None:
         return slots
+    rest = _EMPHASIS.sub("", sentence[: which.start()] + " " + sentence[which.end() :])
+    also = {slot for slot, asked in lexicon.cues.items() if asked.search(rest)}
+    # "Which tow do you mean? … your Plus plan ran from … Let me know which one": the question asked before says which
+    if asked := [q.group() for q in _WHICH_QUESTION.finditer(before)]:
+        earlier = frozenset(slot for slot, cued in lexicon.cues.items() if cued.search(asked[-1]))
+        if earlier:
+            return earlier | also
     kinds = {m.end(): slot for slot in lexicon.cues for m in re.finditer(rf"\b{re.escape(slot.rstrip('s'))}s?\b", before, re.I)}
     kinds |= {m.end(): slot for slot, noun in lexicon.nouns.items() for m in noun.finditer(before)}  # "two Visa cards"
     if not kinds:
         return slots
-    rest = _EMPHASIS.sub("", sentence[: which.start()] + " " + sentence[which.end() :])
-    return frozenset({kinds[max(kinds)]} | {slot for slot, asked in lexicon.cues.items() if asked.search(rest)})
+    return frozenset({kinds[max(kinds)]} | also)
 
 
 def _only_named(sentence: str, lexicon: Lexicon) -> frozenset[str]:

@@ -26,6 +26,7 @@ CUES = {
     ),
     "charge": cue(
         r"which charge",
+        r"which (?:tow|lockout|call-?out|fuel delivery|late fee|service|visit|job)\b",  # "Which tow do you mean?"
         r"what charge",
         r"charge (?:reference|ref\b|number)",
         r"reference of the charge",
