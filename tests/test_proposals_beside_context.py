@@ -202,3 +202,22 @@ def test_nothing_i_can_do_is_a_refusal():
 )
 def test_which_one_after_a_which_question_asks_what_that_question_asked(text, asks):
     assert read_message(text, load_domain("benefits").lexicon).asks == asks
+
+
+RENEWAL = (
+    "### One thing I can't do\n**Club credit can't be used for yearly dues**. {credit}\n\n### Proposed renewal\n| | |\n"
+    "|---|---|\n| **Plan** | Classic |\n| **Dues** | **$79.00** for one year |\n| **Paid with** | Visa ending **3041** |\n\n"
+    "**Shall I renew your Classic membership for $79.00 on your Visa ending 3041?**"
+)
+
+
+@pytest.mark.parametrize(
+    "credit, agreed",
+    [
+        ("Your club credit balance of **$120.00** stays untouched for future callouts.", True),
+        ("Your club credit ($120.00) will not be used.", True),
+        ("$120.00 will be refunded to your club credit; the rest stays untouched.", False),  # money moved, then "the rest"
+    ],
+)
+def test_a_balance_said_as_left_alone_is_no_refund_beside_a_renewal(credit, agreed):
+    assert bool(bound("benefits", "benefits-033", RENEWAL.format(credit=credit))) is agreed

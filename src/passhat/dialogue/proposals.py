@@ -464,8 +464,8 @@ def _stated_but_not_agreed(
     for m in amounts:
         if put_right_later(proposal, m.end, [(a.start, a.end) for a in amounts]):
             continue  # "$80.00 — sorry, I meant $90.00": the last word counts
-        if _threshold(proposal, m, actions):
-            continue  # "refunds over $150 need a colleague's approval": a bound compared with, moving nothing
+        if _threshold(proposal, m, actions) or _left_as_is(proposal, m.start, m.end):
+            continue  # "refunds over $150 need a colleague's approval", "your club credit of $120.00 stays untouched"
         if within(spans, m.start) and not (moving and m.direction) and _context_amount(proposal, m, actions):
             continue
         if not within(spans, m.start) and not (moving and m.direction):
@@ -513,11 +513,15 @@ _LEFT_LABEL = re.compile(
 _LEFT_AFTER = re.compile(
     r"^[^\w]*(?:[\w':-]+[^\w.!?\n]+){0,8}?(?:"
     r"(?:stays?|remains?|is\s+kept|will\s+be\s+kept)(?:\s+\w+){0,2}?\s+(?:with\s+you|on\s+the\s+order|as\s+(?:it|they)\s+(?:is|are)|"
-    r"unchanged|booked|in\s+place)"
-    r"|(?:is\s+|are\s+)?not\s+(?:being\s+)?(?:returned|included|changed|cancell?ed|touched|affected|part)"
-    r"|(?:won't|will\s+not)\s+be\s+(?:touched|changed|cancell?ed|affected|returned))\b",
+    r"unchanged|untouched|unused|booked|in\s+place)"
+    r"|(?:is\s+|are\s+|was\s+|were\s+)?not\s+(?:being\s+)?(?:returned|included|changed|cancell?ed|touched|affected|part|used)"
+    r"|(?:won't|will\s+not)\s+be\s+(?:touched|changed|cancell?ed|affected|returned|used))\b",
     re.I,
 )
+
+
+# what, between a value and "stays as it is", says the value is part of something done: "and", a money verb
+_JOINED = re.compile(r"\b(?:and|or|plus|also|refund\w*|charg\w*|pa(?:y|id)\w*|credited|debit\w*|moved?|sent|send)\b", re.I)
 
 
 def _left_as_is(text: str, start: int, end: int, id_pattern: str | None = None) -> bool:
@@ -532,7 +536,7 @@ def _left_as_is(text: str, start: int, end: int, id_pattern: str | None = None) 
     after = _LEFT_AFTER.match(text[end:line_end])
     between = text[end : end + after.end()] if after else ""
     another = bool(id_pattern and re.search(id_pattern, between))
-    return bool(after) and not (another or re.search(r"\b(?:and|or|plus|also)\b", between, re.I))
+    return bool(after) and not (another or _JOINED.search(between))
 
 
 def _recap(text: str, at: int, actions: re.Pattern[str] | None) -> bool:
