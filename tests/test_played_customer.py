@@ -351,3 +351,22 @@ def test_an_offer_with_a_question_for_when_gets_the_day_and_time(ask) -> None:
     verify = "Could I have the phone number on your file and your date of birth?"
     *_, reply = conversation(INTAKE, "intake-020", verify, "Thank you, Maren — you're verified as Linus's guardian.", ask)
     assert "2025-06-13" in reply.text and "09:30" in reply.text, reply.text
+
+
+RETAIL_REFUSAL_AND_ASK = (
+    "### Why I can't cancel it\nOnly **pending** orders can be cancelled. Order #R4286909 has already been **delivered**, "
+    "so a cancellation isn't possible.\n\n### What I can do instead\nI can set up a **return** of any or all of its items; "
+    "the refund would go back to your **PayPal** account.\n\nWould you like to return items — and if so, **which ones**?"
+)
+
+
+def test_a_refusal_beside_a_question_for_the_alternatives_details_is_taken_and_the_alternative_declined() -> None:
+    assert read_message(RETAIL_REFUSAL_AND_ASK, RETAIL.lexicon).refusal
+    *_, reply = conversation(RETAIL, "retail-026", RETAIL_ASK, RETAIL_REFUSAL_AND_ASK, persona="impatient")
+    assert reply.text.startswith(said("no_thanks")), reply.text
+
+
+def test_a_question_that_itself_cannot_tell_which_is_an_ask_not_a_refusal() -> None:
+    text = "I can't tell which appointment you mean: the one on 9 July at 09:30 or at 14:00?"
+    reading = read_message(text, INTAKE.lexicon)
+    assert reading.asks and not reading.refusal

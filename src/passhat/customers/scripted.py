@@ -182,6 +182,8 @@ class ScriptedUser:
             return UserTurn(self._voice.say("wait"))
         if reading.not_found:
             return self._on_not_found(state.goal, text)
+        if reading.asks and reading.refusal and state.handled and self._index == len(self._goals) - 1:
+            return self._no_thanks(reading)  # the refusal taken, the alternative's details asked for: nothing more is wanted
         if reading.asks:
             answers = self._answers(state.goal, reading.asks)
             return UserTurn(joined(answers, self._voice.say("just_that")) if reading.anything_else else answers)

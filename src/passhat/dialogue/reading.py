@@ -566,7 +566,10 @@ def read_message(text: str, lexicon: Lexicon) -> Reading:
         proposal=proposal,
         report=_reports(body, [s for s in rest if s not in confirming]) or handoff,  # a hand-off needs no yes: said, it is made
         failure=bool(_FAILURE.search(body)) and not not_found,
-        refusal=bool(_REFUSAL.search(body)) and not (not_found or asks),
+        # a refusal stands beside a question for the alternative's details ("…a cancellation isn't possible. Would you like
+        # to return items, and which ones?"), not in the asking sentence itself ("I can't tell which one: AP-1 or AP-2?")
+        refusal=not not_found
+        and any(_REFUSAL.search(s) for s, slots in zip(rest, asked, strict=True) if not slots and s not in confirming),
         not_found=not_found,
         asks=asks,
         anything_else=bool(open_parts),
