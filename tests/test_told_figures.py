@@ -88,3 +88,8 @@ def test_only_the_answers_the_agent_had_before_it_spoke_are_its_figures():
         Event("tool", name="quote_adjustment", result={"status": "ok", "data": {"refund": 55.0}}),
     ]
     assert misstated_figures(PAYABLES, later) == []
+
+
+@pytest.mark.parametrize("text", ["Tolerance 2% of matched = $14.40.", "Half of the variance, $22.50, is the freight."])
+def test_a_figure_worked_out_of_a_field_is_no_statement_of_that_field(text):
+    assert misstated(text) == []

@@ -108,8 +108,13 @@ def _named_fields(text: str, at: int, earlier_ends: list[int], seen: dict[tuple[
 
 
 def _ends_with(words: list[str], stems: list[str]) -> bool:
+    """Whether the words end with the field's, not as what something else is worked out of ("2% of matched = $24.40"
+    is a tolerance, "half of the refund" is no refund)."""
     tail = words[-len(stems) :] if stems else []
-    return bool(stems) and len(tail) == len(stems) and all(w.startswith(s) for w, s in zip(tail, stems, strict=True))
+    if not stems or len(tail) != len(stems) or not all(w.startswith(s) for w, s in zip(tail, stems, strict=True)):
+        return False
+    before = [w for w in words[: -len(stems)] if w not in ("the", "a", "an")]
+    return not (before and before[-1] == "of")
 
 
 _LINKING = frozenset(
